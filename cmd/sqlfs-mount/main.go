@@ -1,0 +1,157 @@
+// Command sqlfs-mount mounts a workspace store as a filesystem and serves it
+// in the foreground until SIGINT/SIGTERM or an unmount from outside.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+const usage = `usage: sqlfs-mount [flags] STORE MOUNTPOINT
+
+Mounts the workspace in the SQLite file STORE (created when missing) at the
+empty directory MOUNTPOINT and serves it in the foreground. SIGINT or SIGTERM,
+or 'fusermount -u MOUNTPOINT', unmount it after everything is committed.
+
+flags:
+`
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	fl := flag.NewFlagSet("sqlfs-mount", flag.ContinueOnError)
+	var (
+		readOnly    = fl.Bool("read-only", false, "mount read-only: every change fails with EROFS")
+		allowOther  = fl.Bool("allow-other", false, "let users other than the mounting one use the mount")
+		metricsAddr = fl.String("metrics-addr", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics")
+		interval    = fl.Duration("commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
+		debug       = fl.Bool("debug", false, "log every FUSE request (libfuse -d)")
+		quota       = fl.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
+		extra       listFlag
+		readOnlyG   listFlag
+		hiddenG     listFlag
+	)
+	fl.Var(&extra, "o", "extra FUSE mount `options`, comma separated (repeatable)")
+	fl.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
+	fl.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
+	fl.Usage = func() {
+		fmt.Fprint(fl.Output(), usage)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fl.NArg() != 2 {
+		fl.Usage()
+		return 2
+	}
+	store, mountpoint := fl.Arg(0), fl.Arg(1)
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	slog.SetDefault(log)
+
+	policy := sfs.Policy{ReadOnly: readOnlyG, Hidden: hiddenG, QuotaBytes: *quota}
+	if err := policy.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	fsys, err := sfs.Open(ctx, store, sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log})
+	if err != nil {
+		var owned *sqlstore.OwnedError
+		if errors.As(err, &owned) {
+			fmt.Fprintf(os.Stderr, "sqlfs-mount: %v\nsqlfs-mount: talk to the owner instead, or stop it first\n", owned)
+		} else {
+			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
+		}
+		return 1
+	}
+	m, err := fuse.Start(ctx, fsys, mountpoint, fuse.Options{
+		ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
+		if cerr := fsys.Close(); cerr != nil {
+			fmt.Fprintln(os.Stderr, "sqlfs-mount: close store:", cerr)
+		}
+		return 1
+	}
+	log.Info("mounted", "store", store, "mountpoint", m.Mountpoint(), "pid", os.Getpid())
+	if *metricsAddr != "" {
+		go func() {
+			if err := metrics.Serve(ctx, *metricsAddr); err != nil {
+				log.Error("metrics server stopped", "addr", *metricsAddr, "err", err)
+			}
+		}()
+		go trackUsage(ctx, fsys)
+	}
+
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("signal received; unmounting")
+		// cgofuse unmounts on the same signal; give it a moment first.
+		select {
+		case <-m.Done():
+		case <-time.After(2 * time.Second):
+		}
+		if err := m.Unmount(); err != nil {
+			log.Error("unmount", "err", err)
+			code = 1
+		}
+	case <-m.Done():
+		if err := m.Err(); err != nil {
+			log.Error("mount ended", "err", err)
+			code = 1
+		} else {
+			log.Info("unmounted from outside")
+		}
+	}
+	if err := fsys.Close(); err != nil {
+		log.Error("final commit failed: recent changes may be lost", "err", err)
+		return 1
+	}
+	log.Info("store closed cleanly")
+	return code
+}
+
+// trackUsage keeps the usage gauges current for scrapes.
+func trackUsage(ctx context.Context, fsys *sfs.FS) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		u := fsys.Usage()
+		metrics.FSInodes.Set(float64(u.Inodes))
+		metrics.FSBytes.Set(float64(u.Bytes))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

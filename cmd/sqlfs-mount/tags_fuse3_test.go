@@ -1,0 +1,5 @@
+//go:build fuse3
+
+package main
+
+func buildTags() []string { return []string{"-tags", "fuse3"} }

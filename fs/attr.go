@@ -1,0 +1,166 @@
+package fs
+
+import (
+	"syscall"
+	"time"
+)
+
+// setattr runs fn on the inode of name (or on n, for an open handle) as one
+// audited change.
+func (f *FS) setattr(op, name string, n *inode, fn func(n *inode) error) error {
+	return f.mutate(op, name, "", func(m *mutation) error {
+		target := n
+		if target == nil {
+			var err error
+			if target, err = f.c.walk(name, true); err != nil {
+				return err
+			}
+		}
+		if op == "truncate" {
+			if target.isDir() {
+				return syscall.EISDIR
+			}
+			if !target.isRegular() {
+				return syscall.EINVAL
+			}
+			// truncate takes the locks itself.
+			f.c.mu.Unlock()
+			err := fn(target)
+			f.c.mu.Lock()
+			m.stale = append(m.stale, m.path)
+			return err
+		}
+		if err := fn(target); err != nil {
+			return err
+		}
+		target.ctime = now()
+		f.c.touchInode(target)
+		m.stale = append(m.stale, m.path)
+		return nil
+	})
+}
+
+// Chmod sets the permission bits of name.
+func (f *FS) Chmod(name string, perm uint32) error {
+	return f.setattr("chmod", name, nil, chmodFn(perm))
+}
+
+func chmodFn(perm uint32) func(n *inode) error {
+	return func(n *inode) error {
+		n.mode = n.mode&syscall.S_IFMT | perm&0o7777
+		return nil
+	}
+}
+
+// Chown sets the owner of name; -1 leaves a field unchanged.
+func (f *FS) Chown(name string, uid, gid int) error {
+	return f.setattr("chown", name, nil, chownFn(uid, gid))
+}
+
+func chownFn(uid, gid int) func(n *inode) error {
+	return func(n *inode) error {
+		if uid >= 0 {
+			n.uid = uint32(uid)
+		}
+		if gid >= 0 {
+			n.gid = uint32(gid)
+		}
+		return nil
+	}
+}
+
+// Chtimes sets access and modification times; a zero time leaves one
+// unchanged.
+func (f *FS) Chtimes(name string, atime, mtime time.Time) error {
+	return f.setattr("utimens", name, nil, chtimesFn(atime, mtime))
+}
+
+func chtimesFn(atime, mtime time.Time) func(n *inode) error {
+	return func(n *inode) error {
+		if !atime.IsZero() {
+			n.atime = atime.UnixNano()
+		}
+		if !mtime.IsZero() {
+			n.mtime = mtime.UnixNano()
+		}
+		return nil
+	}
+}
+
+// Truncate sets the size of name.
+func (f *FS) Truncate(name string, size int64) error {
+	return f.setattr("truncate", name, nil, func(n *inode) error { return f.c.truncate(n, size) })
+}
+
+// Chmod, Chown and Chtimes on an open handle work after unlink too.
+
+// Chmod sets the open file's permission bits.
+func (fl *File) Chmod(perm uint32) error {
+	return fl.fs.setattr("chmod", fl.name, fl.n, chmodFn(perm))
+}
+
+// Chown sets the open file's owner.
+func (fl *File) Chown(uid, gid int) error {
+	return fl.fs.setattr("chown", fl.name, fl.n, chownFn(uid, gid))
+}
+
+// Chtimes sets the open file's times.
+func (fl *File) Chtimes(atime, mtime time.Time) error {
+	return fl.fs.setattr("utimens", fl.name, fl.n, chtimesFn(atime, mtime))
+}
+
+// Statfs is what statfs(2) reports.
+type Statfs struct {
+	BlockSize   int64
+	Blocks      uint64 // total, in BlockSize units
+	BlocksFree  uint64
+	Files       uint64
+	FilesFree   uint64
+	NameMaxLen  uint64
+	UsedBytes   int64
+	QuotaBytes  int64
+	StoreFileBy int64
+}
+
+// Statfs reports honest figures: used is the files' data; the total is the
+// quota when set, else what the store's own filesystem could still hold.
+func (f *FS) Statfs() (Statfs, error) {
+	c := f.c
+	c.mu.Lock()
+	used, files := c.used, int64(len(c.inodes))
+	c.mu.Unlock()
+	const bs = 4096
+	var host syscall.Statfs_t
+	if err := syscall.Statfs(dirOf(c.store.Path()), &host); err != nil {
+		return Statfs{}, pathError("statfs", "/", err)
+	}
+	avail := int64(host.Bavail) * host.Bsize
+	total := used + avail
+	if q := c.opts.Policy.QuotaBytes; q > 0 {
+		total = q
+		avail = max(0, q-used)
+	}
+	freeFiles := uint64(host.Ffree)
+	if freeFiles == 0 {
+		freeFiles = 1 << 20
+	}
+	db, wal := c.store.FileBytes()
+	return Statfs{
+		BlockSize:   bs,
+		Blocks:      uint64((total + bs - 1) / bs),
+		BlocksFree:  uint64(avail / bs),
+		Files:       uint64(files) + freeFiles,
+		FilesFree:   freeFiles,
+		NameMaxLen:  maxNameLen,
+		UsedBytes:   used,
+		QuotaBytes:  c.opts.Policy.QuotaBytes,
+		StoreFileBy: db + wal,
+	}, nil
+}
+
+func dirOf(p string) string {
+	if i := lastSlash(p); i > 0 {
+		return p[:i]
+	}
+	return "/"
+}

@@ -1,0 +1,297 @@
+// Package fs is the sqlfs filesystem core: a RAM copy of all metadata over a
+// sqlstore.Store, POSIX semantics, open handles and the data path. The FUSE
+// adapter (fs/fuse) and every sidecar backend use this Go API; none of them
+// speaks SQL.
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// Options tune an open filesystem.
+type Options struct {
+	ReadOnly bool
+	// CommitInterval bounds how long a change waits for its commit, and so
+	// how much un-fsynced work a crash can lose. Default 1s.
+	CommitInterval time.Duration
+	// DirtyLimit is how much file data may wait in RAM for the store
+	// before writers wait for a commit. Default 256 MiB.
+	DirtyLimit int64
+	// Socket is the control socket advertised to a second opener.
+	Socket string
+	// ChunkSize applies when the store is created.
+	ChunkSize int
+	Policy    Policy
+	// NoAudit turns off the audit trail (benchmarks of the bare data path).
+	NoAudit bool
+	Logger  *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.CommitInterval <= 0 {
+		o.CommitInterval = time.Second
+	}
+	if o.DirtyLimit <= 0 {
+		o.DirtyLimit = 256 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// Caller is who a change is made by: the owner of new files and the actor
+// the audit trail names.
+type Caller struct {
+	Uid, Gid uint32
+	Actor    string
+	// Kernel marks calls that arrive through the FUSE mount; the kernel
+	// already knows of those changes, so they are not sent back to it.
+	Kernel bool
+}
+
+// FS is a view of an open filesystem acting for one Caller. Views are cheap
+// and share everything else.
+type FS struct {
+	c   *core
+	who Caller
+}
+
+// WithActor returns a view whose changes are audited as done by actor.
+func (f *FS) WithActor(actor string) *FS {
+	who := f.who
+	who.Actor = actor
+	return &FS{c: f.c, who: who}
+}
+
+// As returns a view acting for who.
+func (f *FS) As(who Caller) *FS { return &FS{c: f.c, who: who} }
+
+// Caller is the identity this view acts for.
+func (f *FS) Caller() Caller { return f.who }
+
+// Store is the underlying store (for its audit queries and checks).
+func (f *FS) Store() *sqlstore.Store { return f.c.store }
+
+// core is the state shared by all views.
+type core struct {
+	store     *sqlstore.Store
+	opts      Options
+	chunkSize int64
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	inodes  map[uint64]*inode
+	nextIno uint64
+	used    int64 // bytes of regular file data (sum of sizes)
+	handles int
+
+	dirty      dirtySet
+	dirtyBytes int64 // chunk bytes waiting in RAM
+	room       *sync.Cond
+	storeErr   error // last commit's error, reported until a commit succeeds
+
+	invalidate func(paths []string) // tells the kernel of changes made elsewhere
+
+	syncReq chan chan error
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	closed  bool
+}
+
+// Open opens (creating if missing) the store at path and loads its
+// metadata into RAM.
+func Open(ctx context.Context, path string, opts Options) (*FS, error) {
+	st, err := sqlstore.Open(ctx, path, sqlstore.Options{Socket: opts.Socket, ChunkSize: opts.ChunkSize})
+	if err != nil {
+		return nil, err
+	}
+	f, err := New(ctx, st, opts)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// New serves an already open store; Close closes it.
+func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
+	opts.defaults()
+	c := &core{
+		store:     st,
+		opts:      opts,
+		chunkSize: int64(st.ChunkSize()),
+		log:       opts.Logger,
+		inodes:    make(map[uint64]*inode),
+		dirty:     newDirtySet(),
+		syncReq:   make(chan chan error),
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	c.room = sync.NewCond(&c.mu)
+	if !opts.ReadOnly {
+		if n, err := st.ReclaimOrphans(ctx); err != nil {
+			return nil, fmt.Errorf("reclaim orphans: %w", err)
+		} else if n > 0 {
+			c.log.Info("reclaimed files unlinked while open", "count", n)
+		}
+	}
+	if err := c.load(ctx); err != nil {
+		return nil, err
+	}
+	go c.run()
+	return &FS{c: c}, nil
+}
+
+func (c *core) load(ctx context.Context) error {
+	err := c.store.ScanInodes(ctx, func(r sqlstore.Inode) error {
+		n := inodeFromRow(r)
+		c.inodes[n.ino] = n
+		if n.ino >= c.nextIno {
+			c.nextIno = n.ino + 1
+		}
+		if n.isRegular() {
+			c.used += n.size
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load inodes: %w", err)
+	}
+	root := c.inodes[sqlstore.Root]
+	if root == nil || !root.isDir() {
+		return fmt.Errorf("load: root directory missing: %w", sqlstore.ErrStoreCorrupt)
+	}
+	root.parent = sqlstore.Root
+	err = c.store.ScanDentries(ctx, func(d sqlstore.Dentry) error {
+		p, n := c.inodes[d.Parent], c.inodes[d.Ino]
+		if p == nil || !p.isDir() || n == nil {
+			return fmt.Errorf("entry %q in %d names inode %d: %w", d.Name, d.Parent, d.Ino, sqlstore.ErrStoreCorrupt)
+		}
+		p.children[d.Name] = d.Ino
+		if n.isDir() {
+			n.parent = d.Parent
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load entries: %w", err)
+	}
+	err = c.store.ScanXattrs(ctx, func(x sqlstore.Xattr) error {
+		if n := c.inodes[x.Ino]; n != nil {
+			if n.xattrs == nil {
+				n.xattrs = make(map[string][]byte)
+			}
+			n.xattrs[x.Name] = x.Value
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load xattrs: %w", err)
+	}
+	return nil
+}
+
+// Close commits everything durably and closes the store. Open handles are
+// abandoned: unlinked files they kept alive are reclaimed at the next open.
+func (f *FS) Close() error {
+	c := f.c
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	close(c.stop)
+	<-c.done
+	c.mu.Lock()
+	err := c.storeErr
+	c.mu.Unlock()
+	if cerr := c.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Sync returns once everything done so far is durable.
+func (f *FS) Sync(ctx context.Context) error {
+	if f.c.opts.ReadOnly {
+		return nil
+	}
+	reply := make(chan error, 1)
+	select {
+	case f.c.syncReq <- reply:
+	case <-f.c.done:
+		return fmt.Errorf("sync: %w", syscall.EIO)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SetInvalidator registers fn to hear of every path changed by a caller
+// other than the kernel, so a mount can drop what the kernel cached. fn is
+// called outside every lock and must not block for long.
+func (f *FS) SetInvalidator(fn func(paths []string)) {
+	f.c.mu.Lock()
+	f.c.invalidate = fn
+	f.c.mu.Unlock()
+}
+
+// Usage is how much the filesystem holds.
+type Usage struct {
+	Inodes int64
+	Bytes  int64
+	Open   int
+}
+
+// Usage reports the current counts.
+func (f *FS) Usage() Usage {
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	return Usage{Inodes: int64(len(f.c.inodes)), Bytes: f.c.used, Open: f.c.handles}
+}
+
+// ChunkSize is the store's data chunk size.
+func (f *FS) ChunkSize() int64 { return f.c.chunkSize }
+
+// ReadOnly reports whether the filesystem refuses changes.
+func (f *FS) ReadOnly() bool { return f.c.opts.ReadOnly }
+
+func errnoName(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		if name := errnoNames[e]; name != "" {
+			return name
+		}
+		return fmt.Sprintf("errno%d", int(e))
+	}
+	return "EIO"
+}
+
+var errnoNames = map[syscall.Errno]string{
+	syscall.ENOENT: "ENOENT", syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR",
+	syscall.ENOTEMPTY: "ENOTEMPTY", syscall.EINVAL: "EINVAL", syscall.EROFS: "EROFS", syscall.EACCES: "EACCES",
+	syscall.EPERM: "EPERM", syscall.ENOSPC: "ENOSPC", syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.ELOOP: "ELOOP",
+	syscall.EXDEV: "EXDEV", syscall.EBADF: "EBADF", syscall.EFBIG: "EFBIG", syscall.EIO: "EIO",
+	syscall.ENODATA: "ENODATA", syscall.ERANGE: "ERANGE", syscall.EMLINK: "EMLINK", syscall.EBUSY: "EBUSY",
+	syscall.ENOTSUP: "ENOTSUP", syscall.E2BIG: "E2BIG",
+}

@@ -1,0 +1,500 @@
+// Package fuse serves a filesystem core (package fs) through the kernel with
+// cgofuse. It is a thin layer: it translates paths, handles and errnos, and
+// keeps no state of its own beyond the open handle table.
+package fuse
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	cgofuse "github.com/winfsp/cgofuse/fuse"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/metrics"
+)
+
+// noHandle is what cgofuse passes as fh when a call is not on an open file.
+const noHandle = ^uint64(0)
+
+// adapter implements cgofuse.FileSystemInterface over an fs.FS.
+type adapter struct {
+	cgofuse.FileSystemBase
+	fsys  *sfs.FS
+	ready chan struct{}
+	once  sync.Once
+
+	mu      sync.Mutex
+	handles map[uint64]*handle
+	nextFh  uint64
+
+	comms commCache
+	ops   opMetrics
+}
+
+// handle is an open file or directory.
+type handle struct {
+	file *sfs.File // nil for directories
+}
+
+// opMetrics are the per-op series, resolved once.
+type opMetrics struct {
+	getattr, lookup, create, mkdir, mknod, unlink, rmdir, rename, link, symlink, readlink,
+	open, read, write, flush, release, fsync, opendir, readdir, releasedir, fsyncdir,
+	chmod, chown, truncate, utimens, statfs, setxattr, getxattr, listxattr, removexattr, access *metrics.FuseOp
+}
+
+func newOpMetrics() opMetrics {
+	m := metrics.Fuse
+	return opMetrics{
+		getattr: m("getattr"), lookup: m("lookup"), create: m("create"), mkdir: m("mkdir"), mknod: m("mknod"),
+		unlink: m("unlink"), rmdir: m("rmdir"), rename: m("rename"), link: m("link"), symlink: m("symlink"),
+		readlink: m("readlink"), open: m("open"), read: m("read"), write: m("write"), flush: m("flush"),
+		release: m("release"), fsync: m("fsync"), opendir: m("opendir"), readdir: m("readdir"),
+		releasedir: m("releasedir"), fsyncdir: m("fsyncdir"), chmod: m("chmod"), chown: m("chown"),
+		truncate: m("truncate"), utimens: m("utimens"), statfs: m("statfs"), setxattr: m("setxattr"),
+		getxattr: m("getxattr"), listxattr: m("listxattr"), removexattr: m("removexattr"), access: m("access"),
+	}
+}
+
+func newAdapter(fsys *sfs.FS) *adapter {
+	return &adapter{
+		fsys:    fsys,
+		ready:   make(chan struct{}),
+		handles: make(map[uint64]*handle),
+		nextFh:  1,
+		comms:   commCache{m: make(map[int]string)},
+		ops:     newOpMetrics(),
+	}
+}
+
+// errno converts a core error to cgofuse's negative errno.
+func errno(err error) int {
+	if err == nil {
+		return 0
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return -int(e)
+	}
+	return -int(syscall.EIO)
+}
+
+// done records one request and returns its result, so each method ends in
+// `return a.done(op, start, rc)`.
+func done(op *metrics.FuseOp, start time.Time, rc int) int {
+	op.Observe(start, min(rc, 0))
+	return rc
+}
+
+// caller is the kernel-side identity of the current request.
+func (a *adapter) caller() *sfs.FS {
+	uid, gid, pid := cgofuse.Getcontext()
+	return a.fsys.As(sfs.Caller{Uid: uid, Gid: gid, Kernel: true, Actor: a.comms.actor(pid)})
+}
+
+func (a *adapter) Init() { a.once.Do(func() { close(a.ready) }) }
+
+func (a *adapter) add(h *handle) uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	fh := a.nextFh
+	a.nextFh++
+	a.handles[fh] = h
+	return fh
+}
+
+func (a *adapter) get(fh uint64) *handle {
+	if fh == noHandle {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.handles[fh]
+}
+
+func (a *adapter) take(fh uint64) *handle {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	h := a.handles[fh]
+	delete(a.handles, fh)
+	return h
+}
+
+func fillStat(st *cgofuse.Stat_t, at sfs.Attr) {
+	*st = cgofuse.Stat_t{
+		Ino:     at.Ino,
+		Mode:    at.Mode,
+		Nlink:   at.Nlink,
+		Uid:     at.Uid,
+		Gid:     at.Gid,
+		Rdev:    at.Rdev,
+		Size:    at.Size,
+		Atim:    cgofuse.NewTimespec(at.Atime),
+		Mtim:    cgofuse.NewTimespec(at.Mtime),
+		Ctim:    cgofuse.NewTimespec(at.Ctime),
+		Blksize: 4096,
+		Blocks:  at.Blocks(),
+	}
+}
+
+func (a *adapter) Statfs(path string, st *cgofuse.Statfs_t) int {
+	start := time.Now()
+	s, err := a.fsys.Statfs()
+	if err != nil {
+		return done(a.ops.statfs, start, errno(err))
+	}
+	*st = cgofuse.Statfs_t{
+		Bsize: uint64(s.BlockSize), Frsize: uint64(s.BlockSize),
+		Blocks: s.Blocks, Bfree: s.BlocksFree, Bavail: s.BlocksFree,
+		Files: s.Files, Ffree: s.FilesFree, Favail: s.FilesFree, Namemax: s.NameMaxLen,
+	}
+	return done(a.ops.statfs, start, 0)
+}
+
+func (a *adapter) Getattr(path string, st *cgofuse.Stat_t, fh uint64) int {
+	start := time.Now()
+	var at sfs.Attr
+	var err error
+	if h := a.get(fh); h != nil && h.file != nil {
+		at, err = h.file.Stat()
+	} else {
+		at, err = a.fsys.Lstat(path)
+	}
+	if err == nil {
+		fillStat(st, at)
+	}
+	return done(a.ops.getattr, start, errno(err))
+}
+
+func (a *adapter) Mknod(path string, mode uint32, dev uint64) int {
+	start := time.Now()
+	return done(a.ops.mknod, start, errno(a.caller().Mknod(path, mode, dev)))
+}
+
+func (a *adapter) Mkdir(path string, mode uint32) int {
+	start := time.Now()
+	return done(a.ops.mkdir, start, errno(a.caller().Mkdir(path, mode)))
+}
+
+func (a *adapter) Unlink(path string) int {
+	start := time.Now()
+	return done(a.ops.unlink, start, errno(a.caller().Unlink(path)))
+}
+
+func (a *adapter) Rmdir(path string) int {
+	start := time.Now()
+	return done(a.ops.rmdir, start, errno(a.caller().Rmdir(path)))
+}
+
+func (a *adapter) Link(oldpath, newpath string) int {
+	start := time.Now()
+	return done(a.ops.link, start, errno(a.caller().Link(oldpath, newpath)))
+}
+
+func (a *adapter) Symlink(target, newpath string) int {
+	start := time.Now()
+	return done(a.ops.symlink, start, errno(a.caller().Symlink(target, newpath)))
+}
+
+func (a *adapter) Readlink(path string) (int, string) {
+	start := time.Now()
+	t, err := a.fsys.Readlink(path)
+	return done(a.ops.readlink, start, errno(err)), t
+}
+
+func (a *adapter) Rename(oldpath, newpath string) int {
+	start := time.Now()
+	return done(a.ops.rename, start, errno(a.caller().Rename(oldpath, newpath)))
+}
+
+// Rename3 carries renameat2 flags on libfuse3.
+func (a *adapter) Rename3(oldpath, newpath string, flags uint32) int {
+	start := time.Now()
+	return done(a.ops.rename, start, errno(a.caller().Rename2(oldpath, newpath, flags)))
+}
+
+func (a *adapter) Chmod(path string, mode uint32) int { return a.Chmod3(path, mode, noHandle) }
+
+func (a *adapter) Chmod3(path string, mode uint32, fh uint64) int {
+	start := time.Now()
+	var err error
+	if h := a.get(fh); h != nil && h.file != nil {
+		err = h.file.Chmod(mode)
+	} else {
+		err = a.caller().Chmod(path, mode)
+	}
+	return done(a.ops.chmod, start, errno(err))
+}
+
+func (a *adapter) Chown(path string, uid, gid uint32) int { return a.Chown3(path, uid, gid, noHandle) }
+
+func (a *adapter) Chown3(path string, uid, gid uint32, fh uint64) int {
+	start := time.Now()
+	u, g := int(uid), int(gid)
+	if uid == ^uint32(0) {
+		u = -1
+	}
+	if gid == ^uint32(0) {
+		g = -1
+	}
+	var err error
+	if h := a.get(fh); h != nil && h.file != nil {
+		err = h.file.Chown(u, g)
+	} else {
+		err = a.caller().Chown(path, u, g)
+	}
+	return done(a.ops.chown, start, errno(err))
+}
+
+// utimeNow and utimeOmit are the special tv_nsec values of utimensat(2).
+const (
+	utimeNow  = (1 << 30) - 1
+	utimeOmit = (1 << 30) - 2
+)
+
+func specTime(ts cgofuse.Timespec, now time.Time) time.Time {
+	switch ts.Nsec {
+	case utimeOmit:
+		return time.Time{}
+	case utimeNow:
+		return now
+	}
+	return ts.Time()
+}
+
+func (a *adapter) Utimens(path string, tmsp []cgofuse.Timespec) int {
+	return a.Utimens3(path, tmsp, noHandle)
+}
+
+func (a *adapter) Utimens3(path string, tmsp []cgofuse.Timespec, fh uint64) int {
+	start := time.Now()
+	at, mt := start, start
+	if len(tmsp) == 2 {
+		at, mt = specTime(tmsp[0], start), specTime(tmsp[1], start)
+	}
+	var err error
+	if h := a.get(fh); h != nil && h.file != nil {
+		err = h.file.Chtimes(at, mt)
+	} else {
+		err = a.caller().Chtimes(path, at, mt)
+	}
+	return done(a.ops.utimens, start, errno(err))
+}
+
+// Access is checked by the kernel (default_permissions); this only answers
+// whether the path exists.
+func (a *adapter) Access(path string, mask uint32) int {
+	start := time.Now()
+	_, err := a.fsys.Lstat(path)
+	return done(a.ops.access, start, errno(err))
+}
+
+// openFlags keeps what the core needs of the kernel's open flags: the kernel
+// already positions O_APPEND writes and creates through Create.
+func openFlags(flags int) int {
+	return flags & (syscall.O_ACCMODE | syscall.O_TRUNC)
+}
+
+// CreateEx and OpenEx (rather than Create and Open) let a handle choose
+// its caching: the kernel keeps one cache per name, so a file with several
+// names bypasses the page cache to show writes made through the others.
+func (a *adapter) CreateEx(path string, mode uint32, fi *cgofuse.FileInfo_t) int {
+	start := time.Now()
+	f, err := a.caller().OpenFile(path, openFlags(fi.Flags)|os.O_CREATE|fi.Flags&os.O_EXCL, mode)
+	if err != nil {
+		return done(a.ops.create, start, errno(err))
+	}
+	fi.Fh = a.add(&handle{file: f})
+	return done(a.ops.create, start, 0)
+}
+
+func (a *adapter) OpenEx(path string, fi *cgofuse.FileInfo_t) int {
+	start := time.Now()
+	f, err := a.caller().OpenFile(path, openFlags(fi.Flags), 0)
+	if err != nil {
+		return done(a.ops.open, start, errno(err))
+	}
+	if at, err := f.Stat(); err == nil && at.Nlink > 1 {
+		fi.DirectIo = true
+	}
+	fi.Fh = a.add(&handle{file: f})
+	return done(a.ops.open, start, 0)
+}
+
+// Create and Open are required by the interface; cgofuse calls the Ex forms.
+func (a *adapter) Create(path string, flags int, mode uint32) (int, uint64) {
+	fi := cgofuse.FileInfo_t{Flags: flags}
+	return a.CreateEx(path, mode, &fi), fi.Fh
+}
+
+func (a *adapter) Open(path string, flags int) (int, uint64) {
+	fi := cgofuse.FileInfo_t{Flags: flags}
+	return a.OpenEx(path, &fi), fi.Fh
+}
+
+func (a *adapter) Truncate(path string, size int64, fh uint64) int {
+	start := time.Now()
+	var err error
+	if h := a.get(fh); h != nil && h.file != nil {
+		err = h.file.Truncate(size)
+	} else {
+		err = a.caller().Truncate(path, size)
+	}
+	return done(a.ops.truncate, start, errno(err))
+}
+
+func (a *adapter) Read(path string, buff []byte, ofst int64, fh uint64) int {
+	start := time.Now()
+	h := a.get(fh)
+	if h == nil || h.file == nil {
+		return done(a.ops.read, start, -int(syscall.EBADF))
+	}
+	n, err := h.file.ReadAt(buff, ofst)
+	if err != nil && n == 0 && !errors.Is(err, io.EOF) {
+		return done(a.ops.read, start, errno(err))
+	}
+	metrics.FuseRead(n)
+	return done(a.ops.read, start, n)
+}
+
+func (a *adapter) Write(path string, buff []byte, ofst int64, fh uint64) int {
+	start := time.Now()
+	h := a.get(fh)
+	if h == nil || h.file == nil {
+		return done(a.ops.write, start, -int(syscall.EBADF))
+	}
+	n, err := h.file.WriteAt(buff, ofst)
+	if err != nil && n == 0 {
+		return done(a.ops.write, start, errno(err))
+	}
+	metrics.FuseWrite(n)
+	return done(a.ops.write, start, n)
+}
+
+// Flush has nothing to do: written data is visible to every reader at once.
+func (a *adapter) Flush(path string, fh uint64) int {
+	start := time.Now()
+	return done(a.ops.flush, start, 0)
+}
+
+func (a *adapter) Release(path string, fh uint64) int {
+	start := time.Now()
+	if h := a.take(fh); h != nil && h.file != nil {
+		h.file.Close()
+	}
+	return done(a.ops.release, start, 0)
+}
+
+func (a *adapter) Fsync(path string, datasync bool, fh uint64) int {
+	start := time.Now()
+	return done(a.ops.fsync, start, errno(a.fsys.Sync(context.Background())))
+}
+
+func (a *adapter) Opendir(path string) (int, uint64) {
+	start := time.Now()
+	at, err := a.fsys.Stat(path)
+	switch {
+	case err != nil:
+		return done(a.ops.opendir, start, errno(err)), noHandle
+	case !at.IsDir():
+		return done(a.ops.opendir, start, -int(syscall.ENOTDIR)), noHandle
+	}
+	return done(a.ops.opendir, start, 0), a.add(&handle{})
+}
+
+func (a *adapter) Readdir(path string, fill func(name string, stat *cgofuse.Stat_t, ofst int64) bool, ofst int64, fh uint64) int {
+	start := time.Now()
+	ents, attrs, err := a.fsys.ReadDirAttrs(path)
+	if err != nil {
+		return done(a.ops.readdir, start, errno(err))
+	}
+	self, err := a.fsys.Stat(path)
+	if err != nil {
+		return done(a.ops.readdir, start, errno(err))
+	}
+	var st cgofuse.Stat_t
+	fillStat(&st, self)
+	fill(".", &st, 0)
+	fill("..", nil, 0)
+	for i, e := range ents {
+		fillStat(&st, attrs[i])
+		if !fill(e.Name, &st, 0) {
+			break
+		}
+	}
+	return done(a.ops.readdir, start, 0)
+}
+
+func (a *adapter) Releasedir(path string, fh uint64) int {
+	start := time.Now()
+	a.take(fh)
+	return done(a.ops.releasedir, start, 0)
+}
+
+func (a *adapter) Fsyncdir(path string, datasync bool, fh uint64) int {
+	start := time.Now()
+	return done(a.ops.fsyncdir, start, errno(a.fsys.Sync(context.Background())))
+}
+
+func (a *adapter) Setxattr(path, name string, value []byte, flags int) int {
+	start := time.Now()
+	return done(a.ops.setxattr, start, errno(a.caller().Setxattr(path, name, value, flags)))
+}
+
+func (a *adapter) Getxattr(path, name string) (int, []byte) {
+	start := time.Now()
+	v, err := a.fsys.Getxattr(path, name)
+	if err != nil {
+		return done(a.ops.getxattr, start, errno(err)), nil
+	}
+	return done(a.ops.getxattr, start, 0), v
+}
+
+func (a *adapter) Removexattr(path, name string) int {
+	start := time.Now()
+	return done(a.ops.removexattr, start, errno(a.caller().Removexattr(path, name)))
+}
+
+func (a *adapter) Listxattr(path string, fill func(name string) bool) int {
+	start := time.Now()
+	names, err := a.fsys.Listxattr(path)
+	if err != nil {
+		return done(a.ops.listxattr, start, errno(err))
+	}
+	for _, n := range names {
+		if !fill(n) {
+			return done(a.ops.listxattr, start, -int(syscall.ERANGE))
+		}
+	}
+	return done(a.ops.listxattr, start, 0)
+}
+
+// commCache names FUSE callers for the audit trail ("fuse:pid=12 comm=cp")
+// without reading /proc on every request.
+type commCache struct {
+	mu sync.Mutex
+	m  map[int]string
+}
+
+func (c *commCache) actor(pid int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[pid]; ok {
+		return s
+	}
+	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+	s := fmt.Sprintf("fuse:pid=%d comm=%s", pid, strings.TrimSpace(string(comm)))
+	if len(c.m) > 4096 { // pids are reused; forget old ones wholesale
+		clear(c.m)
+	}
+	c.m[pid] = s
+	return s
+}

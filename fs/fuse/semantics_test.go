@@ -1,0 +1,551 @@
+package fuse_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
+)
+
+func mount(t *testing.T) *fusetest.Workspace {
+	return fusetest.Mount(t, sfs.Options{}, fuse.Options{AllowOther: true})
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantErrno(t *testing.T, err error, want syscall.Errno) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Fatalf("got error %v, want %v", err, want)
+	}
+}
+
+func lstat(t *testing.T, p string) *unix.Stat_t {
+	t.Helper()
+	var st unix.Stat_t
+	must(t, unix.Lstat(p, &st))
+	return &st
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	must(t, err)
+	return string(b)
+}
+
+func TestFilesDirsSymlinksHardLinks(t *testing.T) {
+	w := mount(t)
+	must(t, os.MkdirAll(w.Path("a", "b"), 0o755))
+	must(t, os.WriteFile(w.Path("a", "f"), []byte("hello"), 0o644))
+	must(t, os.Symlink("f", w.Path("a", "sym")))
+	must(t, os.Link(w.Path("a", "f"), w.Path("a", "b", "hard")))
+
+	if got := readFile(t, w.Path("a", "sym")); got != "hello" {
+		t.Fatalf("through symlink: %q", got)
+	}
+	if target, err := os.Readlink(w.Path("a", "sym")); err != nil || target != "f" {
+		t.Fatalf("readlink: %q %v", target, err)
+	}
+	st := lstat(t, w.Path("a", "f"))
+	if st.Nlink != 2 {
+		t.Fatalf("nlink after link = %d, want 2", st.Nlink)
+	}
+	if st2 := lstat(t, w.Path("a", "b", "hard")); st2.Ino != st.Ino {
+		t.Fatalf("hard link has inode %d, want %d", st2.Ino, st.Ino)
+	}
+	// Data is shared: a write through one name shows through the other.
+	must(t, os.WriteFile(w.Path("a", "b", "hard"), []byte("changed"), 0o644))
+	if got := readFile(t, w.Path("a", "f")); got != "changed" {
+		t.Fatalf("shared data: %q", got)
+	}
+	must(t, os.Remove(w.Path("a", "f")))
+	if st := lstat(t, w.Path("a", "b", "hard")); st.Nlink != 1 {
+		t.Fatalf("nlink after unlink = %d", st.Nlink)
+	}
+	if _, err := os.Stat(w.Path("a", "sym")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("dangling symlink stat: %v", err)
+	}
+	wantErrno(t, unix.Link(w.Path("a"), w.Path("dirlink")), syscall.EPERM)
+}
+
+func TestDirectoryNlink(t *testing.T) {
+	w := mount(t)
+	must(t, os.Mkdir(w.Path("d"), 0o755))
+	for _, n := range []string{"x", "y", "z"} {
+		must(t, os.Mkdir(w.Path("d", n), 0o755))
+	}
+	must(t, os.WriteFile(w.Path("d", "file"), nil, 0o644))
+	if n := lstat(t, w.Path("d")).Nlink; n != 5 {
+		t.Fatalf("dir nlink = %d, want 2+3", n)
+	}
+	must(t, os.Rename(w.Path("d", "x"), w.Path("x")))
+	if n := lstat(t, w.Path("d")).Nlink; n != 4 {
+		t.Fatalf("dir nlink after moving a subdir out = %d, want 4", n)
+	}
+	must(t, os.Remove(w.Path("d", "y")))
+	if n := lstat(t, w.Path("d")).Nlink; n != 3 {
+		t.Fatalf("dir nlink after rmdir = %d, want 3", n)
+	}
+	if n := lstat(t, w.Dir).Nlink; n != 4 {
+		t.Fatalf("root nlink = %d, want 2+d+x", n)
+	}
+}
+
+func TestRename(t *testing.T) {
+	w := mount(t)
+	write := func(name, data string) { must(t, os.WriteFile(w.Path(name), []byte(data), 0o644)) }
+	tests := []struct {
+		name  string
+		setup func()
+		from  string
+		to    string
+		want  syscall.Errno
+		check func()
+	}{
+		{"over existing file", func() { write("f1", "one"); write("f2", "two") }, "f1", "f2", 0, func() {
+			if got := readFile(t, w.Path("f2")); got != "one" {
+				t.Errorf("f2 = %q", got)
+			}
+			if _, err := os.Stat(w.Path("f1")); !os.IsNotExist(err) {
+				t.Errorf("f1 still there: %v", err)
+			}
+		}},
+		{"dir over empty dir", func() {
+			must(t, os.MkdirAll(w.Path("d1", "sub"), 0o755))
+			must(t, os.Mkdir(w.Path("d2"), 0o755))
+		}, "d1", "d2", 0, func() {
+			if _, err := os.Stat(w.Path("d2", "sub")); err != nil {
+				t.Errorf("d2/sub: %v", err)
+			}
+		}},
+		{"dir over non-empty dir", func() {
+			must(t, os.MkdirAll(w.Path("e1"), 0o755))
+			must(t, os.MkdirAll(w.Path("e2", "x"), 0o755))
+		}, "e1", "e2", syscall.ENOTEMPTY, nil},
+		{"dir into itself", func() { must(t, os.MkdirAll(w.Path("g", "h"), 0o755)) }, "g", "g/h/g", syscall.EINVAL, nil},
+		{"file over dir", func() { write("k", ""); must(t, os.Mkdir(w.Path("kd"), 0o755)) }, "k", "kd", syscall.EISDIR, nil},
+		{"dir over file", func() { write("m", ""); must(t, os.Mkdir(w.Path("md"), 0o755)) }, "md", "m", syscall.ENOTDIR, nil},
+		{"missing source", func() {}, "nope", "nope2", syscall.ENOENT, nil},
+		{"across directories", func() {
+			must(t, os.MkdirAll(w.Path("p", "q"), 0o755))
+			write("p/q/file", "deep")
+		}, "p/q/file", "moved", 0, func() {
+			if got := readFile(t, w.Path("moved")); got != "deep" {
+				t.Errorf("moved = %q", got)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.setup()
+			// os.Rename refuses a directory target itself; rename(2) is under test.
+			err := unix.Rename(w.Path(tc.from), w.Path(tc.to))
+			if tc.want == 0 {
+				must(t, err)
+			} else {
+				wantErrno(t, err, tc.want)
+			}
+			if tc.check != nil {
+				tc.check()
+			}
+		})
+	}
+}
+
+func TestUnlinkedOpenFileLivesUntilClose(t *testing.T) {
+	w := mount(t)
+	p := w.Path("tmp")
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	must(t, err)
+	defer f.Close()
+	_, err = f.WriteString("before")
+	must(t, err)
+	must(t, os.Remove(p))
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("name still there: %v", err)
+	}
+	ents, _ := os.ReadDir(w.Dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".fuse_hidden") {
+			t.Fatalf("unlink left %s behind (hard_remove missing)", e.Name())
+		}
+	}
+	_, err = f.WriteAt([]byte("+after"), 6)
+	must(t, err)
+	buf := make([]byte, 64)
+	n, _ := f.ReadAt(buf, 0)
+	if got := string(buf[:n]); got != "before+after" {
+		t.Fatalf("read after unlink = %q", got)
+	}
+	fi, err := f.Stat()
+	must(t, err)
+	if fi.Size() != 12 {
+		t.Fatalf("fstat size after unlink = %d", fi.Size())
+	}
+	must(t, f.Close())
+	if u := w.FS.Usage(); u.Open != 0 {
+		t.Fatalf("handles still open after close: %d", u.Open)
+	}
+}
+
+func TestOpenFlags(t *testing.T) {
+	w := mount(t)
+	p := w.Path("f")
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	must(t, err)
+	f.WriteString("0123456789")
+	f.Close()
+	_, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	wantErrno(t, err, syscall.EEXIST)
+
+	f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	must(t, err)
+	f.WriteString("ab")
+	f.Close()
+	if got := readFile(t, p); got != "0123456789ab" {
+		t.Fatalf("after append: %q", got)
+	}
+	f, err = os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+	must(t, err)
+	f.WriteString("x")
+	f.Close()
+	if got := readFile(t, p); got != "x" {
+		t.Fatalf("after O_TRUNC: %q", got)
+	}
+	if st := lstat(t, p); st.Mode&0o777 != 0o600 {
+		t.Fatalf("mode = %o", st.Mode&0o777)
+	}
+	_, err = os.OpenFile(w.Path("missing", "f"), os.O_WRONLY|os.O_CREATE, 0o644)
+	wantErrno(t, err, syscall.ENOENT)
+	_, err = os.OpenFile(w.Path("f", "sub"), os.O_WRONLY|os.O_CREATE, 0o644)
+	wantErrno(t, err, syscall.ENOTDIR)
+}
+
+func TestTruncateAndHoles(t *testing.T) {
+	w := mount(t)
+	p := w.Path("f")
+	must(t, os.WriteFile(p, []byte("abcdefgh"), 0o644))
+	must(t, os.Truncate(p, 3))
+	if got := readFile(t, p); got != "abc" {
+		t.Fatalf("after truncate down: %q", got)
+	}
+	must(t, os.Truncate(p, 6))
+	if got := readFile(t, p); got != "abc\x00\x00\x00" {
+		t.Fatalf("after truncate up: %q (old bytes must not come back)", got)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	must(t, err)
+	defer f.Close()
+	must(t, f.Truncate(1))
+	const far = 1<<20 + 17
+	_, err = f.WriteAt([]byte("end"), far)
+	must(t, err)
+	got := make([]byte, far+3)
+	n, err := f.ReadAt(got, 0)
+	if n != len(got) {
+		t.Fatalf("read %d of %d: %v", n, len(got), err)
+	}
+	if got[0] != 'a' || !bytes.Equal(got[far:], []byte("end")) {
+		t.Fatalf("ends: %q %q", got[:1], got[far:])
+	}
+	if i := slices.IndexFunc(got[1:far], func(b byte) bool { return b != 0 }); i >= 0 {
+		t.Fatalf("hole has byte %#x at %d", got[1+i], 1+i)
+	}
+}
+
+func TestLargeSparseFile(t *testing.T) {
+	w := mount(t)
+	p := w.Path("big")
+	f, err := os.Create(p)
+	must(t, err)
+	defer f.Close()
+	const off = 5 << 30 // past 4 GiB
+	_, err = f.WriteAt([]byte("tail"), off)
+	must(t, err)
+	must(t, f.Sync())
+	fi, err := os.Stat(p)
+	must(t, err)
+	if fi.Size() != off+4 {
+		t.Fatalf("size = %d", fi.Size())
+	}
+	buf := make([]byte, 8)
+	_, err = f.ReadAt(buf, off-4)
+	must(t, err)
+	if !bytes.Equal(buf, []byte("\x00\x00\x00\x00tail")) {
+		t.Fatalf("read across hole edge: %q", buf)
+	}
+}
+
+func TestChmodChownUtimens(t *testing.T) {
+	w := mount(t)
+	p := w.Path("f")
+	must(t, os.WriteFile(p, nil, 0o644))
+	must(t, os.Chmod(p, 0o751))
+	must(t, os.Chown(p, 1234, 5678))
+	st := lstat(t, p)
+	if st.Mode&0o7777 != 0o751 || st.Uid != 1234 || st.Gid != 5678 {
+		t.Fatalf("mode %o uid %d gid %d", st.Mode&0o7777, st.Uid, st.Gid)
+	}
+	must(t, os.Lchown(p, -1, 42))
+	if st := lstat(t, p); st.Uid != 1234 || st.Gid != 42 {
+		t.Fatalf("chown -1: uid %d gid %d", st.Uid, st.Gid)
+	}
+
+	at := unix.NsecToTimespec(time.Date(2001, 2, 3, 4, 5, 6, 7, time.UTC).UnixNano())
+	mt := unix.NsecToTimespec(time.Date(2002, 2, 3, 4, 5, 6, 8, time.UTC).UnixNano())
+	must(t, unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{at, mt}, 0))
+	st = lstat(t, p)
+	if st.Atim != at || st.Mtim != mt {
+		t.Fatalf("utimensat: atime %v mtime %v", st.Atim, st.Mtim)
+	}
+	// UTIME_OMIT keeps atime; UTIME_NOW sets mtime to now.
+	before := time.Now().Add(-time.Second)
+	must(t, unix.UtimesNanoAt(unix.AT_FDCWD, p, []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Nsec: unix.UTIME_NOW}}, 0))
+	st = lstat(t, p)
+	if st.Atim != at {
+		t.Fatalf("UTIME_OMIT changed atime to %v", st.Atim)
+	}
+	if m := time.Unix(st.Mtim.Unix()); m.Before(before) {
+		t.Fatalf("UTIME_NOW left mtime at %v", m)
+	}
+	if c := time.Unix(st.Ctim.Unix()); c.Before(before) {
+		t.Fatalf("ctime not updated by utimensat: %v", c)
+	}
+}
+
+func TestParentTimesOnCreateUnlinkRename(t *testing.T) {
+	w := mount(t)
+	must(t, os.Mkdir(w.Path("d"), 0o755))
+	must(t, os.Mkdir(w.Path("e"), 0o755))
+	old := time.Unix(1000, 0)
+	reset := func() {
+		must(t, os.Chtimes(w.Path("d"), old, old))
+		must(t, os.Chtimes(w.Path("e"), old, old))
+	}
+	changed := func(dir string) bool {
+		st := lstat(t, w.Path(dir))
+		return time.Unix(st.Mtim.Unix()).After(old) && time.Unix(st.Ctim.Unix()).After(old)
+	}
+	steps := []struct {
+		name string
+		do   func()
+		dirs []string
+	}{
+		{"create", func() { must(t, os.WriteFile(w.Path("d", "f"), nil, 0o644)) }, []string{"d"}},
+		{"rename", func() { must(t, os.Rename(w.Path("d", "f"), w.Path("e", "f"))) }, []string{"d", "e"}},
+		{"unlink", func() { must(t, os.Remove(w.Path("e", "f"))) }, []string{"e"}},
+		{"mkdir", func() { must(t, os.Mkdir(w.Path("d", "sub"), 0o755)) }, []string{"d"}},
+	}
+	for _, s := range steps {
+		reset()
+		time.Sleep(10 * time.Millisecond)
+		s.do()
+		for _, d := range s.dirs {
+			if !changed(d) {
+				t.Errorf("%s did not update mtime/ctime of %s", s.name, d)
+			}
+		}
+	}
+}
+
+func TestNameLength(t *testing.T) {
+	w := mount(t)
+	ok := strings.Repeat("n", 255)
+	must(t, os.WriteFile(w.Path(ok), []byte("x"), 0o644))
+	if got := readFile(t, w.Path(ok)); got != "x" {
+		t.Fatalf("255-byte name: %q", got)
+	}
+	err := os.WriteFile(w.Path(ok+"n"), nil, 0o644)
+	wantErrno(t, err, syscall.ENAMETOOLONG)
+	wantErrno(t, os.Mkdir(w.Path(ok+"n"), 0o755), syscall.ENAMETOOLONG)
+}
+
+func TestMkfifo(t *testing.T) {
+	w := mount(t)
+	p := w.Path("fifo")
+	must(t, unix.Mkfifo(p, 0o644))
+	if st := lstat(t, p); st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		t.Fatalf("mode %o is not a FIFO", st.Mode)
+	}
+}
+
+func TestXattrs(t *testing.T) {
+	w := mount(t)
+	p := w.Path("f")
+	must(t, os.WriteFile(p, nil, 0o644))
+	must(t, unix.Setxattr(p, "user.a", []byte("1"), 0))
+	must(t, unix.Setxattr(p, "user.b", []byte("22"), unix.XATTR_CREATE))
+	wantErrno(t, unix.Setxattr(p, "user.b", []byte("x"), unix.XATTR_CREATE), syscall.EEXIST)
+	wantErrno(t, unix.Setxattr(p, "user.c", []byte("x"), unix.XATTR_REPLACE), syscall.ENODATA)
+	must(t, unix.Setxattr(p, "user.b", []byte("333"), unix.XATTR_REPLACE))
+	buf := make([]byte, 64)
+	n, err := unix.Getxattr(p, "user.b", buf)
+	must(t, err)
+	if string(buf[:n]) != "333" {
+		t.Fatalf("getxattr = %q", buf[:n])
+	}
+	n, err = unix.Listxattr(p, buf)
+	must(t, err)
+	if got := strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00"); !slices.Equal(got, []string{"user.a", "user.b"}) {
+		t.Fatalf("listxattr = %q", got)
+	}
+	must(t, unix.Removexattr(p, "user.a"))
+	_, err = unix.Getxattr(p, "user.a", buf)
+	wantErrno(t, err, syscall.ENODATA)
+	wantErrno(t, unix.Removexattr(p, "user.a"), syscall.ENODATA)
+}
+
+func TestStatfs(t *testing.T) {
+	w := mount(t)
+	must(t, os.WriteFile(w.Path("f"), make([]byte, 1<<20), 0o644))
+	var st unix.Statfs_t
+	must(t, unix.Statfs(w.Dir, &st))
+	var host unix.Statfs_t
+	must(t, unix.Statfs(filepath.Dir(w.Store), &host))
+	if st.Namelen != 255 {
+		t.Fatalf("namelen = %d", st.Namelen)
+	}
+	used := (st.Blocks - st.Bfree) * uint64(st.Bsize)
+	if used < 1<<20 || used > 2<<20 {
+		t.Fatalf("used bytes = %d, want about 1 MiB", used)
+	}
+	// Free space is what the store's disk has left, give or take activity.
+	free, hostFree := st.Bavail*uint64(st.Bsize), host.Bavail*uint64(host.Bsize)
+	if diff := int64(free) - int64(hostFree); diff > 64<<20 || diff < -64<<20 {
+		t.Fatalf("free %d, host free %d", free, hostFree)
+	}
+}
+
+func TestFsync(t *testing.T) {
+	w := mount(t)
+	f, err := os.Create(w.Path("f"))
+	must(t, err)
+	f.WriteString("durable")
+	must(t, f.Sync())
+	must(t, unix.Fdatasync(int(f.Fd())))
+	f.Close()
+	d, err := os.Open(w.Dir)
+	must(t, err)
+	must(t, d.Sync())
+	d.Close()
+	// The fsync'ed file is in the store now, whatever happens to RAM.
+	out, err := exec.Command("sqlite3", w.Store, "SELECT count(*) FROM dentries WHERE name='f'").Output()
+	if err != nil {
+		t.Skipf("sqlite3 shell not available: %v", err)
+	}
+	if strings.TrimSpace(string(out)) != "1" {
+		t.Fatalf("fsync'ed file not in the store: %q", out)
+	}
+}
+
+func TestPermissionsForNonRoot(t *testing.T) {
+	w := mount(t)
+	must(t, os.WriteFile(w.Path("private"), []byte("secret"), 0o600))
+	must(t, os.WriteFile(w.Path("public"), []byte("hello"), 0o644))
+	must(t, os.Mkdir(w.Path("shared"), 0o777))
+	must(t, os.Chmod(w.Path("shared"), 0o777)) // past the umask
+	// t.TempDir makes its directories 0700: open the way to the mount.
+	for d := w.Dir; d != "/"; d = filepath.Dir(d) {
+		if strings.HasPrefix(d, os.TempDir()+"/") {
+			must(t, os.Chmod(d, 0o755))
+		}
+	}
+	asUser := func(script string) error {
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		return cmd.Run()
+	}
+	cases := []struct {
+		script string
+		ok     bool
+	}{
+		{"cat " + w.Path("public"), true},
+		{"cat " + w.Path("private"), false},
+		{"echo x > " + w.Path("public"), false},
+		{"echo x > " + w.Path("new"), false},
+		{"echo x > " + w.Path("shared", "mine") + " && cat " + w.Path("shared", "mine"), true},
+	}
+	for _, c := range cases {
+		if err := asUser(c.script); (err == nil) != c.ok {
+			t.Errorf("%q as nobody: err=%v, want ok=%v", c.script, err, c.ok)
+		}
+	}
+	if st := lstat(t, w.Path("shared", "mine")); st.Uid != 65534 {
+		t.Errorf("file created by nobody has uid %d", st.Uid)
+	}
+}
+
+func TestReadOnlyMount(t *testing.T) {
+	w := fusetest.Mount(t, sfs.Options{}, fuse.Options{})
+	must(t, os.WriteFile(w.Path("f"), []byte("x"), 0o644))
+	w.Close()
+	ro := fusetest.Mount(t, sfs.Options{ReadOnly: true}, fuse.Options{ReadOnly: true})
+	ro.Close()
+	ro.Store = w.Store
+	ro.Remount()
+	defer ro.Close()
+	if got := readFile(t, ro.Path("f")); got != "x" {
+		t.Fatalf("read-only mount reads %q", got)
+	}
+	wantErrno(t, os.WriteFile(ro.Path("f"), []byte("y"), 0o644), syscall.EROFS)
+	wantErrno(t, os.Mkdir(ro.Path("d"), 0o755), syscall.EROFS)
+	wantErrno(t, os.Remove(ro.Path("f")), syscall.EROFS)
+	// The core refuses too, for frontends that bypass the kernel.
+	wantErrno(t, ro.FS.WriteFile("/g", nil, 0o644), syscall.EROFS)
+}
+
+func TestPersistsAcrossRemount(t *testing.T) {
+	w := mount(t)
+	must(t, os.MkdirAll(w.Path("a", "b"), 0o750))
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB, several chunks
+	must(t, os.WriteFile(w.Path("a", "b", "big"), big, 0o640))
+	must(t, os.Symlink("b/big", w.Path("a", "link")))
+	must(t, os.Link(w.Path("a", "b", "big"), w.Path("hard")))
+	must(t, unix.Setxattr(w.Path("hard"), "user.k", []byte("v"), 0))
+	mt := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	must(t, os.Chtimes(w.Path("a", "b", "big"), mt, mt))
+	w.Close()
+	w.Remount()
+	got, err := os.ReadFile(w.Path("a", "link"))
+	must(t, err)
+	if !bytes.Equal(got, big) {
+		t.Fatalf("big file differs after remount (len %d)", len(got))
+	}
+	st := lstat(t, w.Path("a", "b", "big"))
+	if st.Nlink != 2 || st.Mode&0o777 != 0o640 || time.Unix(st.Mtim.Unix()).UTC() != mt {
+		t.Fatalf("attrs after remount: nlink %d mode %o mtime %v", st.Nlink, st.Mode&0o777, time.Unix(st.Mtim.Unix()))
+	}
+	if st := lstat(t, w.Path("a", "b")); st.Mode&0o777 != 0o750 {
+		t.Fatalf("dir mode %o", st.Mode&0o777)
+	}
+	buf := make([]byte, 8)
+	n, err := unix.Getxattr(w.Path("a", "b", "big"), "user.k", buf)
+	must(t, err)
+	if string(buf[:n]) != "v" {
+		t.Fatalf("xattr after remount: %q", buf[:n])
+	}
+	problems, err := w.FS.Store().Check(t.Context())
+	must(t, err)
+	if len(problems) > 0 {
+		t.Fatalf("store check: %v", problems)
+	}
+}

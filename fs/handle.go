@@ -1,0 +1,361 @@
+package fs
+
+import (
+	"context"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+
+	"github.com/sqlfs/sqlfs/metrics"
+)
+
+// File is an open file. It keeps its inode alive after the last name is
+// removed, until Close. Safe for concurrent use; Read, Write and Seek share
+// one offset as with os.File.
+type File struct {
+	fs    *FS
+	n     *inode
+	name  string
+	flag  int
+	mu    sync.Mutex // guards off
+	off   int64
+	wrote bool
+	once  sync.Once
+}
+
+// OpenFile opens name with os.O_* flags, creating it with perm when asked.
+func (f *FS) OpenFile(name string, flag int, perm uint32) (*File, error) {
+	c := f.c
+	create := flag&os.O_CREATE != 0
+	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
+	if create || writable || flag&os.O_TRUNC != 0 {
+		var file *File
+		op := "open"
+		if create {
+			op = "create"
+		}
+		err := f.mutate(op, name, "", func(m *mutation) error {
+			var err error
+			file, err = f.openLocked(name, flag, perm, m)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return file, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := f.lookup(name, true)
+	if err != nil {
+		return nil, pathError("open", name, err)
+	}
+	return f.newFile(n, name, flag), nil
+}
+
+// openLocked is OpenFile for opens that may change the tree. Called with c.mu held.
+func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File, error) {
+	c := f.c
+	n, err := c.walk(name, true)
+	switch {
+	case err == nil && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+		return nil, syscall.EEXIST
+	case err == syscall.ENOENT && flag&os.O_CREATE != 0:
+		// A dangling symlink names where the new file goes.
+		target := Clean(name)
+		for hops := 0; ; hops++ {
+			l, lerr := c.walk(target, false)
+			if lerr != nil || !l.isSymlink() {
+				break
+			}
+			if flag&os.O_EXCL != 0 {
+				return nil, syscall.EEXIST
+			}
+			if hops >= maxSymlinks {
+				return nil, syscall.ELOOP
+			}
+			target = resolveLink(target, l.target)
+		}
+		parent, base, perr := c.walkParent(target)
+		if perr != nil {
+			return nil, perr
+		}
+		if n, err = c.newInode(f.who, parent, base, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
+			return nil, err
+		}
+		m.stalePaths(m.path)
+	case err != nil:
+		return nil, err
+	}
+	if n.isDir() && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		return nil, syscall.EISDIR
+	}
+	file := f.newFile(n, name, flag)
+	if flag&os.O_TRUNC != 0 && n.isRegular() && n.size > 0 {
+		// truncate takes the locks itself; the new handle keeps n alive.
+		c.mu.Unlock()
+		err := c.truncate(n, 0)
+		c.mu.Lock()
+		if err != nil {
+			file.closeLocked()
+			return nil, err
+		}
+		file.wrote = true
+		m.stalePaths(m.path)
+	}
+	return file, nil
+}
+
+// resolveLink is where a symlink at linkPath with target points.
+func resolveLink(linkPath, target string) string {
+	if len(target) > 0 && target[0] == '/' {
+		return Clean(target)
+	}
+	dir := linkPath[:max(0, lastSlash(linkPath))]
+	return Clean(dir + "/" + target)
+}
+
+func lastSlash(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+// newFile makes a handle. Called with c.mu held.
+func (f *FS) newFile(n *inode, name string, flag int) *File {
+	n.open++
+	f.c.handles++
+	metrics.FuseOpenHandles.Inc()
+	return &File{fs: f, n: n, name: Clean(name), flag: flag}
+}
+
+// Name is the path the file was opened by.
+func (fl *File) Name() string { return fl.name }
+
+// Ino is the file's inode number.
+func (fl *File) Ino() uint64 { return fl.n.ino }
+
+func (fl *File) readable() bool { return fl.flag&os.O_WRONLY == 0 }
+func (fl *File) writable() bool { return fl.flag&(os.O_WRONLY|os.O_RDWR) != 0 }
+
+// ReadAt reads at off; it returns io.EOF at or past the end, as io.ReaderAt asks.
+func (fl *File) ReadAt(p []byte, off int64) (int, error) {
+	if !fl.readable() {
+		return 0, pathError("read", fl.name, syscall.EBADF)
+	}
+	if fl.n.isDir() {
+		return 0, pathError("read", fl.name, syscall.EISDIR)
+	}
+	n, err := fl.fs.c.readAt(fl.n, p, off)
+	if err != nil {
+		return n, pathError("read", fl.name, err)
+	}
+	fl.fs.c.touchAtime(fl.n)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// WriteAt writes at off (at the end of file instead with O_APPEND).
+func (fl *File) WriteAt(p []byte, off int64) (int, error) {
+	if !fl.writable() {
+		return 0, pathError("write", fl.name, syscall.EBADF)
+	}
+	if fl.flag&os.O_APPEND != 0 {
+		n, _, err := fl.appendData(p)
+		return n, err
+	}
+	return fl.writeAt(p, off)
+}
+
+func (fl *File) writeAt(p []byte, off int64) (int, error) {
+	if err := fl.fs.allowWrite(fl.name); err != nil {
+		return 0, pathError("write", fl.name, err)
+	}
+	n, err := fl.fs.c.writeAt(fl.n, p, off)
+	if n > 0 {
+		fl.wrote = true
+	}
+	return n, pathError("write", fl.name, err)
+}
+
+// appendData writes at the current end of file under the inode's writer
+// lock, so concurrent appends never interleave.
+func (fl *File) appendData(p []byte) (int, int64, error) {
+	c := fl.fs.c
+	if err := fl.fs.allowWrite(fl.name); err != nil {
+		return 0, 0, pathError("write", fl.name, err)
+	}
+	// Writers of one inode are serialised by writeAt's n.io; the size read
+	// here can only move by a concurrent append, which O_APPEND callers
+	// accept from the kernel too.
+	c.mu.Lock()
+	off := fl.n.size
+	c.mu.Unlock()
+	n, err := c.writeAt(fl.n, p, off)
+	if n > 0 {
+		fl.wrote = true
+	}
+	return n, off + int64(n), pathError("write", fl.name, err)
+}
+
+// allowWrite checks a data write against read-only and the policy.
+func (f *FS) allowWrite(name string) error {
+	if f.c.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	if rule := f.c.opts.Policy.refuse(name, true); rule != "" {
+		return f.c.opts.Policy.errno(rule)
+	}
+	return nil
+}
+
+// Read reads from the file offset.
+func (fl *File) Read(p []byte) (int, error) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	n, err := fl.ReadAt(p, fl.off)
+	fl.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+// Write writes at the file offset.
+func (fl *File) Write(p []byte) (int, error) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if !fl.writable() {
+		return 0, pathError("write", fl.name, syscall.EBADF)
+	}
+	if fl.flag&os.O_APPEND != 0 {
+		n, end, err := fl.appendData(p)
+		fl.off = end
+		return n, err
+	}
+	n, err := fl.writeAt(p, fl.off)
+	fl.off += int64(n)
+	return n, err
+}
+
+// Seek sets the file offset.
+func (fl *File) Seek(offset int64, whence int) (int64, error) {
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	var base int64
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		base = fl.off
+	case io.SeekEnd:
+		fl.fs.c.mu.Lock()
+		base = fl.n.size
+		fl.fs.c.mu.Unlock()
+	default:
+		return 0, pathError("seek", fl.name, syscall.EINVAL)
+	}
+	if base+offset < 0 {
+		return 0, pathError("seek", fl.name, syscall.EINVAL)
+	}
+	fl.off = base + offset
+	return fl.off, nil
+}
+
+// Stat returns the open file's attributes, also after it was unlinked.
+func (fl *File) Stat() (Attr, error) {
+	c := fl.fs.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return fl.n.attr(), nil
+}
+
+// Truncate sets the open file's size.
+func (fl *File) Truncate(size int64) error {
+	if !fl.writable() {
+		return pathError("truncate", fl.name, syscall.EINVAL)
+	}
+	return fl.fs.setattr("truncate", fl.name, fl.n, func(n *inode) error {
+		fl.wrote = true
+		return fl.fs.c.truncate(n, size)
+	})
+}
+
+// Sync makes the whole filesystem durable, which covers this file.
+func (fl *File) Sync() error { return fl.fs.Sync(context.Background()) }
+
+// Close releases the handle; an unlinked file goes with its last handle.
+func (fl *File) Close() error {
+	c := fl.fs.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fl.closeLocked()
+	return nil
+}
+
+func (fl *File) closeLocked() {
+	fl.once.Do(func() {
+		c := fl.fs.c
+		if fl.wrote {
+			c.record(fl.fs.who, &mutation{op: "write", path: fl.name}, nil)
+		}
+		fl.n.open--
+		c.handles--
+		metrics.FuseOpenHandles.Dec()
+		c.maybeDestroy(fl.n)
+	})
+}
+
+// touchAtime updates atime the way relatime does: only when it is older
+// than mtime or ctime, or more than a day old, so reads rarely write.
+func (c *core) touchAtime(n *inode) {
+	if c.opts.ReadOnly {
+		return
+	}
+	t := now()
+	c.mu.Lock()
+	if n.atime <= n.mtime || n.atime <= n.ctime || t-n.atime > 24*3600*1e9 {
+		n.atime = t
+		if c.inodes[n.ino] == n {
+			c.touchInode(n)
+		}
+	}
+	c.mu.Unlock()
+}
+
+// ReadFile returns the whole contents of name.
+func (f *FS) ReadFile(name string) ([]byte, error) {
+	fl, err := f.OpenFile(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Close()
+	a, _ := fl.Stat()
+	if a.IsDir() {
+		return nil, pathError("read", name, syscall.EISDIR)
+	}
+	buf := make([]byte, a.Size)
+	n, err := fl.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// WriteFile writes data to name, creating or truncating it.
+func (f *FS) WriteFile(name string, data []byte, perm uint32) error {
+	fl, err := f.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = fl.WriteAt(data, 0)
+	if cerr := fl.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

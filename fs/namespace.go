@@ -1,0 +1,516 @@
+package fs
+
+import (
+	"path"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// mutation is one change in progress: what the audit trail records and
+// which paths the kernel must forget.
+type mutation struct {
+	op, path, path2 string
+	stale           []string
+}
+
+// mutate runs fn under the lock as one audited change. Policy and
+// read-only refusals are audited too.
+func (f *FS) mutate(op, name, name2 string, fn func(m *mutation) error) error {
+	c := f.c
+	m := &mutation{op: op, path: Clean(name)}
+	if name2 != "" {
+		m.path2 = Clean(name2)
+	}
+	c.mu.Lock()
+	err := f.allowChange(m)
+	if err == nil {
+		err = fn(m)
+	}
+	c.record(f.who, m, err)
+	inv := c.invalidate
+	c.mu.Unlock()
+	if err == nil && inv != nil && !f.who.Kernel && len(m.stale) > 0 {
+		inv(m.stale)
+	}
+	return pathError(op, name, err)
+}
+
+// allowChange applies the read-only flag and the policy. Called with c.mu held.
+func (f *FS) allowChange(m *mutation) error {
+	if f.c.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	for _, p := range []string{m.path, m.path2} {
+		if p == "" {
+			continue
+		}
+		if rule := f.c.opts.Policy.refuse(p, true); rule != "" {
+			metrics.PolicyRefusals.WithLabelValues(rule).Inc()
+			return f.c.opts.Policy.errno(rule)
+		}
+	}
+	return nil
+}
+
+func (c *core) record(who Caller, m *mutation, err error) {
+	if c.opts.NoAudit {
+		return
+	}
+	c.dirty.audit = append(c.dirty.audit, sqlstore.AuditEvent{
+		Time: time.Now(), Actor: who.Actor, Op: m.op, Path: m.path, Path2: m.path2, Result: errnoName(err),
+	})
+	metrics.AuditEvents.Inc()
+}
+
+// stalePaths marks p and its directory for the kernel to forget.
+func (m *mutation) stalePaths(ps ...string) {
+	for _, p := range ps {
+		m.stale = append(m.stale, p, path.Dir(p))
+	}
+}
+
+func now() int64 { return time.Now().UnixNano() }
+
+// newInode creates an inode named name in parent. Called with c.mu held.
+func (c *core) newInode(who Caller, parent *inode, name string, mode uint32, rdev uint64, target string) (*inode, error) {
+	if _, ok := parent.children[name]; ok {
+		return nil, syscall.EEXIST
+	}
+	if parent.nlink == 0 {
+		return nil, syscall.ENOENT // created in a removed directory
+	}
+	t := now()
+	n := &inode{
+		ino: c.nextIno, mode: mode, uid: who.Uid, gid: who.Gid, nlink: 1,
+		atime: t, mtime: t, ctime: t, rdev: rdev, target: target, truncFrom: noTrunc,
+	}
+	// New entries of a setgid directory take its group, as on ext4.
+	if parent.mode&syscall.S_ISGID != 0 {
+		n.gid = parent.gid
+		if n.isDir() {
+			n.mode |= syscall.S_ISGID
+		}
+	}
+	c.nextIno++
+	if n.isDir() {
+		n.nlink = 2
+		n.children = make(map[string]uint64)
+		n.parent = parent.ino
+		parent.nlink++
+	}
+	c.inodes[n.ino] = n
+	parent.children[name] = n.ino
+	parent.mtime, parent.ctime = t, t
+	c.touchInode(n)
+	c.touchInode(parent)
+	c.touchDentry(parent.ino, name)
+	return n, nil
+}
+
+// dropName removes name from parent and returns the inode it named.
+func (c *core) dropName(parent *inode, name string, t int64) *inode {
+	n := c.inodes[parent.children[name]]
+	delete(parent.children, name)
+	parent.mtime, parent.ctime = t, t
+	c.touchInode(parent)
+	c.touchDentry(parent.ino, name)
+	if n.isDir() {
+		parent.nlink--
+		n.nlink = 0
+	} else {
+		n.nlink--
+	}
+	n.ctime = t
+	c.touchInode(n)
+	c.maybeDestroy(n)
+	return n
+}
+
+// maybeDestroy frees an inode with no names and no open handles.
+func (c *core) maybeDestroy(n *inode) {
+	if n.nlink > 0 || n.open > 0 {
+		return
+	}
+	delete(c.inodes, n.ino)
+	delete(c.dirty.inodes, n.ino)
+	delete(c.dirty.chunked, n.ino)
+	for _, ch := range n.chunks {
+		c.dirtyBytes -= int64(cap(ch.data))
+	}
+	n.chunks = nil
+	if n.isRegular() {
+		c.used -= n.size
+	}
+	c.dirty.dead[n.ino] = struct{}{}
+}
+
+func (f *FS) mknod(op, name string, mode uint32, rdev uint64, target string) (*inode, error) {
+	var n *inode
+	err := f.mutate(op, name, "", func(m *mutation) error {
+		parent, base, err := f.c.walkParent(name)
+		if err != nil {
+			return err
+		}
+		n, err = f.c.newInode(f.who, parent, base, mode, rdev, target)
+		m.stalePaths(m.path)
+		return err
+	})
+	return n, err
+}
+
+// Mkdir creates a directory.
+func (f *FS) Mkdir(name string, perm uint32) error {
+	_, err := f.mknod("mkdir", name, syscall.S_IFDIR|perm&0o7777, 0, "")
+	return err
+}
+
+// MkdirAll creates a directory and any missing parents.
+func (f *FS) MkdirAll(name string, perm uint32) error {
+	p := Clean(name)
+	if a, err := f.Stat(p); err == nil {
+		if a.IsDir() {
+			return nil
+		}
+		return pathError("mkdir", name, syscall.ENOTDIR)
+	}
+	if dir := path.Dir(p); dir != p {
+		if err := f.MkdirAll(dir, perm); err != nil {
+			return err
+		}
+	}
+	err := f.Mkdir(p, perm)
+	if err != nil {
+		if a, serr := f.Lstat(p); serr == nil && a.IsDir() {
+			return nil
+		}
+	}
+	return err
+}
+
+// Mknod creates a special file (FIFO, socket, device) or an empty regular file.
+func (f *FS) Mknod(name string, mode uint32, rdev uint64) error {
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFREG, syscall.S_IFIFO, syscall.S_IFSOCK, syscall.S_IFCHR, syscall.S_IFBLK:
+	case 0:
+		mode |= syscall.S_IFREG
+	default:
+		return pathError("mknod", name, syscall.EINVAL)
+	}
+	_, err := f.mknod("mknod", name, mode, rdev, "")
+	return err
+}
+
+// Symlink creates name as a symbolic link to target.
+func (f *FS) Symlink(target, name string) error {
+	if len(target) > maxPathLen {
+		return pathError("symlink", name, syscall.ENAMETOOLONG)
+	}
+	if target == "" {
+		return pathError("symlink", name, syscall.ENOENT)
+	}
+	_, err := f.mknod("symlink", name, syscall.S_IFLNK|0o777, 0, target)
+	return err
+}
+
+// Readlink returns a symbolic link's target.
+func (f *FS) Readlink(name string) (string, error) {
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := f.lookup(name, false)
+	if err != nil {
+		return "", pathError("readlink", name, err)
+	}
+	if !n.isSymlink() {
+		return "", pathError("readlink", name, syscall.EINVAL)
+	}
+	return n.target, nil
+}
+
+// Link creates newname as another name of oldname.
+func (f *FS) Link(oldname, newname string) error {
+	return f.mutate("link", newname, oldname, func(m *mutation) error {
+		c := f.c
+		src, err := c.walk(oldname, false)
+		if err != nil {
+			return err
+		}
+		if src.isDir() {
+			return syscall.EPERM
+		}
+		if src.nlink >= maxLinks {
+			return syscall.EMLINK
+		}
+		parent, base, err := c.walkParent(newname)
+		if err != nil {
+			return err
+		}
+		if _, ok := parent.children[base]; ok {
+			return syscall.EEXIST
+		}
+		if src.nlink == 0 {
+			return syscall.ENOENT
+		}
+		t := now()
+		parent.children[base] = src.ino
+		parent.mtime, parent.ctime = t, t
+		src.nlink++
+		src.ctime = t
+		c.touchInode(src)
+		c.touchInode(parent)
+		c.touchDentry(parent.ino, base)
+		m.stalePaths(m.path, m.path2)
+		return nil
+	})
+}
+
+// Remove removes a file, symlink or empty directory.
+func (f *FS) Remove(name string) error {
+	return f.remove("remove", name, 0)
+}
+
+// Unlink removes a name that is not a directory.
+func (f *FS) Unlink(name string) error { return f.remove("unlink", name, -1) }
+
+// Rmdir removes an empty directory.
+func (f *FS) Rmdir(name string) error { return f.remove("rmdir", name, 1) }
+
+// remove removes name; dir < 0 requires a non-directory, > 0 a directory.
+func (f *FS) remove(op, name string, dir int) error {
+	return f.mutate(op, name, "", func(m *mutation) error {
+		c := f.c
+		parent, base, err := c.walkParent(name)
+		if err != nil {
+			return err
+		}
+		ino, ok := parent.children[base]
+		if !ok {
+			return syscall.ENOENT
+		}
+		n := c.inodes[ino]
+		switch {
+		case n.isDir() && dir < 0:
+			return syscall.EISDIR
+		case !n.isDir() && dir > 0:
+			return syscall.ENOTDIR
+		case n.isDir() && len(n.children) > 0:
+			return syscall.ENOTEMPTY
+		}
+		if parent.mode&syscall.S_ISVTX != 0 && f.who.Uid != 0 && f.who.Uid != n.uid && f.who.Uid != parent.uid {
+			return syscall.EPERM
+		}
+		c.dropName(parent, base, now())
+		m.stalePaths(m.path)
+		return nil
+	})
+}
+
+// RemoveAll removes name and everything below it. A missing name is not an error.
+func (f *FS) RemoveAll(name string) error {
+	a, err := f.Lstat(name)
+	if err != nil {
+		if isErrno(err, syscall.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	if a.IsDir() {
+		ents, err := f.ReadDir(name)
+		if err != nil {
+			return err
+		}
+		for _, e := range ents {
+			if err := f.RemoveAll(path.Join(Clean(name), e.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	err = f.Remove(name)
+	if isErrno(err, syscall.ENOENT) {
+		return nil
+	}
+	return err
+}
+
+// Rename flags, as renameat2(2).
+const (
+	RenameNoReplace = 1 << 0
+	RenameExchange  = 1 << 1
+)
+
+// Rename moves oldname to newname with POSIX semantics: an existing
+// newname is replaced (a directory only by a directory, and only if empty).
+func (f *FS) Rename(oldname, newname string) error { return f.Rename2(oldname, newname, 0) }
+
+// Rename2 is Rename with renameat2 flags.
+func (f *FS) Rename2(oldname, newname string, flags uint32) error {
+	return f.mutate("rename", oldname, newname, func(m *mutation) error {
+		if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
+			return syscall.EINVAL
+		}
+		c := f.c
+		op, on, err := c.walkParent(oldname)
+		if err != nil {
+			return err
+		}
+		np, nn, err := c.walkParent(newname)
+		if err != nil {
+			return err
+		}
+		srcIno, ok := op.children[on]
+		if !ok {
+			return syscall.ENOENT
+		}
+		src := c.inodes[srcIno]
+		dstIno, exists := np.children[nn]
+		if flags&RenameNoReplace != 0 && exists {
+			return syscall.EEXIST
+		}
+		if flags&RenameExchange != 0 && !exists {
+			return syscall.ENOENT
+		}
+		if exists && dstIno == srcIno {
+			return nil // two names of one inode: POSIX says do nothing
+		}
+		// A directory may not move below itself.
+		for _, moving := range []*inode{src, c.inodes[dstIno]} {
+			if moving == nil || !moving.isDir() || (moving != src && flags&RenameExchange == 0) {
+				continue
+			}
+			target := np
+			if moving != src {
+				target = op
+			}
+			for a := target; ; a = c.inodes[a.parent] {
+				if a.ino == moving.ino {
+					return syscall.EINVAL
+				}
+				if a.ino == sqlstore.Root {
+					break
+				}
+			}
+		}
+		t := now()
+		if flags&RenameExchange != 0 {
+			dst := c.inodes[dstIno]
+			op.children[on], np.children[nn] = dstIno, srcIno
+			c.reparent(dst, op, np)
+			c.reparent(src, np, op)
+			src.ctime, dst.ctime = t, t
+			c.touchInode(dst)
+		} else {
+			if exists {
+				dst := c.inodes[dstIno]
+				switch {
+				case src.isDir() && !dst.isDir():
+					return syscall.ENOTDIR
+				case !src.isDir() && dst.isDir():
+					return syscall.EISDIR
+				case dst.isDir() && len(dst.children) > 0:
+					return syscall.ENOTEMPTY
+				}
+				c.dropName(np, nn, t)
+			}
+			delete(op.children, on)
+			np.children[nn] = srcIno
+			if src.isDir() && op != np {
+				op.nlink--
+				np.nlink++
+				src.parent = np.ino
+			}
+			src.ctime = t
+		}
+		for _, p := range []*inode{op, np} {
+			p.mtime, p.ctime = t, t
+			c.touchInode(p)
+		}
+		c.touchInode(src)
+		c.touchDentry(op.ino, on)
+		c.touchDentry(np.ino, nn)
+		m.stalePaths(m.path, m.path2)
+		return nil
+	})
+}
+
+// reparent moves directory n's parent link from one directory to another.
+func (c *core) reparent(n, from, to *inode) {
+	if !n.isDir() || from == to {
+		return
+	}
+	from.nlink--
+	to.nlink++
+	n.parent = to.ino
+}
+
+// lookup resolves name for a read, applying the hidden rules. Called with c.mu held.
+func (f *FS) lookup(name string, follow bool) (*inode, error) {
+	if rule := f.c.opts.Policy.refuse(Clean(name), false); rule != "" {
+		metrics.PolicyRefusals.WithLabelValues(rule).Inc()
+		return nil, syscall.ENOENT
+	}
+	return f.c.walk(name, follow)
+}
+
+// Stat returns the attributes of name, following symlinks.
+func (f *FS) Stat(name string) (Attr, error) { return f.stat("stat", name, true) }
+
+// Lstat returns the attributes of name itself.
+func (f *FS) Lstat(name string) (Attr, error) { return f.stat("lstat", name, false) }
+
+func (f *FS) stat(op, name string, follow bool) (Attr, error) {
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	n, err := f.lookup(name, follow)
+	if err != nil {
+		return Attr{}, pathError(op, name, err)
+	}
+	return n.attr(), nil
+}
+
+// ReadDir lists a directory, sorted by name, without "." and "..".
+func (f *FS) ReadDir(name string) ([]DirEntry, error) {
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := f.lookup(name, true)
+	if err != nil {
+		return nil, pathError("readdir", name, err)
+	}
+	if !n.isDir() {
+		return nil, pathError("readdir", name, syscall.ENOTDIR)
+	}
+	dir := Clean(name)
+	hide := f.c.opts.Policy.hasHidden()
+	out := make([]DirEntry, 0, len(n.children))
+	for childName, ino := range n.children {
+		if hide && f.c.opts.Policy.refuse(path.Join(dir, childName), false) != "" {
+			continue
+		}
+		out = append(out, DirEntry{Name: childName, Ino: ino, Mode: c.inodes[ino].mode & syscall.S_IFMT})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// ReadDirAttrs lists a directory with each entry's attributes, for
+// readdirplus and `ls -l`, under one lock.
+func (f *FS) ReadDirAttrs(name string) ([]DirEntry, []Attr, error) {
+	ents, err := f.ReadDir(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	c := f.c
+	attrs := make([]Attr, len(ents))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range ents {
+		if n := c.inodes[e.Ino]; n != nil {
+			attrs[i] = n.attr()
+		}
+	}
+	return ents, attrs, nil
+}

@@ -1,0 +1,93 @@
+// Package sidecar runs commands against a workspace. Every backend (shell,
+// container, …) implements Backend, so callers hold one exec surface whatever
+// runs the command.
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// WorkspaceDir is where every backend shows the workspace, so absolute paths
+// mean the same thing in the shell backend and in the container.
+const WorkspaceDir = "/workspace"
+
+// Request is one command to run.
+type Request struct {
+	Command string            // a POSIX shell command line
+	Dir     string            // working directory; "" means WorkspaceDir
+	Env     map[string]string // extra environment; never the host's
+	Stdin   io.Reader         // nil means empty input
+	Stdout  io.Writer         // streamed as produced; nil discards
+	Stderr  io.Writer         // streamed as produced; nil discards
+	Timeout time.Duration     // 0 means Limits.Timeout
+	Limits  Limits
+}
+
+// Limits bound what one command may consume. Zero fields take the defaults
+// from DefaultLimits.
+type Limits struct {
+	Timeout        time.Duration // wall clock
+	MaxOutputBytes int64         // stdout+stderr; the rest is dropped behind a marker
+	MaxWriteBytes  int64         // bytes written to the workspace
+	MaxCommands    int64         // simple commands executed (shell backend)
+	MaxCallDepth   int           // nested function calls and sh -c (shell backend)
+	MaxGlobMatches int           // paths one glob may expand to (shell backend)
+}
+
+// DefaultLimits are safe for an untrusted agent.
+var DefaultLimits = Limits{
+	Timeout:        2 * time.Minute,
+	MaxOutputBytes: 1 << 20,
+	MaxWriteBytes:  1 << 30,
+	MaxCommands:    1_000_000,
+	MaxCallDepth:   100,
+	MaxGlobMatches: 100_000,
+}
+
+// WithDefaults returns l with every zero field set from DefaultLimits.
+func (l Limits) WithDefaults() Limits {
+	d := DefaultLimits
+	if l.Timeout > 0 {
+		d.Timeout = l.Timeout
+	}
+	if l.MaxOutputBytes > 0 {
+		d.MaxOutputBytes = l.MaxOutputBytes
+	}
+	if l.MaxWriteBytes > 0 {
+		d.MaxWriteBytes = l.MaxWriteBytes
+	}
+	if l.MaxCommands > 0 {
+		d.MaxCommands = l.MaxCommands
+	}
+	if l.MaxCallDepth > 0 {
+		d.MaxCallDepth = l.MaxCallDepth
+	}
+	if l.MaxGlobMatches > 0 {
+		d.MaxGlobMatches = l.MaxGlobMatches
+	}
+	return d
+}
+
+// Result is how a command ended.
+type Result struct {
+	ExitCode  int
+	Duration  time.Duration
+	Truncated bool   // output went past MaxOutputBytes
+	TimedOut  bool   // killed by the timeout
+	LimitHit  string // name of the limit that stopped the command, if any
+}
+
+// Backend runs commands. Exec returns a non-nil error only when the command
+// could not be run at all; a command that ran and failed reports it in
+// Result.ExitCode.
+type Backend interface {
+	Name() string
+	Exec(ctx context.Context, req Request) (Result, error)
+	Close() error
+}
+
+// ErrUnknownBackend is returned for a backend name nobody registered.
+var ErrUnknownBackend = errors.New("unknown backend")

@@ -1,0 +1,169 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// Chunk is one chunk of a file's data; a nil Data deletes it.
+type Chunk struct {
+	Ino  uint64
+	Idx  int64
+	Data []byte
+}
+
+// Truncation deletes every chunk of Ino from index From on.
+type Truncation struct {
+	Ino  uint64
+	From int64
+}
+
+// XattrKey names one extended attribute.
+type XattrKey struct {
+	Ino  uint64
+	Name string
+}
+
+// Batch is everything one commit writes. Apply order: truncations, inode
+// deletions, dentry deletions, then upserts, so a batch taken as one
+// consistent snapshot of the filesystem lands as that snapshot.
+type Batch struct {
+	Truncations    []Truncation
+	DeleteInodes   []uint64 // with their chunks and xattrs
+	DeleteDentries []Dentry // Ino is ignored
+	Dentries       []Dentry
+	Inodes         []Inode
+	Chunks         []Chunk
+	DeleteXattrs   []XattrKey
+	Xattrs         []Xattr
+	Audit          []AuditEvent
+	// Durable makes this commit survive a power loss before it returns.
+	Durable bool
+}
+
+// Ops is the number of rows the batch touches.
+func (b *Batch) Ops() int {
+	return len(b.Truncations) + len(b.DeleteInodes) + len(b.DeleteDentries) + len(b.Dentries) +
+		len(b.Inodes) + len(b.Chunks) + len(b.DeleteXattrs) + len(b.Xattrs) + len(b.Audit)
+}
+
+// Empty reports whether the batch writes nothing.
+func (b *Batch) Empty() bool { return b.Ops() == 0 }
+
+// Commit writes b in one transaction. Only one goroutine may commit at a
+// time. On error nothing of b is written.
+func (s *Store) Commit(ctx context.Context, b *Batch) error {
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return s.classify(fmt.Errorf("commit: %w", err))
+	}
+	defer conn.Close()
+	if b.Durable {
+		if _, err := conn.ExecContext(ctx, "PRAGMA synchronous=FULL"); err != nil {
+			return s.classify(fmt.Errorf("commit: %w", err))
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous=NORMAL")
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return s.classify(fmt.Errorf("commit: begin: %w", err))
+	}
+	defer tx.Rollback()
+	if err := applyBatch(ctx, tx, b); err != nil {
+		return s.classify(fmt.Errorf("commit: %w", err))
+	}
+	if err := tx.Commit(); err != nil {
+		return s.classify(fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// step runs one prepared statement over n rows.
+func step(ctx context.Context, tx *sql.Tx, query string, n int, args func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	st, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("prepare %q: %w", query, err)
+	}
+	defer st.Close()
+	for i := range n {
+		if _, err := st.ExecContext(ctx, args(i)...); err != nil {
+			return fmt.Errorf("%q: %w", query, err)
+		}
+	}
+	return nil
+}
+
+func applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
+	steps := []struct {
+		query string
+		n     int
+		args  func(i int) []any
+	}{
+		{`DELETE FROM chunks WHERE key >= ? AND key < ?`, len(b.Truncations), func(i int) []any {
+			t := b.Truncations[i]
+			return []any{chunkKey(t.Ino, t.From), chunkKey(t.Ino+1, 0)}
+		}},
+		{`DELETE FROM inodes WHERE ino = ?`, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
+		{`DELETE FROM chunks WHERE key >= ? AND key < ?`, len(b.DeleteInodes), func(i int) []any {
+			return []any{chunkKey(b.DeleteInodes[i], 0), chunkKey(b.DeleteInodes[i]+1, 0)}
+		}},
+		{`DELETE FROM xattrs WHERE ino = ?`, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
+		{`DELETE FROM dentries WHERE parent = ? AND name = ?`, len(b.DeleteDentries), func(i int) []any {
+			return []any{b.DeleteDentries[i].Parent, b.DeleteDentries[i].Name}
+		}},
+		{`INSERT OR REPLACE INTO dentries(parent, name, ino) VALUES (?, ?, ?)`, len(b.Dentries), func(i int) []any {
+			d := b.Dentries[i]
+			return []any{d.Parent, d.Name, d.Ino}
+		}},
+		{`INSERT OR REPLACE INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(b.Inodes), func(i int) []any {
+			n := b.Inodes[i]
+			var target any
+			if n.Target != "" {
+				target = n.Target
+			}
+			return []any{n.Ino, n.Mode, n.Uid, n.Gid, n.Nlink, n.Size, n.Atime, n.Mtime, n.Ctime, n.Rdev, target}
+		}},
+		{`INSERT OR REPLACE INTO chunks(key, data) VALUES (?, ?)`, len(b.Chunks), func(i int) []any {
+			c := b.Chunks[i]
+			return []any{chunkKey(c.Ino, c.Idx), c.Data}
+		}},
+		{`DELETE FROM xattrs WHERE ino = ? AND name = ?`, len(b.DeleteXattrs), func(i int) []any {
+			return []any{b.DeleteXattrs[i].Ino, b.DeleteXattrs[i].Name}
+		}},
+		{`INSERT OR REPLACE INTO xattrs(ino, name, value) VALUES (?, ?, ?)`, len(b.Xattrs), func(i int) []any {
+			x := b.Xattrs[i]
+			return []any{x.Ino, x.Name, x.Value}
+		}},
+		{`INSERT INTO audit(time_ns, actor, op, path, path2, result) VALUES (?, ?, ?, ?, ?, ?)`, len(b.Audit), func(i int) []any {
+			a := b.Audit[i]
+			return []any{a.Time.UnixNano(), a.Actor, a.Op, a.Path, a.Path2, a.Result}
+		}},
+	}
+	for _, s := range steps {
+		if err := step(ctx, tx, s.query, s.n, s.args); err != nil {
+			return err
+		}
+	}
+	if b.Durable {
+		// A synced commit must write something: syncing the WAL is what
+		// makes the unsynced commits before it durable too.
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(k, v) VALUES ('last_sync', ?)`,
+			time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
+			return fmt.Errorf("record sync: %w", err)
+		}
+	}
+	return nil
+}
+
+// Checkpoint copies the WAL into the main file; it returns how long it took.
+func (s *Store) Checkpoint(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	_, err := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return time.Since(start), s.classify(err)
+}

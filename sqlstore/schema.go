@@ -1,0 +1,167 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// appID marks a SQLite file as a sqlfs store (PRAGMA application_id), so a
+// foreign database is refused before anything is written to it.
+const appID = 0x73716c66 // "sqlf"
+
+// migrations[i] brings a store from schema version i to i+1. Append only.
+var migrations = []string{
+	`CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+	CREATE TABLE inodes(
+		ino INTEGER PRIMARY KEY,
+		mode INTEGER NOT NULL,
+		uid INTEGER NOT NULL,
+		gid INTEGER NOT NULL,
+		nlink INTEGER NOT NULL,
+		size INTEGER NOT NULL,
+		atime_ns INTEGER NOT NULL,
+		mtime_ns INTEGER NOT NULL,
+		ctime_ns INTEGER NOT NULL,
+		rdev INTEGER NOT NULL DEFAULT 0,
+		target BLOB);
+	CREATE TABLE dentries(
+		parent INTEGER NOT NULL,
+		name TEXT NOT NULL,
+		ino INTEGER NOT NULL,
+		PRIMARY KEY(parent, name)) WITHOUT ROWID;
+	CREATE INDEX dentries_ino ON dentries(ino);
+	-- key = ino<<24 | chunk index (see chunkIdxBits)
+	CREATE TABLE chunks(key INTEGER PRIMARY KEY, data BLOB NOT NULL);
+	CREATE TABLE xattrs(
+		ino INTEGER NOT NULL,
+		name TEXT NOT NULL,
+		value BLOB NOT NULL,
+		PRIMARY KEY(ino, name)) WITHOUT ROWID;
+	CREATE TABLE audit(
+		seq INTEGER PRIMARY KEY,
+		time_ns INTEGER NOT NULL,
+		actor TEXT NOT NULL,
+		op TEXT NOT NULL,
+		path TEXT NOT NULL,
+		path2 TEXT NOT NULL DEFAULT '',
+		result TEXT NOT NULL);
+	CREATE INDEX audit_actor ON audit(actor, seq);`,
+}
+
+// SchemaVersion is the schema this program writes.
+var SchemaVersion = len(migrations)
+
+func (s *Store) initSchema(ctx context.Context, opts Options) error {
+	conn := s.w
+	var id int
+	if err := conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
+		return s.classify(fmt.Errorf("read store header: %w", err))
+	}
+	var tables int
+	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
+		return s.classify(fmt.Errorf("read store schema: %w", err))
+	}
+	fresh := id == 0 && tables == 0
+	if !fresh && id != appID {
+		return fmt.Errorf("%s: %w (a SQLite database of another application)", s.path, ErrNotStore)
+	}
+	if fresh {
+		// Larger pages keep a chunk's overflow chain short; the size only
+		// applies before the first table and WAL exist.
+		if _, err := conn.ExecContext(ctx, "PRAGMA page_size=16384"); err != nil {
+			return fmt.Errorf("set page size: %w", err)
+		}
+	}
+	// WAL lets the read pool run beside the writer; NORMAL syncs only at
+	// checkpoints, and commits that must be durable switch to FULL.
+	for _, p := range []string{
+		"PRAGMA journal_mode=WAL",
+		"PRAGMA synchronous=NORMAL",
+		"PRAGMA wal_autocheckpoint=4096",
+	} {
+		if _, err := conn.ExecContext(ctx, p); err != nil {
+			return s.classify(fmt.Errorf("%s: %w", p, err))
+		}
+	}
+	version := 0
+	if !fresh {
+		var v string
+		err := conn.QueryRowContext(ctx, "SELECT v FROM meta WHERE k='schema_version'").Scan(&v)
+		if err != nil {
+			return s.classify(fmt.Errorf("%s: read schema version: %w: %w", s.path, ErrNotStore, err))
+		}
+		if version, err = strconv.Atoi(v); err != nil {
+			return fmt.Errorf("%s: schema version %q: %w", s.path, v, ErrStoreCorrupt)
+		}
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("%s: schema version %d, this program knows %d: %w", s.path, version, SchemaVersion, ErrNewerSchema)
+	}
+	if version < SchemaVersion {
+		if err := s.migrate(ctx, version, fresh, opts); err != nil {
+			return err
+		}
+	}
+	var cs string
+	if err := conn.QueryRowContext(ctx, "SELECT v FROM meta WHERE k='chunk_size'").Scan(&cs); err != nil {
+		return s.classify(fmt.Errorf("%s: read chunk size: %w", s.path, err))
+	}
+	n, err := strconv.Atoi(cs)
+	if err != nil || n <= 0 || n > 16<<20 {
+		return fmt.Errorf("%s: chunk size %q: %w", s.path, cs, ErrStoreCorrupt)
+	}
+	s.chunkSize = n
+	return nil
+}
+
+func (s *Store) migrate(ctx context.Context, from int, fresh bool, opts Options) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return s.classify(fmt.Errorf("migrate %s: %w", s.path, err))
+	}
+	defer tx.Rollback()
+	for v := from; v < SchemaVersion; v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return s.classify(fmt.Errorf("migrate %s to schema %d: %w", s.path, v+1, err))
+		}
+	}
+	if fresh {
+		chunk := opts.ChunkSize
+		if chunk <= 0 {
+			chunk = DefaultChunkSize
+		}
+		now := time.Now().UnixNano()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(k, v) VALUES ('chunk_size', ?), ('created', ?)`,
+			strconv.Itoa(chunk), time.Now().UTC().Format(time.RFC3339)); err != nil {
+			return fmt.Errorf("init meta: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns)
+			VALUES (?, ?, 0, 0, 2, 0, ?, ?, ?)`, Root, 0o040755, now, now, now); err != nil {
+			return fmt.Errorf("create root: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id=%d", appID)); err != nil {
+			return fmt.Errorf("set application id: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(k, v) VALUES ('schema_version', ?)
+		ON CONFLICT(k) DO UPDATE SET v=excluded.v`, strconv.Itoa(SchemaVersion)); err != nil {
+		return fmt.Errorf("record schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return s.classify(fmt.Errorf("migrate %s: %w", s.path, err))
+	}
+	return nil
+}
+
+// Meta reads one value of the meta table; ok is false when it is unset.
+func (s *Store) Meta(ctx context.Context, key string) (value string, ok bool, err error) {
+	err = s.r.QueryRowContext(ctx, "SELECT v FROM meta WHERE k=?", key).Scan(&value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return value, err == nil, err
+}

@@ -1,0 +1,180 @@
+// Package sqlstore is the only package that speaks SQL. It keeps a sqlfs
+// workspace in one SQLite file: the schema and its migrations, the owner
+// lock, the batched writer and the queries the filesystem core needs.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Root is the inode number of the workspace's root directory.
+const Root = 1
+
+// DefaultChunkSize is the size of the chunks new stores split file data
+// into. A store keeps the size it was created with.
+const DefaultChunkSize = 128 << 10
+
+// chunkIdxBits is how many low bits of a chunk's key hold its index: the key
+// is ino<<chunkIdxBits | idx, so one integer primary key serves lookups and
+// range deletes without a second index.
+const chunkIdxBits = 24
+
+// MaxChunks is the number of chunks one file may have.
+const MaxChunks = 1 << chunkIdxBits
+
+// Errors callers check with errors.Is.
+var (
+	ErrNotStore     = errors.New("not a sqlfs store")
+	ErrNewerSchema  = errors.New("store schema is newer than this program")
+	ErrStoreCorrupt = errors.New("store is corrupt")
+	ErrStoreFull    = errors.New("no space left for the store")
+)
+
+// Options tune Open.
+type Options struct {
+	// Socket is the control socket this owner serves, advertised to a
+	// second opener through OwnedError.
+	Socket string
+	// ChunkSize applies only when the store is created.
+	ChunkSize int
+}
+
+// Store is an open workspace store. Commit must be called from one goroutine
+// at a time (the filesystem core's writer); reads are safe from any.
+type Store struct {
+	path      string
+	chunkSize int
+	lock      *ownerLock
+	w         *sql.DB // one connection: the writer
+	r         *sql.DB // read pool
+
+	mu          sync.Mutex // guards readChunk prepared statement creation
+	readChunkSt *sql.Stmt
+}
+
+// Open opens the store at path, creating it when it does not exist. It
+// takes the exclusive owner lock first, so a second opener fails with an
+// *OwnedError naming the owner.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("store path %q: %w", path, err)
+	}
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("store %s: is a directory: %w", abs, ErrNotStore)
+	}
+	lock, err := acquireOwnerLock(abs, opts.Socket)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: abs, lock: lock}
+	if err := s.open(ctx, opts); err != nil {
+		s.closeDBs()
+		lock.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+func dsn(path string, query string) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + query
+}
+
+func (s *Store) open(ctx context.Context, opts Options) error {
+	// The writer connection runs every statement of a commit; a long busy
+	// timeout rides out a foreign reader (say, the sqlite3 shell) briefly
+	// holding a lock rather than failing a commit.
+	w, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=10000&_txlock=immediate"))
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	s.w = w
+	if err := s.initSchema(ctx, opts); err != nil {
+		return err
+	}
+	r, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=10000&_query_only=1"))
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	s.r = r
+	return nil
+}
+
+// classify turns SQLite's errors about the file itself into the store's own.
+func (s *Store) classify(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrNotADB:
+			return fmt.Errorf("%s: %w: %w", s.path, ErrNotStore, err)
+		case sqlite3.ErrCorrupt:
+			return fmt.Errorf("%s: %w: %w", s.path, ErrStoreCorrupt, err)
+		case sqlite3.ErrFull:
+			return fmt.Errorf("%s: %w: %w", s.path, ErrStoreFull, err)
+		}
+	}
+	return err
+}
+
+// Path is the store's absolute file name.
+func (s *Store) Path() string { return s.path }
+
+// ChunkSize is the size of this store's data chunks.
+func (s *Store) ChunkSize() int { return s.chunkSize }
+
+// Close checkpoints the WAL into the main file and releases the lock.
+func (s *Store) Close() error {
+	var err error
+	if s.w != nil {
+		_, err = s.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
+	}
+	if cerr := s.closeDBs(); err == nil {
+		err = cerr
+	}
+	s.lock.release()
+	return err
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	if s.readChunkSt != nil {
+		errs = append(errs, s.readChunkSt.Close())
+	}
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// FileBytes is the size of the store file plus its WAL.
+func (s *Store) FileBytes() (db, wal int64) {
+	if fi, err := os.Stat(s.path); err == nil {
+		db = fi.Size()
+	}
+	if fi, err := os.Stat(s.path + "-wal"); err == nil {
+		wal = fi.Size()
+	}
+	return db, wal
+}
+
+func isNoSuchTable(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such table")
+}
