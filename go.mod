@@ -56,3 +56,4 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
+replace github.com/winfsp/cgofuse => ./third_party/cgofuse

@@ -27,7 +27,7 @@ func (f *FS) setattr(op, name string, n *inode, fn func(n *inode) error) error {
 			f.c.mu.Unlock()
 			err := fn(target)
 			f.c.mu.Lock()
-			m.stale = append(m.stale, m.path)
+			m.inodeChanged(m.path)
 			return err
 		}
 		if err := fn(target); err != nil {
@@ -35,7 +35,7 @@ func (f *FS) setattr(op, name string, n *inode, fn func(n *inode) error) error {
 		}
 		target.ctime = now()
 		f.c.touchInode(target)
-		m.stale = append(m.stale, m.path)
+		m.inodeChanged(m.path)
 		return nil
 	})
 }

@@ -39,14 +39,20 @@ func (c *core) readAt(n *inode, p []byte, off int64) (int, error) {
 		idx, in := pos/cs, pos%cs
 		end := min(int64(len(p)), done+cs-in)
 		dst := p[done:end]
-		switch ch := n.chunks[idx]; {
+		ch := n.chunks[idx]
+		switch clean, cached := c.clean.get(chunkID{n.ino, idx}, n.dataGen); {
 		case ch != nil:
 			copyChunk(dst, ch.data, in)
 			chunkCache.Hits.Inc()
 		case idx >= n.truncFrom:
 			clear(dst)
+		case cached:
+			copyChunk(dst, clean, in)
+			chunkCache.Hits.Inc()
+			c.readAhead(n, idx)
 		default:
 			fetches = append(fetches, fetch{idx, done, end, in})
+			c.readAhead(n, idx)
 		}
 		done = end
 	}
@@ -153,6 +159,7 @@ func (c *core) writeChunk(n *inode, idx, in int64, piece []byte) error {
 		c.dirtyBytes += int64(cap(ch.data) - oldCap)
 	}
 	copy(ch.data[in:], piece)
+	n.dataGen++
 	c.dirty.chunked[n.ino] = struct{}{}
 	t := now()
 	if end > n.size {
@@ -248,6 +255,7 @@ func (c *core) truncate(n *inode, size int64) error {
 	defer c.mu.Unlock()
 	t := now()
 	n.mtime, n.ctime = t, t
+	n.dataGen++
 	c.touchInode(n)
 	if size >= oldSize {
 		c.used += size - n.size

@@ -95,10 +95,11 @@ type core struct {
 
 	dirty      dirtySet
 	dirtyBytes int64 // chunk bytes waiting in RAM
+	clean      cleanCache
 	room       *sync.Cond
 	storeErr   error // last commit's error, reported until a commit succeeds
 
-	invalidate func(paths []string) // tells the kernel of changes made elsewhere
+	invalidate func([]Change) // tells the kernel of changes made elsewhere
 
 	syncReq chan chan error
 	kick    chan struct{}
@@ -186,6 +187,15 @@ func (c *core) load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("load entries: %w", err)
 	}
+	// Hidden names of files that were open when the owner stopped have no
+	// handles left.
+	for _, n := range c.inodes {
+		for name := range n.children {
+			if isLibfuseHidden(name) {
+				c.dropName(n, name, n.mtime)
+			}
+		}
+	}
 	err = c.store.ScanXattrs(ctx, func(x sqlstore.Xattr) error {
 		if n := c.inodes[x.Ino]; n != nil {
 			if n.xattrs == nil {
@@ -244,10 +254,10 @@ func (f *FS) Sync(ctx context.Context) error {
 	}
 }
 
-// SetInvalidator registers fn to hear of every path changed by a caller
+// SetInvalidator registers fn to hear of every change made by a caller
 // other than the kernel, so a mount can drop what the kernel cached. fn is
 // called outside every lock and must not block for long.
-func (f *FS) SetInvalidator(fn func(paths []string)) {
+func (f *FS) SetInvalidator(fn func([]Change)) {
 	f.c.mu.Lock()
 	f.c.invalidate = fn
 	f.c.mu.Unlock()

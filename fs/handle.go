@@ -84,7 +84,7 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 		if n, err = c.newInode(f.who, parent, base, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
 			return nil, err
 		}
-		m.stalePaths(m.path)
+		m.nameChanged(m.path)
 	case err != nil:
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 			return nil, err
 		}
 		file.wrote = true
-		m.stalePaths(m.path)
+		m.inodeChanged(m.path)
 	}
 	return file, nil
 }
@@ -293,22 +293,32 @@ func (fl *File) Sync() error { return fl.fs.Sync(context.Background()) }
 func (fl *File) Close() error {
 	c := fl.fs.c
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	fl.closeLocked()
+	wrote := fl.closeLocked()
+	inv := c.invalidate
+	c.mu.Unlock()
+	// Data written through the Go API reaches the kernel's cache at close,
+	// the moment other readers may rely on it (close-to-open consistency).
+	if wrote && inv != nil && !fl.fs.who.Kernel {
+		inv([]Change{{Path: fl.name}})
+	}
 	return nil
 }
 
-func (fl *File) closeLocked() {
+// closeLocked releases the handle once and reports whether it wrote.
+// Called with c.mu held.
+func (fl *File) closeLocked() (wrote bool) {
 	fl.once.Do(func() {
 		c := fl.fs.c
 		if fl.wrote {
 			c.record(fl.fs.who, &mutation{op: "write", path: fl.name}, nil)
+			wrote = true
 		}
 		fl.n.open--
 		c.handles--
 		metrics.FuseOpenHandles.Dec()
 		c.maybeDestroy(fl.n)
 	})
+	return wrote
 }
 
 // touchAtime updates atime the way relatime does: only when it is older

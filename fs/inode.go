@@ -37,6 +37,11 @@ type inode struct {
 	// removes them from the store has committed.
 	truncFrom    int64
 	truncPending int
+	// dataGen counts writes and truncations; cached clean chunks of an
+	// older generation are stale. lastRead is the last chunk fetched, to
+	// spot sequential reads.
+	dataGen  uint64
+	lastRead int64
 
 	open int        // open handles; an unlinked inode lives until the last close
 	io   sync.Mutex // held across the store read of a read-modify-write

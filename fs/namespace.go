@@ -3,6 +3,7 @@ package fs
 import (
 	"path"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -14,7 +15,17 @@ import (
 // which paths the kernel must forget.
 type mutation struct {
 	op, path, path2 string
-	stale           []string
+	stale           []Change
+}
+
+// Change tells a mount what a caller other than the kernel changed, so it
+// can drop what the kernel cached.
+type Change struct {
+	Path string
+	// Name is set when the name itself appeared, went or moved (and so the
+	// directory's listing changed); otherwise the inode's attributes or data
+	// changed.
+	Name bool
 }
 
 // mutate runs fn under the lock as one audited change. Policy and
@@ -66,11 +77,16 @@ func (c *core) record(who Caller, m *mutation, err error) {
 	metrics.AuditEvents.Inc()
 }
 
-// stalePaths marks p and its directory for the kernel to forget.
-func (m *mutation) stalePaths(ps ...string) {
+// nameChanged marks names that appeared, went or moved.
+func (m *mutation) nameChanged(ps ...string) {
 	for _, p := range ps {
-		m.stale = append(m.stale, p, path.Dir(p))
+		m.stale = append(m.stale, Change{Path: p, Name: true})
 	}
+}
+
+// inodeChanged marks a name whose inode's attributes or data changed.
+func (m *mutation) inodeChanged(p string) {
+	m.stale = append(m.stale, Change{Path: p})
 }
 
 func now() int64 { return time.Now().UnixNano() }
@@ -156,7 +172,7 @@ func (f *FS) mknod(op, name string, mode uint32, rdev uint64, target string) (*i
 			return err
 		}
 		n, err = f.c.newInode(f.who, parent, base, mode, rdev, target)
-		m.stalePaths(m.path)
+		m.nameChanged(m.path)
 		return err
 	})
 	return n, err
@@ -263,7 +279,7 @@ func (f *FS) Link(oldname, newname string) error {
 		c.touchInode(src)
 		c.touchInode(parent)
 		c.touchDentry(parent.ino, base)
-		m.stalePaths(m.path, m.path2)
+		m.nameChanged(m.path, m.path2)
 		return nil
 	})
 }
@@ -297,14 +313,14 @@ func (f *FS) remove(op, name string, dir int) error {
 			return syscall.EISDIR
 		case !n.isDir() && dir > 0:
 			return syscall.ENOTDIR
-		case n.isDir() && len(n.children) > 0:
+		case n.isDir() && !c.emptyDir(n):
 			return syscall.ENOTEMPTY
 		}
 		if parent.mode&syscall.S_ISVTX != 0 && f.who.Uid != 0 && f.who.Uid != n.uid && f.who.Uid != parent.uid {
 			return syscall.EPERM
 		}
 		c.dropName(parent, base, now())
-		m.stalePaths(m.path)
+		m.nameChanged(m.path)
 		return nil
 	})
 }
@@ -410,7 +426,7 @@ func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 					return syscall.ENOTDIR
 				case !src.isDir() && dst.isDir():
 					return syscall.EISDIR
-				case dst.isDir() && len(dst.children) > 0:
+				case dst.isDir() && !c.emptyDir(dst):
 					return syscall.ENOTEMPTY
 				}
 				c.dropName(np, nn, t)
@@ -431,9 +447,34 @@ func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 		c.touchInode(src)
 		c.touchDentry(op.ino, on)
 		c.touchDentry(np.ino, nn)
-		m.stalePaths(m.path, m.path2)
+		m.nameChanged(m.path, m.path2)
 		return nil
 	})
+}
+
+// hiddenPrefix starts the names libfuse's high-level API gives files that
+// are unlinked while open: it renames them to .fuse_hiddenNNN and unlinks
+// that name at the last close. The kernel only sends calls with a path for
+// them (fstat of such a file has no handle), so the name must live; the
+// core keeps it out of listings and out of the way of rmdir instead.
+const hiddenPrefix = ".fuse_hidden"
+
+func isLibfuseHidden(name string) bool { return strings.HasPrefix(name, hiddenPrefix) }
+
+// emptyDir reports whether dir holds nothing but libfuse's hidden names,
+// and drops those (their open handles keep the inodes alive) so the
+// directory can go. Called with c.mu held.
+func (c *core) emptyDir(dir *inode) bool {
+	for name := range dir.children {
+		if !isLibfuseHidden(name) {
+			return false
+		}
+	}
+	t := now()
+	for name := range dir.children {
+		c.dropName(dir, name, t)
+	}
+	return true
 }
 
 // reparent moves directory n's parent link from one directory to another.
@@ -487,7 +528,7 @@ func (f *FS) ReadDir(name string) ([]DirEntry, error) {
 	hide := f.c.opts.Policy.hasHidden()
 	out := make([]DirEntry, 0, len(n.children))
 	for childName, ino := range n.children {
-		if hide && f.c.opts.Policy.refuse(path.Join(dir, childName), false) != "" {
+		if isLibfuseHidden(childName) || hide && f.c.opts.Policy.refuse(path.Join(dir, childName), false) != "" {
 			continue
 		}
 		out = append(out, DirEntry{Name: childName, Ino: ino, Mode: c.inodes[ino].mode & syscall.S_IFMT})

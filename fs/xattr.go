@@ -40,7 +40,7 @@ func (f *FS) Setxattr(name, attr string, value []byte, flags int) error {
 		}
 		n.xattrs[attr] = append([]byte(nil), value...)
 		f.c.xattrChanged(n, attr)
-		m.stale = append(m.stale, m.path)
+		m.inodeChanged(m.path)
 		return nil
 	})
 }
@@ -57,7 +57,7 @@ func (f *FS) Removexattr(name, attr string) error {
 		}
 		delete(n.xattrs, attr)
 		f.c.xattrChanged(n, attr)
-		m.stale = append(m.stale, m.path)
+		m.inodeChanged(m.path)
 		return nil
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -45,6 +47,7 @@ func run() int {
 		readOnly    = fl.Bool("read-only", false, "mount read-only: every change fails with EROFS")
 		allowOther  = fl.Bool("allow-other", false, "let users other than the mounting one use the mount")
 		metricsAddr = fl.String("metrics-addr", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics")
+		pprofAddr   = fl.String("pprof-addr", "", "serve Go profiles at http://`HOST:PORT`/debug/pprof/ (for tuning)")
 		interval    = fl.Duration("commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 		debug       = fl.Bool("debug", false, "log every FUSE request (libfuse -d)")
 		quota       = fl.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
@@ -95,11 +98,18 @@ func run() int {
 		ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug,
 	})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
+		code := 1
+		if errors.Is(err, context.Canceled) {
+			log.Info("signal received while mounting; stopping")
+			code = 0
+		} else {
+			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
+		}
 		if cerr := fsys.Close(); cerr != nil {
 			fmt.Fprintln(os.Stderr, "sqlfs-mount: close store:", cerr)
+			code = 1
 		}
-		return 1
+		return code
 	}
 	log.Info("mounted", "store", store, "mountpoint", m.Mountpoint(), "pid", os.Getpid())
 	if *metricsAddr != "" {
@@ -109,6 +119,15 @@ func run() int {
 			}
 		}()
 		go trackUsage(ctx, fsys)
+	}
+
+	if *pprofAddr != "" {
+		go func() {
+			// The default mux carries net/http/pprof's handlers.
+			if err := http.ListenAndServe(*pprofAddr, nil); err != nil {
+				log.Error("pprof server stopped", "addr", *pprofAddr, "err", err)
+			}
+		}()
 	}
 
 	code := 0

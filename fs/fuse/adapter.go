@@ -42,6 +42,12 @@ type adapter struct {
 // handle is an open file or directory.
 type handle struct {
 	file *sfs.File // nil for directories
+	// A directory's listing, taken when reading starts at offset 0, so the
+	// kernel's follow-up calls page through one consistent snapshot.
+	mu    sync.Mutex
+	ents  []sfs.DirEntry
+	attrs []sfs.Attr
+	self  sfs.Attr
 }
 
 // opMetrics are the per-op series, resolved once.
@@ -410,23 +416,43 @@ func (a *adapter) Opendir(path string) (int, uint64) {
 	return done(a.ops.opendir, start, 0), a.add(&handle{})
 }
 
+// Readdir fills entries with their attributes and non-zero offsets
+// (entry i at offset i+1): libfuse3 passes the attributes to the kernel
+// (readdirplus) only then, which spares `ls -l` a LOOKUP per entry.
 func (a *adapter) Readdir(path string, fill func(name string, stat *cgofuse.Stat_t, ofst int64) bool, ofst int64, fh uint64) int {
 	start := time.Now()
-	ents, attrs, err := a.fsys.ReadDirAttrs(path)
-	if err != nil {
-		return done(a.ops.readdir, start, errno(err))
+	h := a.get(fh)
+	if h == nil {
+		h = &handle{} // a listing without opendir: take a fresh snapshot
 	}
-	self, err := a.fsys.Stat(path)
-	if err != nil {
-		return done(a.ops.readdir, start, errno(err))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if ofst == 0 || h.ents == nil {
+		ents, attrs, err := a.fsys.ReadDirAttrs(path)
+		if err != nil {
+			return done(a.ops.readdir, start, errno(err))
+		}
+		self, err := a.fsys.Stat(path)
+		if err != nil {
+			return done(a.ops.readdir, start, errno(err))
+		}
+		h.ents, h.attrs, h.self = ents, attrs, self
 	}
 	var st cgofuse.Stat_t
-	fillStat(&st, self)
-	fill(".", &st, 0)
-	fill("..", nil, 0)
-	for i, e := range ents {
-		fillStat(&st, attrs[i])
-		if !fill(e.Name, &st, 0) {
+	// Offsets 1 and 2 are "." and ".."; entry i is at i+3.
+	for i := ofst; i < int64(len(h.ents))+2; i++ {
+		var ok bool
+		switch i {
+		case 0:
+			fillStat(&st, h.self)
+			ok = fill(".", &st, 1)
+		case 1:
+			ok = fill("..", nil, 2)
+		default:
+			fillStat(&st, h.attrs[i-2])
+			ok = fill(h.ents[i-2].Name, &st, i+1)
+		}
+		if !ok {
 			break
 		}
 	}

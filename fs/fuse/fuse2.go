@@ -8,12 +8,19 @@ import (
 	cgofuse "github.com/winfsp/cgofuse/fuse"
 )
 
-// libfuse2 cannot tell the kernel of changes made outside it, so cached
+// st_ino is the store's inode number (unlinked open files keep libfuse's
+// .fuse_hidden names, see fs/namespace.go). libfuse2 cannot tell the kernel of changes made outside it, so cached
 // attributes and names must expire quickly for other frontends' changes to
 // show; auto_cache drops a file's pages when its mtime or size changed.
-var cacheOptions = []string{"big_writes", "auto_cache", "attr_timeout=1", "entry_timeout=1", "negative_timeout=0"}
+var cacheOptions = []string{
+	"use_ino", "readdir_ino", "big_writes",
+	"auto_cache", "attr_timeout=1", "entry_timeout=1", "negative_timeout=0",
+}
 
 const canNotify = false
+
+// LibFUSE is the libfuse major version this build serves through.
+const LibFUSE = 2
 
 func configureHost(*cgofuse.FileSystemHost) {}
 

@@ -46,18 +46,14 @@ type Mount struct {
 }
 
 // mountOptions are the -o options every mount gets: the kernel checks
-// permissions itself, st_ino is the store's inode number, an unlinked open
-// file stays an inode instead of a .fuse_hidden file, and the kernel caches
-// what it can (see cacheOptions).
+// permissions itself and caches what it can (see cacheOptions; the options
+// that libfuse2 takes here and libfuse3 in init are in fuse2.go/fuse3.go).
 func mountOptions(o Options) []string {
 	name := o.FSName
 	if name == "" {
 		name = "sqlfs"
 	}
-	opts := []string{
-		"fsname=" + strings.ReplaceAll(name, ",", "_"), "subtype=sqlfs",
-		"default_permissions", "use_ino", "readdir_ino", "hard_remove",
-	}
+	opts := []string{"fsname=" + strings.ReplaceAll(name, ",", "_"), "subtype=sqlfs", "default_permissions"}
 	opts = append(opts, cacheOptions...)
 	if o.AllowOther {
 		opts = append(opts, "allow_other")
@@ -155,25 +151,31 @@ func (m *Mount) startInvalidator(fsys *sfs.FS) {
 	if !canNotify {
 		return
 	}
-	queue := make(chan []string, 1024)
-	fsys.SetInvalidator(func(paths []string) {
+	queue := make(chan []sfs.Change, 1024)
+	fsys.SetInvalidator(func(changes []sfs.Change) {
 		select {
-		case queue <- paths:
+		case queue <- changes:
 		case <-m.stopInv:
+		case <-m.done:
 		}
 	})
 	go func() {
+		defer fsys.SetInvalidator(nil)
 		for {
 			select {
-			case paths := <-queue:
-				for _, p := range paths {
-					m.host.Notify(p, cgofuse.NOTIFY_CHMOD|cgofuse.NOTIFY_CHOWN|cgofuse.NOTIFY_UTIME|cgofuse.NOTIFY_CHFLAGS|cgofuse.NOTIFY_TRUNCATE)
+			case changes := <-queue:
+				for _, c := range changes {
+					action := uint32(cgofuse.NOTIFY_TRUNCATE)
+					if c.Name {
+						// Drops the name (positive or negative) and the
+						// parent's attributes as well as the inode's.
+						action = cgofuse.NOTIFY_UNLINK
+					}
+					m.host.Notify(c.Path, action)
 				}
 			case <-m.stopInv:
-				fsys.SetInvalidator(nil)
 				return
 			case <-m.done:
-				fsys.SetInvalidator(nil)
 				return
 			}
 		}

@@ -20,7 +20,7 @@ import (
 )
 
 func mount(t *testing.T) *fusetest.Workspace {
-	return fusetest.Mount(t, sfs.Options{}, fuse.Options{AllowOther: true})
+	return fusetest.Mount(t, sfs.Options{}, fuse.Options{AllowOther: true, Debug: os.Getenv("FUSEDEBUG") != ""})
 }
 
 func must(t *testing.T, err error) {
@@ -182,11 +182,8 @@ func TestUnlinkedOpenFileLivesUntilClose(t *testing.T) {
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Fatalf("name still there: %v", err)
 	}
-	ents, _ := os.ReadDir(w.Dir)
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), ".fuse_hidden") {
-			t.Fatalf("unlink left %s behind (hard_remove missing)", e.Name())
-		}
+	if ents, _ := os.ReadDir(w.Dir); len(ents) > 0 {
+		t.Fatalf("unlinked file still listed as %s", ents[0].Name())
 	}
 	_, err = f.WriteAt([]byte("+after"), 6)
 	must(t, err)
@@ -200,9 +197,28 @@ func TestUnlinkedOpenFileLivesUntilClose(t *testing.T) {
 	if fi.Size() != 12 {
 		t.Fatalf("fstat size after unlink = %d", fi.Size())
 	}
+	// Its directory can go while it is open (libfuse2 loses the path then).
+	if fuse.LibFUSE == 2 {
+		must(t, f.Close())
+		return
+	}
+	must(t, os.Mkdir(w.Path("d"), 0o755))
+	g, err := os.Create(w.Path("d", "g"))
+	must(t, err)
+	defer g.Close()
+	must(t, os.Remove(w.Path("d", "g")))
+	must(t, unix.Rmdir(w.Path("d")))
+	_, err = g.WriteString("still writable")
+	must(t, err)
+	must(t, g.Close())
 	must(t, f.Close())
-	if u := w.FS.Usage(); u.Open != 0 {
-		t.Fatalf("handles still open after close: %d", u.Open)
+	// RELEASE follows close asynchronously; then both files are gone.
+	deadline := time.Now().Add(5 * time.Second)
+	for u := w.FS.Usage(); u.Open != 0 || u.Inodes != 1; u = w.FS.Usage() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the last close: %+v, want no handles and only the root", u)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -315,6 +331,9 @@ func TestChmodChownUtimens(t *testing.T) {
 	st = lstat(t, p)
 	if st.Atim != at || st.Mtim != mt {
 		t.Fatalf("utimensat: atime %v mtime %v", st.Atim, st.Mtim)
+	}
+	if fuse.LibFUSE == 2 {
+		t.Skip("libfuse2's high-level API drops utimensat calls that omit one of the times")
 	}
 	// UTIME_OMIT keeps atime; UTIME_NOW sets mtime to now.
 	before := time.Now().Add(-time.Second)

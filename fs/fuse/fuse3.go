@@ -1,0 +1,31 @@
+//go:build fuse3
+
+package fuse
+
+import (
+	"os/exec"
+
+	cgofuse "github.com/winfsp/cgofuse/fuse"
+)
+
+// With libfuse3 (through the cgofuse fork in third_party/cgofuse) the core
+// tells the kernel of every change made outside it, so the kernel may cache
+// names, attributes and data for long.
+var cacheOptions = []string{"kernel_cache", "attr_timeout=60", "entry_timeout=60", "negative_timeout=60"}
+
+const canNotify = true
+
+// LibFUSE is the libfuse major version this build serves through.
+const LibFUSE = 3
+
+// configureHost sets what libfuse3 takes only from init, not as -o options:
+// st_ino from the store, and no FLUSH on close (written data is visible at
+// once; Flush has nothing to do). Not hard_remove: with it libfuse cannot
+// serve fstat of an unlinked open file (ESTALE); its .fuse_hidden names,
+// which the core keeps out of sight, can.
+func configureHost(h *cgofuse.FileSystemHost) {
+	h.SetUseIno(true)
+	h.SetNoFlush(true)
+}
+
+func lazyUnmount(dir string) error { return exec.Command("fusermount3", "-u", "-z", dir).Run() }

@@ -1,0 +1,3 @@
+module github.com/winfsp/cgofuse
+
+go 1.17
