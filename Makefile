@@ -4,13 +4,18 @@
 SHELL      := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO         ?= go
-# libfuse3 through the vendored cgofuse fork (third_party/cgofuse): kernel
-# cache invalidation, partial utimens, nullpath for unlinked open files.
-TAGS       ?= fuse3
-GOFLAGS_B  := -tags $(TAGS)
+# fuse3: libfuse3 through the vendored cgofuse fork (third_party/cgofuse):
+# kernel cache invalidation, partial utimens, readdirplus, 1 MiB writes.
+# seccomp: the container backend's syscall filter (libseccomp).
+TAGS       ?= fuse3 seccomp
+GOFLAGS_B  := -tags '$(TAGS)'
 BIN        := bin
-DEB_PKGS   := fuse3 libfuse3-dev libfuse-dev pkg-config gcc sqlite3 runc busybox-static \
-              libseccomp-dev prometheus fio tar gzip git
+# fuse3 and libfuse3-dev for the mount, busybox-static and libseccomp-dev for
+# the container tests, prometheus for promtool and the scrape test, fio for
+# make fio, and the reference tools the shell backend's corpus compares with.
+DEB_PKGS   := fuse3 libfuse3-dev libfuse-dev pkg-config gcc sqlite3 busybox-static \
+              libseccomp-dev prometheus fio tar gzip git bash coreutils grep sed mawk \
+              diffutils jq file util-linux tree
 TEST_TIMEOUT ?= 20m
 
 .PHONY: all deps build test vet demo bench fio rootfs demo-pdf clean
@@ -36,8 +41,10 @@ vet:
 	$(GO) vet $(GOFLAGS_B) ./...
 
 # The suite mounts real FUSE filesystems and runs real containers: run as root.
+# The cgofuse fork is a module of its own, so its patch tests run apart.
 test: deps vet
 	$(GO) test $(GOFLAGS_B) -p 2 -timeout $(TEST_TIMEOUT) ./...
+	cd third_party/cgofuse && $(GO) test -tags fuse3 -run Fuse3 ./fuse/
 
 # demo mounts a workspace on a fresh store, works in it, unmounts, remounts
 # and shows the files are still there.
@@ -62,17 +69,21 @@ demo: build
 	cat $(DEMO)/mnt/entry; kill -TERM $$pid; wait $$pid
 
 bench: build
-	$(GO) run $(GOFLAGS_B) ./bench -mount-bin $(BIN)/sqlfs-mount
+	$(GO) run ./bench -tmpfs -mount-bin $(BIN)/sqlfs-mount $(BENCHFLAGS)
 
 fio: build
-	$(GO) run $(GOFLAGS_B) ./fio -mount-bin $(BIN)/sqlfs-mount
+	$(GO) run ./fio -tmpfs -mount-bin $(BIN)/sqlfs-mount $(FIOFLAGS)
 
-# rootfs builds the full Debian userland for the container backend.
+# rootfs builds the full Debian userland for the container backend
+# (debootstrap, then nodejs npm git python3 pandoc groff; about 10 minutes).
+ROOTFS ?= /var/lib/sqlfs/rootfs
 rootfs:
-	./sidecar/container/mkrootfs.sh $(or $(ROOTFS),/var/lib/sqlfs/rootfs)
+	@dpkg-query -W -f='$${Status}\n' debootstrap 2>/dev/null | grep -q 'ok installed' || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap)
+	test -x $(ROOTFS)/usr/bin/pandoc || ./sidecar/container/mkrootfs.sh $(ROOTFS)
 
 demo-pdf: build rootfs
-	SQLFS_ROOTFS=$(or $(ROOTFS),/var/lib/sqlfs/rootfs) $(GO) test $(GOFLAGS_B) -run TestDemoPDF -v ./sidecar/container/
+	SQLFS_ROOTFS=$(ROOTFS) $(GO) test $(GOFLAGS_B) -count=1 -run TestPandocDemo -v ./sidecar/container/
 
 clean:
 	rm -rf $(BIN)

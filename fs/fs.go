@@ -32,7 +32,11 @@ type Options struct {
 	Policy    Policy
 	// NoAudit turns off the audit trail (benchmarks of the bare data path).
 	NoAudit bool
-	Logger  *slog.Logger
+	// Uid and Gid own what callers of the Go API create (the FUSE adapter
+	// passes each request's own). Sidecars set the agent's user here, so a
+	// container running as that user can change what the shell made.
+	Uid, Gid uint32
+	Logger   *slog.Logger
 }
 
 func (o *Options) defaults() {
@@ -101,7 +105,7 @@ type core struct {
 
 	invalidate func([]Change) // tells the kernel of changes made elsewhere
 
-	syncReq chan chan error
+	syncReq chan syncRequest
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
@@ -133,7 +137,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 		log:       opts.Logger,
 		inodes:    make(map[uint64]*inode),
 		dirty:     newDirtySet(),
-		syncReq:   make(chan chan error),
+		syncReq:   make(chan syncRequest),
 		kick:      make(chan struct{}, 1),
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
@@ -150,7 +154,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 		return nil, err
 	}
 	go c.run()
-	return &FS{c: c}, nil
+	return &FS{c: c, who: Caller{Uid: opts.Uid, Gid: opts.Gid}}, nil
 }
 
 func (c *core) load(ctx context.Context) error {
@@ -234,20 +238,31 @@ func (f *FS) Close() error {
 }
 
 // Sync returns once everything done so far is durable.
-func (f *FS) Sync(ctx context.Context) error {
+func (f *FS) Sync(ctx context.Context) error { return f.commitNow(ctx, true) }
+
+// Flush returns once everything done so far is committed, without waiting
+// for the disk: enough for the audit trail to show it to store queries.
+func (f *FS) Flush(ctx context.Context) error { return f.commitNow(ctx, false) }
+
+type syncRequest struct {
+	durable bool
+	reply   chan error
+}
+
+func (f *FS) commitNow(ctx context.Context, durable bool) error {
 	if f.c.opts.ReadOnly {
 		return nil
 	}
-	reply := make(chan error, 1)
+	req := syncRequest{durable: durable, reply: make(chan error, 1)}
 	select {
-	case f.c.syncReq <- reply:
+	case f.c.syncReq <- req:
 	case <-f.c.done:
 		return fmt.Errorf("sync: %w", syscall.EIO)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 	select {
-	case err := <-reply:
+	case err := <-req.reply:
 		return err
 	case <-ctx.Done():
 		return ctx.Err()

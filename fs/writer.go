@@ -49,7 +49,7 @@ func (c *core) run() {
 	tick := time.NewTicker(c.opts.CommitInterval)
 	defer tick.Stop()
 	for {
-		var waiters []chan error
+		var waiters []syncRequest
 		select {
 		case <-c.stop:
 			err := c.commit(true)
@@ -71,9 +71,13 @@ func (c *core) run() {
 		case <-c.kick:
 		case <-tick.C:
 		}
-		err := c.commit(len(waiters) > 0)
+		durable := false
 		for _, w := range waiters {
-			w <- err
+			durable = durable || w.durable
+		}
+		err := c.commit(durable)
+		for _, w := range waiters {
+			w.reply <- err
 		}
 	}
 }

@@ -24,6 +24,9 @@ type Request struct {
 	Stderr  io.Writer         // streamed as produced; nil discards
 	Timeout time.Duration     // 0 means Limits.Timeout
 	Limits  Limits
+	// Actor names the command in the audit trail (e.g. "exec:ID"), so the
+	// changes it made can be listed afterwards; "" uses the backend's own.
+	Actor string
 }
 
 // Limits bound what one command may consume. Zero fields take the defaults

@@ -3,7 +3,9 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
@@ -53,8 +55,20 @@ func (b *Batch) Ops() int {
 func (b *Batch) Empty() bool { return b.Ops() == 0 }
 
 // Commit writes b in one transaction. Only one goroutine may commit at a
-// time. On error nothing of b is written.
+// time. On error nothing of b is written. When the disk is full it empties
+// the WAL into the database and tries once more, since the WAL only gives
+// its space back after a checkpoint.
 func (s *Store) Commit(ctx context.Context, b *Batch) error {
+	err := s.commit(ctx, b)
+	if errors.Is(err, ErrStoreFull) {
+		if _, cerr := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); cerr == nil {
+			err = s.commit(ctx, b)
+		}
+	}
+	return err
+}
+
+func (s *Store) commit(ctx context.Context, b *Batch) error {
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
@@ -76,6 +90,17 @@ func (s *Store) Commit(ctx context.Context, b *Batch) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
+	}
+	// The WAL gives space back only after a checkpoint, which itself needs
+	// room to grow the database: on a filling disk, checkpoint at once,
+	// long before the WAL could take the last of the space.
+	_, wal := s.FileBytes()
+	if wal > s.freeBytes()/2 {
+		if _, err := conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+			slog.Warn("checkpoint on a filling disk failed", "err", err)
+		}
+	} else if s.cp != nil {
+		s.cp.committed(wal)
 	}
 	return nil
 }
@@ -159,11 +184,4 @@ func applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 		}
 	}
 	return nil
-}
-
-// Checkpoint copies the WAL into the main file; it returns how long it took.
-func (s *Store) Checkpoint(ctx context.Context) (time.Duration, error) {
-	start := time.Now()
-	_, err := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-	return time.Since(start), s.classify(err)
 }

@@ -70,18 +70,22 @@ func (s *Store) initSchema(ctx context.Context, opts Options) error {
 		return fmt.Errorf("%s: %w (a SQLite database of another application)", s.path, ErrNotStore)
 	}
 	if fresh {
-		// Larger pages keep a chunk's overflow chain short; the size only
-		// applies before the first table and WAL exist.
-		if _, err := conn.ExecContext(ctx, "PRAGMA page_size=16384"); err != nil {
+		// 32 KiB pages keep a chunk's overflow chain short (measured: about
+		// twice the blob throughput of 4 KiB pages) while a small metadata
+		// commit still writes little; the size only applies before the
+		// first table and the WAL exist.
+		if _, err := conn.ExecContext(ctx, "PRAGMA page_size=32768"); err != nil {
 			return fmt.Errorf("set page size: %w", err)
 		}
 	}
 	// WAL lets the read pool run beside the writer; NORMAL syncs only at
-	// checkpoints, and commits that must be durable switch to FULL.
+	// checkpoints, and commits that must be durable switch to FULL. The
+	// writer never checkpoints itself: the checkpointer does, on its own
+	// connection, so copying the WAL into the database overlaps new writes.
 	for _, p := range []string{
 		"PRAGMA journal_mode=WAL",
 		"PRAGMA synchronous=NORMAL",
-		"PRAGMA wal_autocheckpoint=4096",
+		"PRAGMA wal_autocheckpoint=0",
 	} {
 		if _, err := conn.ExecContext(ctx, p); err != nil {
 			return s.classify(fmt.Errorf("%s: %w", p, err))

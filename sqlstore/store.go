@@ -57,6 +57,7 @@ type Store struct {
 	lock      *ownerLock
 	w         *sql.DB // one connection: the writer
 	r         *sql.DB // read pool
+	cp        *checkpointer
 
 	mu          sync.Mutex // guards readChunk prepared statement creation
 	readChunkSt *sql.Stmt
@@ -112,7 +113,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s.r = r
-	return nil
+	return s.startCheckpointer()
 }
 
 // classify turns SQLite's errors about the file itself into the store's own.
@@ -140,7 +141,10 @@ func (s *Store) ChunkSize() int { return s.chunkSize }
 // Close checkpoints the WAL into the main file and releases the lock.
 func (s *Store) Close() error {
 	var err error
-	if s.w != nil {
+	if s.cp != nil {
+		err = s.cp.close()
+	}
+	if s.w != nil && err == nil {
 		_, err = s.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	}
 	if cerr := s.closeDBs(); err == nil {

@@ -50,6 +50,7 @@ func run() int {
 		pprofAddr   = fl.String("pprof-addr", "", "serve Go profiles at http://`HOST:PORT`/debug/pprof/ (for tuning)")
 		interval    = fl.Duration("commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 		debug       = fl.Bool("debug", false, "log every FUSE request (libfuse -d)")
+		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
 		quota       = fl.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
 		extra       listFlag
 		readOnlyG   listFlag
@@ -73,6 +74,7 @@ func run() int {
 		return 2
 	}
 	store, mountpoint := fl.Arg(0), fl.Arg(1)
+	metrics.SetEnabled(!*noMetrics)
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(log)
 

@@ -94,7 +94,8 @@ func errno(err error) int {
 }
 
 // done records one request and returns its result, so each method ends in
-// `return a.done(op, start, rc)`.
+// `return done(op, start, rc)`; start comes from metrics.Start, which times
+// a sample of requests only.
 func done(op *metrics.FuseOp, start time.Time, rc int) int {
 	op.Observe(start, min(rc, 0))
 	return rc
@@ -152,7 +153,7 @@ func fillStat(st *cgofuse.Stat_t, at sfs.Attr) {
 }
 
 func (a *adapter) Statfs(path string, st *cgofuse.Statfs_t) int {
-	start := time.Now()
+	start := metrics.Start()
 	s, err := a.fsys.Statfs()
 	if err != nil {
 		return done(a.ops.statfs, start, errno(err))
@@ -166,7 +167,7 @@ func (a *adapter) Statfs(path string, st *cgofuse.Statfs_t) int {
 }
 
 func (a *adapter) Getattr(path string, st *cgofuse.Stat_t, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	var at sfs.Attr
 	var err error
 	if h := a.get(fh); h != nil && h.file != nil {
@@ -181,56 +182,56 @@ func (a *adapter) Getattr(path string, st *cgofuse.Stat_t, fh uint64) int {
 }
 
 func (a *adapter) Mknod(path string, mode uint32, dev uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.mknod, start, errno(a.caller().Mknod(path, mode, dev)))
 }
 
 func (a *adapter) Mkdir(path string, mode uint32) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.mkdir, start, errno(a.caller().Mkdir(path, mode)))
 }
 
 func (a *adapter) Unlink(path string) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.unlink, start, errno(a.caller().Unlink(path)))
 }
 
 func (a *adapter) Rmdir(path string) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.rmdir, start, errno(a.caller().Rmdir(path)))
 }
 
 func (a *adapter) Link(oldpath, newpath string) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.link, start, errno(a.caller().Link(oldpath, newpath)))
 }
 
 func (a *adapter) Symlink(target, newpath string) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.symlink, start, errno(a.caller().Symlink(target, newpath)))
 }
 
 func (a *adapter) Readlink(path string) (int, string) {
-	start := time.Now()
+	start := metrics.Start()
 	t, err := a.fsys.Readlink(path)
 	return done(a.ops.readlink, start, errno(err)), t
 }
 
 func (a *adapter) Rename(oldpath, newpath string) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.rename, start, errno(a.caller().Rename(oldpath, newpath)))
 }
 
 // Rename3 carries renameat2 flags on libfuse3.
 func (a *adapter) Rename3(oldpath, newpath string, flags uint32) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.rename, start, errno(a.caller().Rename2(oldpath, newpath, flags)))
 }
 
 func (a *adapter) Chmod(path string, mode uint32) int { return a.Chmod3(path, mode, noHandle) }
 
 func (a *adapter) Chmod3(path string, mode uint32, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	var err error
 	if h := a.get(fh); h != nil && h.file != nil {
 		err = h.file.Chmod(mode)
@@ -243,7 +244,7 @@ func (a *adapter) Chmod3(path string, mode uint32, fh uint64) int {
 func (a *adapter) Chown(path string, uid, gid uint32) int { return a.Chown3(path, uid, gid, noHandle) }
 
 func (a *adapter) Chown3(path string, uid, gid uint32, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	u, g := int(uid), int(gid)
 	if uid == ^uint32(0) {
 		u = -1
@@ -281,10 +282,11 @@ func (a *adapter) Utimens(path string, tmsp []cgofuse.Timespec) int {
 }
 
 func (a *adapter) Utimens3(path string, tmsp []cgofuse.Timespec, fh uint64) int {
-	start := time.Now()
-	at, mt := start, start
+	start := metrics.Start()
+	now := time.Now()
+	at, mt := now, now
 	if len(tmsp) == 2 {
-		at, mt = specTime(tmsp[0], start), specTime(tmsp[1], start)
+		at, mt = specTime(tmsp[0], now), specTime(tmsp[1], now)
 	}
 	var err error
 	if h := a.get(fh); h != nil && h.file != nil {
@@ -298,7 +300,7 @@ func (a *adapter) Utimens3(path string, tmsp []cgofuse.Timespec, fh uint64) int 
 // Access is checked by the kernel (default_permissions); this only answers
 // whether the path exists.
 func (a *adapter) Access(path string, mask uint32) int {
-	start := time.Now()
+	start := metrics.Start()
 	_, err := a.fsys.Lstat(path)
 	return done(a.ops.access, start, errno(err))
 }
@@ -313,7 +315,7 @@ func openFlags(flags int) int {
 // its caching: the kernel keeps one cache per name, so a file with several
 // names bypasses the page cache to show writes made through the others.
 func (a *adapter) CreateEx(path string, mode uint32, fi *cgofuse.FileInfo_t) int {
-	start := time.Now()
+	start := metrics.Start()
 	f, err := a.caller().OpenFile(path, openFlags(fi.Flags)|os.O_CREATE|fi.Flags&os.O_EXCL, mode)
 	if err != nil {
 		return done(a.ops.create, start, errno(err))
@@ -323,13 +325,17 @@ func (a *adapter) CreateEx(path string, mode uint32, fi *cgofuse.FileInfo_t) int
 }
 
 func (a *adapter) OpenEx(path string, fi *cgofuse.FileInfo_t) int {
-	start := time.Now()
+	start := metrics.Start()
 	f, err := a.caller().OpenFile(path, openFlags(fi.Flags), 0)
 	if err != nil {
 		return done(a.ops.open, start, errno(err))
 	}
+	// The kernel keeps a file's pages across opens (kernel_cache would, but
+	// cgofuse copies KeepCache back over it); changes made elsewhere reach
+	// it through invalidation.
+	fi.KeepCache = canNotify
 	if at, err := f.Stat(); err == nil && at.Nlink > 1 {
-		fi.DirectIo = true
+		fi.DirectIo, fi.KeepCache = true, false
 	}
 	fi.Fh = a.add(&handle{file: f})
 	return done(a.ops.open, start, 0)
@@ -347,7 +353,7 @@ func (a *adapter) Open(path string, flags int) (int, uint64) {
 }
 
 func (a *adapter) Truncate(path string, size int64, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	var err error
 	if h := a.get(fh); h != nil && h.file != nil {
 		err = h.file.Truncate(size)
@@ -358,7 +364,7 @@ func (a *adapter) Truncate(path string, size int64, fh uint64) int {
 }
 
 func (a *adapter) Read(path string, buff []byte, ofst int64, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	h := a.get(fh)
 	if h == nil || h.file == nil {
 		return done(a.ops.read, start, -int(syscall.EBADF))
@@ -372,7 +378,7 @@ func (a *adapter) Read(path string, buff []byte, ofst int64, fh uint64) int {
 }
 
 func (a *adapter) Write(path string, buff []byte, ofst int64, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	h := a.get(fh)
 	if h == nil || h.file == nil {
 		return done(a.ops.write, start, -int(syscall.EBADF))
@@ -387,12 +393,12 @@ func (a *adapter) Write(path string, buff []byte, ofst int64, fh uint64) int {
 
 // Flush has nothing to do: written data is visible to every reader at once.
 func (a *adapter) Flush(path string, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.flush, start, 0)
 }
 
 func (a *adapter) Release(path string, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	if h := a.take(fh); h != nil && h.file != nil {
 		h.file.Close()
 	}
@@ -400,12 +406,12 @@ func (a *adapter) Release(path string, fh uint64) int {
 }
 
 func (a *adapter) Fsync(path string, datasync bool, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.fsync, start, errno(a.fsys.Sync(context.Background())))
 }
 
 func (a *adapter) Opendir(path string) (int, uint64) {
-	start := time.Now()
+	start := metrics.Start()
 	at, err := a.fsys.Stat(path)
 	switch {
 	case err != nil:
@@ -420,7 +426,7 @@ func (a *adapter) Opendir(path string) (int, uint64) {
 // (entry i at offset i+1): libfuse3 passes the attributes to the kernel
 // (readdirplus) only then, which spares `ls -l` a LOOKUP per entry.
 func (a *adapter) Readdir(path string, fill func(name string, stat *cgofuse.Stat_t, ofst int64) bool, ofst int64, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	h := a.get(fh)
 	if h == nil {
 		h = &handle{} // a listing without opendir: take a fresh snapshot
@@ -460,23 +466,23 @@ func (a *adapter) Readdir(path string, fill func(name string, stat *cgofuse.Stat
 }
 
 func (a *adapter) Releasedir(path string, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	a.take(fh)
 	return done(a.ops.releasedir, start, 0)
 }
 
 func (a *adapter) Fsyncdir(path string, datasync bool, fh uint64) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.fsyncdir, start, errno(a.fsys.Sync(context.Background())))
 }
 
 func (a *adapter) Setxattr(path, name string, value []byte, flags int) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.setxattr, start, errno(a.caller().Setxattr(path, name, value, flags)))
 }
 
 func (a *adapter) Getxattr(path, name string) (int, []byte) {
-	start := time.Now()
+	start := metrics.Start()
 	v, err := a.fsys.Getxattr(path, name)
 	if err != nil {
 		return done(a.ops.getxattr, start, errno(err)), nil
@@ -485,12 +491,12 @@ func (a *adapter) Getxattr(path, name string) (int, []byte) {
 }
 
 func (a *adapter) Removexattr(path, name string) int {
-	start := time.Now()
+	start := metrics.Start()
 	return done(a.ops.removexattr, start, errno(a.caller().Removexattr(path, name)))
 }
 
 func (a *adapter) Listxattr(path string, fill func(name string) bool) int {
-	start := time.Now()
+	start := metrics.Start()
 	names, err := a.fsys.Listxattr(path)
 	if err != nil {
 		return done(a.ops.listxattr, start, errno(err))

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/sqlfs/sqlfs/bench/harness"
+)
+
+// lineCounter counts the lines a command prints.
+type lineCounter int
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	*c += lineCounter(bytes.Count(p, []byte{'\n'}))
+	return len(p), nil
+}
+
+// tool runs a real command; with want >= 0 it must print exactly want lines.
+func tool(ctx context.Context, want int, name string, args ...string) error {
+	var lines lineCounter
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout, cmd.Stderr = &lines, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w: %s", cmd, err, stderr.Bytes())
+	}
+	if want >= 0 && int(lines) != want {
+		return fmt.Errorf("%s: printed %d lines, want %d", cmd, lines, want)
+	}
+	return nil
+}
+
+// warmFile reads a file so that it is in the page cache: the workloads measure the
+// target, not the disk holding the archive.
+func warmFile(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(io.Discard, f)
+	return err
+}
+
+// workloadPhases extracts the generated tree with tar, then runs find, grep -r and
+// rm -rf over it, each tool checked for the output the tree implies.
+func workloadPhases(ctx context.Context, t *harness.Target, tarPath string, tree treeInfo, rec recorder) error {
+	dir := filepath.Join(t.Root, "w")
+	phases := []phase{
+		{name: "untar", ops: tree.Files,
+			before: func() error {
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					return err
+				}
+				return warmFile(tarPath)
+			},
+			run: func() error { return tool(ctx, 0, "tar", "-xf", tarPath, "-C", dir) }},
+		{name: "find", ops: tree.Files + tree.Dirs,
+			run: func() error { return tool(ctx, tree.Files, "find", dir, "-type", "f") }},
+		{name: "grep -r", ops: tree.Files,
+			run: func() error { return tool(ctx, tree.Matches, "grep", "-r", "-l", needle, dir) }},
+		{name: "rm -rf", ops: tree.Files + tree.Dirs,
+			run: func() error { return tool(ctx, 0, "rm", "-rf", dir) }},
+	}
+	return runPhases(ctx, t, phases, rec)
+}

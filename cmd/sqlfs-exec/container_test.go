@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sqlfs/sqlfs/sidecar/container"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+// TestServeContainerBackend runs the container backend the way the README
+// does: a busybox rootfs from this binary, `serve --mount --rootfs`, and
+// exec tool calls on both backends over the one workspace.
+func TestServeContainerBackend(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the container backend needs root")
+	}
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		t.Skip("the container backend needs the FUSE mount: no /dev/fuse")
+	}
+	if _, err := os.Stat(container.BusyboxPath); err != nil {
+		t.Skipf("no %s for the test rootfs (apt-get install busybox-static)", container.BusyboxPath)
+	}
+	dir := t.TempDir()
+	rootfs, mnt, state := filepath.Join(dir, "rootfs"), filepath.Join(dir, "mnt"), filepath.Join(dir, "state")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := sqlfsExec(t, "", "busybox-rootfs", rootfs); code != 0 {
+		t.Fatalf("busybox-rootfs: %s", stderr)
+	}
+	store := filepath.Join(dir, "ws.sqlfs")
+	stop := startOwner(t, store, "--mount", mnt, "--rootfs", rootfs, "--container-state", state)
+
+	execTool := func(backend, command string) tools.ExecOutput {
+		t.Helper()
+		args, err := json.Marshal(map[string]string{"command": command, "backend": backend})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := sqlfsExec(t, "", "tool", "--store", store, "--json", "exec", string(args))
+		var out tools.ExecOutput
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil || code != 0 {
+			t.Fatalf("exec %s %q: code %d, %v\n%s%s", backend, command, code, err, stdout, stderr)
+		}
+		return out
+	}
+	execTool("shell", "echo 'from the shell' > note.txt")
+	got := execTool("container", "cat note.txt; id -u; echo 'from the container' > reply.txt")
+	if got.ExitCode != 0 || got.Stdout != "from the shell\n1000\n" {
+		t.Fatalf("container: %+v", got)
+	}
+	if got := execTool("shell", "cat reply.txt"); got.Stdout != "from the container\n" {
+		t.Fatalf("shell reads %+v", got)
+	}
+
+	if code := stop(); code != 0 {
+		t.Errorf("serve exited %d", code)
+	}
+	// A clean shutdown leaves no container state behind.
+	if entries, err := os.ReadDir(state); err != nil || len(entries) != 0 {
+		t.Errorf("state dir after shutdown: %v %v", entries, err)
+	}
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+func init() {
+	register("log", "show and filter the audit trail", runLog)
+}
+
+const logUsage = `usage: sqlfs-exec log --store STORE [filters]
+
+Prints the audit trail of STORE, oldest first: every change made through any
+frontend (FUSE, shell, container, tools, import), and every refusal.
+Columns: sequence, time, actor, operation, path(s), result.
+
+flags:
+`
+
+func runLog(ctx context.Context, args []string) int {
+	fs, ws := clientFlags("log", logUsage)
+	var f sqlstore.AuditFilter
+	fs.StringVar(&f.Actor, "actor", "", "only events of `ACTOR` (e.g. tool:write, exec:ID, import)")
+	fs.StringVar(&f.ActorPrefix, "actor-prefix", "", "only actors starting with `PREFIX` (e.g. exec: or fuse:)")
+	fs.StringVar(&f.Op, "op", "", "only operation `OP` (create, write, unlink, rename, …)")
+	path := fs.String("path", "", "only events on `PATH` or below it")
+	since := fs.String("since", "", "only events from `WHEN` on: a duration back from now (10m) or an RFC 3339 time")
+	fs.Int64Var(&f.AfterSeq, "after", 0, "only events after sequence `N`")
+	fs.IntVar(&f.Limit, "limit", 1000, "print at most `N` events")
+	execID := fs.String("exec", "", "only events of exec `ID` (same as --actor exec:ID)")
+	asJSON := fs.Bool("json", false, "print one JSON object per line")
+	failed := fs.Bool("refused", false, "only refused operations (result other than ok)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return 2
+	}
+	if *execID != "" {
+		f.Actor = tools.Actor(*execID)
+	}
+	if *path != "" {
+		p, err := tools.Clean(*path)
+		if err != nil {
+			return fail("log", err)
+		}
+		f.PathPrefix = p
+	}
+	if *since != "" {
+		t, err := parseSince(*since, time.Now())
+		if err != nil {
+			return fail("log", err)
+		}
+		f.Since = t
+	}
+	return ws.run(ctx, "log", func(conn api.Conn) int {
+		events, err := conn.Audit(ctx, f)
+		if err != nil {
+			return fail("log", err)
+		}
+		enc := json.NewEncoder(os.Stdout)
+		for _, e := range events {
+			if *failed && e.Result == "ok" {
+				continue
+			}
+			if *asJSON {
+				if err := enc.Encode(e); err != nil {
+					return fail("log", err)
+				}
+				continue
+			}
+			paths := e.Path
+			if e.Path2 != "" {
+				paths += " -> " + e.Path2
+			}
+			fmt.Printf("%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Actor, e.Op, paths, e.Result)
+		}
+		return 0
+	})
+}
+
+// parseSince reads a duration back from now or an absolute time.
+func parseSince(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(s); err == nil {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if secs, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.Unix(secs, 0), nil
+	}
+	return time.Time{}, fmt.Errorf("--since %q: want a duration (10m), an RFC 3339 time or Unix seconds", s)
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+func init() {
+	register("run", "run one command against a workspace and exit with its status", runCmd)
+}
+
+const runUsage = `usage: sqlfs-exec run --store STORE [--backend shell|container] [--cwd DIR] [--timeout D] [--] COMMAND
+
+Runs COMMAND (a POSIX shell command line) with the workspace at /workspace,
+passes its output through and exits with its status. When a process owns
+the store (sqlfs-exec serve), the command runs there; otherwise the store is
+opened here. The container backend opened here mounts the workspace on a
+temporary directory and needs --rootfs (see sqlfs-exec busybox-rootfs).
+
+`
+
+// maxRunStdin caps what run reads from a piped standard input.
+const maxRunStdin = 16 << 20
+
+func runCmd(ctx context.Context, args []string) int {
+	fset, ws := clientFlags("run", runUsage)
+	backend := fset.String("backend", "shell", "exec backend: shell or container")
+	cwd := fset.String("cwd", sidecar.WorkspaceDir, "working `directory`, absolute or relative to "+sidecar.WorkspaceDir)
+	timeout := fset.Duration("timeout", sidecar.DefaultLimits.Timeout, "wall-clock limit")
+	var cf containerFlags
+	cf.register(fset)
+	if code, ok := parseFlags(fset, args); !ok {
+		return code
+	}
+	if ws.store == "" || fset.NArg() == 0 {
+		fset.Usage()
+		return 2
+	}
+	var stdin string
+	if !term.IsTerminal(int(os.Stdin.Fd())) {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, maxRunStdin+1))
+		if err != nil {
+			return fail("run", fmt.Errorf("read stdin: %w", err))
+		}
+		if len(b) > maxRunStdin {
+			return fail("run", fmt.Errorf("stdin is larger than %d bytes", maxRunStdin))
+		}
+		stdin = string(b)
+	}
+	if *backend == "container" {
+		mnt, err := os.MkdirTemp("", "sqlfs-run-mnt-")
+		if err != nil {
+			return fail("run", err)
+		}
+		defer os.Remove(mnt)
+		ws.local = workspaceOptions{mount: mnt, container: &cf}
+	}
+	return ws.run(ctx, "run", func(conn api.Conn) int {
+		res, err := conn.Exec(ctx, tools.ExecInput{
+			Command: strings.Join(fset.Args(), " "), Backend: *backend, Cwd: *cwd,
+			TimeoutSeconds: timeout.Seconds(), Stdin: stdin,
+		}, os.Stdout, os.Stderr)
+		if err != nil {
+			return fail("run", err)
+		}
+		return res.ExitCode
+	})
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/container"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+// workspaceOptions say how to open a workspace in this process.
+type workspaceOptions struct {
+	policy         sfs.Policy
+	socket         string // advertised to later openers
+	commitInterval time.Duration
+	mount          string          // FUSE mountpoint, "" for none
+	container      *containerFlags // the container backend, over the mount
+	logger         *slog.Logger
+}
+
+// workspace is a store opened by this process with its tools.
+type workspace struct {
+	fs       *sfs.FS
+	mount    *fuse.Mount
+	backends map[string]sidecar.Backend
+	svc      *tools.Service
+}
+
+// openWorkspace opens the store and builds the backends and tools over it.
+// A store owned by another process fails with *sqlstore.OwnedError.
+func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*workspace, error) {
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	// The shell and the tools create files as the user the container runs
+	// commands as, so either backend can change what the other made.
+	user := container.DefaultUser
+	if o.container != nil && o.container.user != "" {
+		user = o.container.user
+	}
+	uid, gid, err := container.ParseUser(user)
+	if err != nil {
+		return nil, err
+	}
+	f, err := sfs.Open(ctx, store, sfs.Options{
+		Socket: o.socket, Policy: o.policy, CommitInterval: o.commitInterval, Logger: o.logger,
+		Uid: uint32(uid), Gid: uint32(gid),
+	})
+	if err != nil {
+		return nil, err
+	}
+	w := &workspace{fs: f, backends: map[string]sidecar.Backend{"shell": shell.New(f, shell.Options{Logger: o.logger})}}
+	if o.mount != "" {
+		if w.mount, err = fuse.Start(ctx, f, o.mount, fuse.Options{AllowOther: true, FSName: "sqlfs:" + store}); err != nil {
+			return nil, errors.Join(err, w.close())
+		}
+		o.logger.Info("mounted", "mountpoint", w.mount.Mountpoint())
+		if o.container != nil && o.container.rootfs != "" {
+			cb, err := o.container.open(ctx, w.mount.Mountpoint())
+			if err != nil {
+				return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.close())
+			}
+			w.backends[cb.Name()] = cb
+		}
+	}
+	w.svc = tools.NewForCore(f, w.backends, tools.Options{})
+	return w, nil
+}
+
+// close stops the backends, unmounts and closes the store, which commits
+// everything.
+func (w *workspace) close() error {
+	var errs []error
+	for name, b := range w.backends {
+		if err := b.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("backend %s: %w", name, err))
+		}
+	}
+	if w.mount != nil {
+		if err := w.mount.Unmount(); err != nil {
+			errs = append(errs, fmt.Errorf("unmount: %w", err))
+		}
+	}
+	if err := w.fs.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close store: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// listFlag collects a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// policyFile is the JSON of --policy: the same rules as the flags.
+type policyFile struct {
+	ReadOnly   []string `json:"read_only"`
+	Hidden     []string `json:"hidden"`
+	QuotaBytes int64    `json:"quota_bytes"`
+}
+
+// loadPolicy merges a policy file (if any) with the flags' rules.
+func loadPolicy(file string, readOnly, hidden []string, quota int64) (sfs.Policy, error) {
+	p := sfs.Policy{ReadOnly: readOnly, Hidden: hidden, QuotaBytes: quota}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return p, fmt.Errorf("policy file: %w", err)
+		}
+		var pf policyFile
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&pf); err != nil {
+			return p, fmt.Errorf("policy file %s: %w", file, err)
+		}
+		p.ReadOnly = append(p.ReadOnly, pf.ReadOnly...)
+		p.Hidden = append(p.Hidden, pf.Hidden...)
+		if p.QuotaBytes == 0 {
+			p.QuotaBytes = pf.QuotaBytes
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+func init() {
+	register("serve", "own a workspace and serve the HTTP API, tools and MCP", runServe)
+}
+
+const serveUsage = `usage: sqlfs-exec serve --store STORE [flags]
+
+Owns the workspace STORE (created when missing), optionally mounts it, and
+serves the HTTP JSON API, the agent tools and MCP (at /mcp) until SIGTERM or
+SIGINT. Other sqlfs-exec commands on STORE go through this process. The
+default listener is the Unix socket STORE.sock (mode 0600); TCP needs
+--token-file. The container backend needs --mount and --rootfs.
+
+flags:
+`
+
+func runServe(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var (
+		store       = fs.String("store", "", "workspace store `FILE` (required)")
+		mount       = fs.String("mount", "", "also mount the workspace at `DIR` (FUSE)")
+		listen      = fs.String("listen", "", "`unix:PATH` or HOST:PORT to serve on (default unix:STORE.sock)")
+		tokenFile   = fs.String("token-file", "", "`FILE` holding the bearer token every request must carry (required on TCP)")
+		policyPath  = fs.String("policy", "", "policy `FILE`: JSON {\"read_only\": [globs], \"hidden\": [globs], \"quota_bytes\": N}")
+		quota       = fs.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
+		interval    = fs.Duration("commit-interval", time.Second, "longest time a change waits for its commit")
+		grace       = fs.Duration("grace", 10*time.Second, "how long shutdown lets running execs finish before cancelling them")
+		metricsAddr = fs.String("metrics-addr", "", "also serve Prometheus metrics at http://`HOST:PORT`/metrics (the API serves /metrics too)")
+		readOnlyG   listFlag
+		hiddenG     listFlag
+		cf          containerFlags
+	)
+	fs.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
+	fs.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
+	cf.register(fs)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if *store == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	slog.SetDefault(log)
+	policy, err := loadPolicy(*policyPath, readOnlyG, hiddenG, *quota)
+	if err != nil {
+		return fail("serve", err)
+	}
+	token, err := readToken(*tokenFile)
+	if err != nil {
+		return fail("serve", err)
+	}
+	addr := *listen
+	if addr == "" {
+		addr = "unix:" + api.SocketPath(*store)
+	}
+	ws, err := openWorkspace(ctx, *store, workspaceOptions{
+		policy: policy, socket: strings.TrimPrefix(addr, "unix:"), commitInterval: *interval,
+		mount: *mount, container: &cf, logger: log,
+	})
+	if err != nil {
+		return fail("serve", err)
+	}
+	// Listening comes after taking the store: the owner lock guarantees a
+	// leftover socket file is a dead owner's.
+	ln, err := api.Listen(addr, token != "")
+	if err != nil {
+		return fail("serve", errors.Join(err, ws.close()))
+	}
+	if *metricsAddr != "" {
+		go func() {
+			if err := metrics.Serve(ctx, *metricsAddr); err != nil {
+				log.Error("metrics server stopped", "addr", *metricsAddr, "err", err)
+			}
+		}()
+	}
+	srv := api.NewServer(api.Config{Tools: ws.svc, Token: token, Grace: *grace, Version: metrics.Version, Logger: log})
+	log.Info("serving", "store", *store, "listen", ln.Addr().String(), "pid", os.Getpid(), "backends", ws.svc.Backends())
+	code := 0
+	if err := srv.Serve(ctx, ln); err != nil {
+		log.Error("serve", "err", err)
+		code = 1
+	}
+	if err := ws.close(); err != nil {
+		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
+		return 1
+	}
+	log.Info("store closed cleanly")
+	return code
+}

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// wsFlags name the workspace of a client command: the store, and the token
+// for an owner that listens on TCP.
+type wsFlags struct {
+	store     string
+	tokenFile string
+	local     workspaceOptions // how to open the store when no owner serves it
+}
+
+// clientFlags makes the flag set of a subcommand that works on a
+// workspace: its usage text and the workspace flags.
+func clientFlags(name, usage string) (*flag.FlagSet, *wsFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	w := &wsFlags{}
+	fs.StringVar(&w.store, "store", "", "workspace store `FILE` (required)")
+	fs.StringVar(&w.tokenFile, "token-file", "", "`FILE` holding the bearer token of an owner listening on TCP")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	return fs, w
+}
+
+// connect reaches the workspace: through its owner's API when a process
+// owns the store, otherwise by opening the store here. close releases it.
+func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() error, err error) {
+	if w.store == "" {
+		return nil, nil, errors.New("--store is required")
+	}
+	token, err := readToken(w.tokenFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	ws, err := openWorkspace(ctx, w.store, w.local)
+	var owned *sqlstore.OwnedError
+	if errors.As(err, &owned) {
+		if owned.Socket == "" {
+			return nil, nil, fmt.Errorf("%w; it serves no API, stop it first", err)
+		}
+		c, err := api.Dial(ctx, owned.Socket, token)
+		if err != nil {
+			return nil, nil, fmt.Errorf("store owned by process %d: %w", owned.Pid, err)
+		}
+		return c, c.Close, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return api.Local{S: ws.svc}, ws.close, nil
+}
+
+// run calls fn with the workspace and releases it after, reporting a
+// failed release (the final commit of a store opened here) as a failure.
+func (w *wsFlags) run(ctx context.Context, cmd string, fn func(api.Conn) int) int {
+	conn, closeConn, err := w.connect(ctx)
+	if err != nil {
+		return fail(cmd, err)
+	}
+	code := fn(conn)
+	if err := closeConn(); err != nil {
+		return fail(cmd, fmt.Errorf("closing the workspace: %w", err))
+	}
+	return code
+}
+
+// readToken reads a bearer token file; "" means no token.
+func readToken(file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if tok == "" {
+		return "", fmt.Errorf("token file %s is empty", file)
+	}
+	return tok, nil
+}
+
+// fail prints a command's error the same way for every subcommand and
+// returns exit code 1.
+func fail(cmd string, err error) int {
+	var te *tools.Error
+	if errors.As(err, &te) {
+		fmt.Fprintf(os.Stderr, "sqlfs-exec %s: %s (%s)\n", cmd, te.Msg, te.Code)
+	} else {
+		fmt.Fprintf(os.Stderr, "sqlfs-exec %s: %v\n", cmd, err)
+	}
+	return 1
+}
+
+func init() {
+	register("tool", "call an agent tool (read, ls, find, grep, write, edit, delete, exec)", runTool)
+}
+
+const toolUsage = `usage: sqlfs-exec tool --store STORE [--json] NAME [ARGS]
+
+Calls the agent tool NAME with ARGS, a JSON object ('-' or nothing: read it
+from stdin), through the owner of STORE when one runs. Prints the result as a
+model sees it, or as JSON with --json. Tools: %s.
+Example: sqlfs-exec tool --store ws.sqlfs read '{"path":"src/main.go"}'
+
+flags:
+`
+
+func runTool(ctx context.Context, args []string) int {
+	fs, ws := clientFlags("tool", fmt.Sprintf(toolUsage, strings.Join(api.ToolNames(), ", ")))
+	asJSON := fs.Bool("json", false, "print the structured result as JSON")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() < 1 || fs.NArg() > 2 {
+		fs.Usage()
+		return 2
+	}
+	var raw []byte
+	var err error
+	if fs.NArg() == 2 && fs.Arg(1) != "-" {
+		raw = []byte(fs.Arg(1))
+	} else if raw, err = io.ReadAll(os.Stdin); err != nil {
+		return fail("tool", err)
+	}
+	return ws.run(ctx, "tool", func(conn api.Conn) int {
+		res, err := conn.Call(ctx, fs.Arg(0), raw)
+		if err != nil {
+			return fail("tool", err)
+		}
+		if !*asJSON {
+			fmt.Print(res.Text)
+			return 0
+		}
+		var v any
+		if err := json.Unmarshal(res.Result, &v); err != nil {
+			return fail("tool", err)
+		}
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return fail("tool", err)
+		}
+		return 0
+	})
+}

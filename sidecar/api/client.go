@@ -1,0 +1,321 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// Conn is a workspace as the sqlfs-exec commands use it: either the owner
+// process over its socket (Client) or a store opened in-process (Local).
+// Both give the same results and the same *tools.Error failures.
+type Conn interface {
+	// Exec runs a command, streaming its output to stdout and stderr.
+	Exec(ctx context.Context, in tools.ExecInput, stdout, stderr io.Writer) (tools.ExecResult, error)
+	// Call runs a tool with JSON arguments, decoded strictly.
+	Call(ctx context.Context, tool string, args []byte) (Result, error)
+	Execs(ctx context.Context) ([]tools.ExecInfo, error)
+	Kill(ctx context.Context, id string) (tools.ExecInfo, error)
+	Changes(ctx context.Context, execID string) ([]string, error)
+	Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEvent, error)
+	// Import unpacks a tar stream below dest; Export writes src as one.
+	Import(ctx context.Context, dest string, tar io.Reader) (tools.ImportStats, error)
+	Export(ctx context.Context, src string, tar io.Writer) error
+}
+
+// Local is a Conn over an in-process Service.
+type Local struct{ S *tools.Service }
+
+var _ Conn = Local{}
+
+func (l Local) Exec(ctx context.Context, in tools.ExecInput, stdout, stderr io.Writer) (tools.ExecResult, error) {
+	return l.S.Exec(ctx, in, stdout, stderr, nil)
+}
+
+func (l Local) Call(ctx context.Context, name string, args []byte) (Result, error) {
+	t, ok := findTool(name)
+	if !ok {
+		return Result{}, apiErr(codeUnknownTool, "no tool %q; tools: %v", name, ToolNames())
+	}
+	return t.call(ctx, l.S, args)
+}
+
+func (l Local) Execs(context.Context) ([]tools.ExecInfo, error) { return l.S.Execs(), nil }
+func (l Local) Kill(_ context.Context, id string) (tools.ExecInfo, error) {
+	return l.S.Kill(id)
+}
+func (l Local) Changes(ctx context.Context, id string) ([]string, error) {
+	return l.S.Changes(ctx, id)
+}
+func (l Local) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEvent, error) {
+	ev, err := l.S.Audit(ctx, f)
+	return toAPIEvents(ev), err
+}
+func (l Local) Import(ctx context.Context, dest string, r io.Reader) (tools.ImportStats, error) {
+	return l.S.Import(ctx, dest, r)
+}
+func (l Local) Export(ctx context.Context, src string, w io.Writer) error {
+	return l.S.Export(ctx, src, w)
+}
+
+// Client talks to an owner's API.
+type Client struct {
+	hc    *http.Client
+	base  string
+	token string
+}
+
+var _ Conn = (*Client)(nil)
+
+// Dial connects to an owner at addr: "unix:PATH", a socket path, or
+// HOST:PORT (token then required), and checks that it answers.
+func Dial(ctx context.Context, addr, token string) (*Client, error) {
+	tr := &http.Transport{MaxIdleConns: 4, IdleConnTimeout: time.Minute}
+	c := &Client{hc: &http.Client{Transport: tr}, token: token}
+	if sock, ok := unixPath(addr); ok {
+		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", sock)
+		}
+		c.base = "http://sqlfs"
+	} else {
+		c.base = "http://" + strings.TrimPrefix(addr, "http://")
+	}
+	var h Health
+	if err := c.do(ctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
+		return nil, fmt.Errorf("owner at %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// unixPath says whether addr names a Unix socket and which.
+func unixPath(addr string) (string, bool) {
+	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
+		return p, true
+	}
+	return addr, strings.ContainsRune(addr, '/')
+}
+
+// Close drops idle connections.
+func (c *Client) Close() error {
+	c.hc.CloseIdleConnections()
+	return nil
+}
+
+func (c *Client) request(ctx context.Context, method, path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		return nil, readError(resp)
+	}
+	return resp, nil
+}
+
+// readError turns an error response back into the *tools.Error the server
+// had, so callers test codes the same way for Local and Client.
+func readError(resp *http.Response) error {
+	var e struct {
+		Error ErrorBody `json:"error"`
+	}
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
+		return fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	return &tools.Error{Code: e.Error.Code, Msg: e.Error.Message}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	ct := ""
+	if body != nil {
+		ct = "application/json"
+	}
+	resp, err := c.request(ctx, method, path, ct, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decoding the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// Exec runs a command on the owner, streaming its output as it comes.
+// Cancelling ctx disconnects, which makes the owner cancel the command.
+func (c *Client) Exec(ctx context.Context, in tools.ExecInput, stdout, stderr io.Writer) (tools.ExecResult, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return tools.ExecResult{}, err
+	}
+	resp, err := c.request(ctx, http.MethodPost, "/v1/exec", "application/json", bytes.NewReader(b))
+	if err != nil {
+		return tools.ExecResult{}, err
+	}
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev Event
+		if err := dec.Decode(&ev); err != nil {
+			if ctx.Err() != nil {
+				return tools.ExecResult{}, ctx.Err()
+			}
+			return tools.ExecResult{}, fmt.Errorf("exec stream ended before the exit event: %w", err)
+		}
+		switch ev.Type {
+		case "stdout", "stderr":
+			w := stdout
+			if ev.Type == "stderr" {
+				w = stderr
+			}
+			if w == nil {
+				continue
+			}
+			data := ev.DataB64
+			if data == nil {
+				data = []byte(ev.Data)
+			}
+			if _, err := w.Write(data); err != nil {
+				return tools.ExecResult{}, fmt.Errorf("exec %s output: %w", ev.Type, err)
+			}
+		case "exit":
+			if ev.ExecResult == nil {
+				return tools.ExecResult{}, errors.New("exec exit event without a result")
+			}
+			res := *ev.ExecResult
+			res.ID = ev.ID // the event's id shadows the result's in JSON
+			return res, nil
+		case "error":
+			if ev.Error == nil {
+				return tools.ExecResult{}, errors.New("exec error event without an error")
+			}
+			return tools.ExecResult{}, &tools.Error{Code: ev.Error.Code, Msg: ev.Error.Message}
+		}
+	}
+}
+
+// Call runs a tool on the owner.
+func (c *Client) Call(ctx context.Context, name string, args []byte) (Result, error) {
+	resp, err := c.request(ctx, http.MethodPost, "/v1/tools/"+url.PathEscape(name), "application/json", bytes.NewReader(args))
+	if err != nil {
+		return Result{}, err
+	}
+	defer resp.Body.Close()
+	var r Result
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return Result{}, fmt.Errorf("tool %s: decoding the answer: %w", name, err)
+	}
+	return r, nil
+}
+
+func (c *Client) Execs(ctx context.Context) ([]tools.ExecInfo, error) {
+	var out struct {
+		Execs []tools.ExecInfo `json:"execs"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/execs", nil, &out)
+	return out.Execs, err
+}
+
+func (c *Client) Kill(ctx context.Context, id string) (tools.ExecInfo, error) {
+	var out tools.ExecInfo
+	err := c.do(ctx, http.MethodPost, "/v1/execs/"+url.PathEscape(id)+"/kill", nil, &out)
+	return out, err
+}
+
+func (c *Client) Changes(ctx context.Context, id string) ([]string, error) {
+	var out struct {
+		Changed []string `json:"changed"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/execs/"+url.PathEscape(id)+"/changes", nil, &out)
+	return out.Changed, err
+}
+
+func (c *Client) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEvent, error) {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("actor", f.Actor)
+	set("actor_prefix", f.ActorPrefix)
+	set("op", f.Op)
+	// The API takes tool paths; the filter holds a workspace path.
+	set("path_prefix", strings.TrimPrefix(f.PathPrefix, "/"))
+	if !f.Since.IsZero() {
+		q.Set("since", f.Since.Format(time.RFC3339Nano))
+	}
+	if f.AfterSeq > 0 {
+		q.Set("after_seq", strconv.FormatInt(f.AfterSeq, 10))
+	}
+	if f.Limit > 0 {
+		q.Set("limit", strconv.Itoa(f.Limit))
+	}
+	var out struct {
+		Events []AuditEvent `json:"events"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/audit?"+q.Encode(), nil, &out)
+	return out.Events, err
+}
+
+func (c *Client) Import(ctx context.Context, dest string, r io.Reader) (tools.ImportStats, error) {
+	var st tools.ImportStats
+	resp, err := c.request(ctx, http.MethodPost, "/v1/import?"+url.Values{"dest": {dest}}.Encode(), "application/x-tar", r)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return st, fmt.Errorf("import: decoding the answer: %w", err)
+	}
+	return st, nil
+}
+
+func (c *Client) Export(ctx context.Context, src string, w io.Writer) error {
+	resp, err := c.request(ctx, http.MethodGet, "/v1/export?"+url.Values{"src": {src}}.Encode(), "", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	// The trailer is only readable after the body.
+	if msg := resp.Trailer.Get(trailerErr); msg != "" {
+		code, text, _ := strings.Cut(msg, ": ")
+		return &tools.Error{Code: tools.Code(code), Msg: text}
+	}
+	return nil
+}

@@ -1,0 +1,469 @@
+// Package api serves a workspace's tools over HTTP (JSON, with NDJSON
+// streaming for exec) and MCP, and holds the client other sqlfs-exec
+// commands use to reach the process that owns a workspace. See README.md
+// for the reference.
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// Config configures a Server.
+type Config struct {
+	Tools *tools.Service
+	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
+	// request. Required on TCP; a Unix socket relies on its 0600 mode.
+	Token string
+	// MaxBody caps JSON request bodies (tool arguments, exec stdin).
+	// Default 16 MiB. Import streams are not capped (the quota is).
+	MaxBody int64
+	// ReadTimeout bounds reading a JSON request body. Default 1m.
+	ReadTimeout time.Duration
+	// WriteTimeout is how long one streamed event may take to reach the
+	// client before the exec is cancelled as abandoned. Default 30s.
+	WriteTimeout time.Duration
+	// Grace is how long a shutdown lets running execs finish before it
+	// cancels them. Default 10s.
+	Grace   time.Duration
+	Version string
+	Logger  *slog.Logger
+}
+
+// Server is the HTTP API of one workspace.
+type Server struct {
+	cfg  Config
+	mux  *http.ServeMux
+	base context.Context // every request's context; cancelled last on shutdown
+	stop context.CancelFunc
+}
+
+// NewServer returns the API server for cfg.Tools.
+func NewServer(cfg Config) *Server {
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 16 << 20
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = time.Minute
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 30 * time.Second
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{cfg: cfg, mux: http.NewServeMux()}
+	s.base, s.stop = context.WithCancel(context.Background())
+	s.mux.HandleFunc("GET /v1/health", s.health)
+	s.mux.Handle("GET /metrics", metrics.Handler())
+	s.mux.HandleFunc("POST /v1/exec", s.exec)
+	s.mux.HandleFunc("GET /v1/execs", s.execs)
+	s.mux.HandleFunc("GET /v1/execs/{id}", s.execInfo)
+	s.mux.HandleFunc("POST /v1/execs/{id}/kill", s.kill)
+	s.mux.HandleFunc("GET /v1/execs/{id}/changes", s.changes)
+	s.mux.HandleFunc("GET /v1/tools", s.listTools)
+	s.mux.HandleFunc("POST /v1/tools/{name}", s.callTool)
+	s.mux.HandleFunc("GET /v1/audit", s.audit)
+	s.mux.HandleFunc("POST /v1/import", s.importTar)
+	s.mux.HandleFunc("GET /v1/export", s.exportTar)
+	s.mux.Handle("/mcp", mcpHandler(NewMCPServer(Local{cfg.Tools}, cfg.Version, cfg.Logger), cfg.MaxBody, cfg.Logger))
+	return s
+}
+
+// ServeHTTP checks the token and routes the request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Token != "" {
+		const prefix = "Bearer "
+		h := r.Header.Get("Authorization")
+		if len(h) <= len(prefix) || h[:len(prefix)] != prefix ||
+			subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.cfg.Token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfs"`)
+			writeError(w, apiErr(codeUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN"))
+			return
+		}
+	}
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		// Answer unknown routes and methods in JSON like everything else.
+		rec := &statusOnly{}
+		h.ServeHTTP(rec, r)
+		if rec.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", rec.header.Get("Allow"))
+			writeError(w, apiErr(codeMethod, "method %s not allowed on %s", r.Method, r.URL.Path))
+			return
+		}
+		writeError(w, apiErr(codeNoRoute, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// statusOnly captures what the mux's own error handlers would answer.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (s *statusOnly) Header() http.Header {
+	if s.header == nil {
+		s.header = http.Header{}
+	}
+	return s.header
+}
+func (s *statusOnly) Write(p []byte) (int, error) { return len(p), nil }
+func (s *statusOnly) WriteHeader(st int)          { s.status = st }
+
+// Serve answers requests on ln until ctx ends, then shuts down gracefully:
+// it stops accepting, lets running execs finish for Grace, cancels the
+// rest, and returns once every handler has returned.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return s.base },
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.stop()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.cfg.Logger.Info("shutting down", "grace", s.cfg.Grace)
+	grace, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- hs.Shutdown(grace) }()
+	if err := s.cfg.Tools.Wait(grace, false); err != nil {
+		s.cfg.Logger.Warn("cancelling running execs at shutdown")
+		_ = s.cfg.Tools.Wait(context.Background(), true)
+	}
+	// Execs are over; end the long-lived streams (MCP) too.
+	s.stop()
+	err := <-done
+	if err != nil {
+		_ = hs.Close()
+	}
+	<-errc
+	return nil
+}
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, Health{OK: true, Pid: os.Getpid(), Version: s.cfg.Version, Backends: s.cfg.Tools.Backends(), Tools: ToolNames()})
+}
+
+// Health is the answer of GET /v1/health.
+type Health struct {
+	OK       bool     `json:"ok"`
+	Pid      int      `json:"pid"`
+	Version  string   `json:"version"`
+	Backends []string `json:"backends"`
+	Tools    []string `json:"tools"`
+}
+
+// readBody reads a JSON request body within MaxBody and ReadTimeout, so a
+// client that trickles its body cannot hold a handler forever.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return nil, jsonErr(err)
+		}
+		return nil, apiErr(codeBadJSON, "reading the request body: %v", err)
+	}
+	return b, nil
+}
+
+func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
+	args, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	res, err := Local{s.cfg.Tools}.Call(r.Context(), r.PathValue("name"), args)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// ToolInfo describes a tool in GET /v1/tools.
+type ToolInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func (s *Server) listTools(w http.ResponseWriter, _ *http.Request) {
+	out := make([]ToolInfo, len(toolset))
+	for i, t := range toolset {
+		out[i] = ToolInfo{t.name, t.desc}
+	}
+	writeJSON(w, http.StatusOK, map[string][]ToolInfo{"tools": out})
+}
+
+// Event is one line of the NDJSON stream of POST /v1/exec: "start" (with
+// the exec id), "stdout" and "stderr" chunks (data, or data_b64 when the
+// chunk is not valid UTF-8), then "exit" with the result, or "error".
+type Event struct {
+	Type    string `json:"type"`
+	ID      string `json:"id,omitempty"`
+	Data    string `json:"data,omitempty"`
+	DataB64 []byte `json:"data_b64,omitempty"`
+	*tools.ExecResult
+	Error *ErrorBody `json:"error,omitempty"`
+}
+
+// stream writes events to one exec's response. A write that fails or takes
+// longer than the timeout marks the client gone and cancels the exec.
+type stream struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	enc     *json.Encoder
+	timeout time.Duration
+	gone    context.CancelCauseFunc
+	failed  bool
+}
+
+var errClientGone = errors.New("client too slow or gone")
+
+func (st *stream) send(ev Event) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.failed {
+		return
+	}
+	_ = st.rc.SetWriteDeadline(time.Now().Add(st.timeout))
+	err := st.enc.Encode(ev)
+	if err == nil {
+		err = st.rc.Flush()
+	}
+	if err != nil {
+		st.failed = true
+		st.gone(fmt.Errorf("%w: %w", errClientGone, err))
+	}
+}
+
+type chunkWriter struct {
+	st   *stream
+	kind string
+}
+
+func (c chunkWriter) Write(p []byte) (int, error) {
+	ev := Event{Type: c.kind}
+	if utf8.Valid(p) {
+		ev.Data = string(p)
+	} else {
+		ev.DataB64 = append([]byte(nil), p...)
+	}
+	c.st.send(ev)
+	return len(p), nil
+}
+
+func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
+	var in tools.ExecInput
+	b, err := s.readBody(w, r)
+	if err == nil {
+		err = decodeStrict(bytes.NewReader(b), &in)
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ctx, gone := context.WithCancelCause(r.Context())
+	defer gone(nil)
+	st := &stream{w: w, rc: http.NewResponseController(w), enc: json.NewEncoder(w), timeout: s.cfg.WriteTimeout, gone: gone}
+	started := false
+	res, err := s.cfg.Tools.Exec(ctx, in, chunkWriter{st, "stdout"}, chunkWriter{st, "stderr"}, func(id string) {
+		started = true
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		w.Header().Set("X-Exec-Id", id)
+		w.WriteHeader(http.StatusOK)
+		st.send(Event{Type: "start", ID: id})
+	})
+	if !started {
+		writeError(w, err)
+		return
+	}
+	if cause := context.Cause(ctx); errors.Is(cause, errClientGone) {
+		s.cfg.Logger.Info("exec client gone", "id", res.ID, "cause", cause)
+	}
+	if err != nil {
+		b, _ := body(err)
+		st.send(Event{Type: "error", ID: res.ID, Error: &b})
+		return
+	}
+	st.send(Event{Type: "exit", ID: res.ID, ExecResult: &res})
+}
+
+func (s *Server) execs(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string][]tools.ExecInfo{"execs": s.cfg.Tools.Execs()})
+}
+
+func (s *Server) execInfo(w http.ResponseWriter, r *http.Request) {
+	info, err := s.cfg.Tools.ExecInfo(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
+	info, err := s.cfg.Tools.Kill(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
+	paths, err := s.cfg.Tools.Changes(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string][]string{"changed": paths})
+}
+
+// AuditEvent is one audit record as the API returns it.
+type AuditEvent struct {
+	Seq    int64     `json:"seq"`
+	Time   time.Time `json:"time"`
+	Actor  string    `json:"actor"`
+	Op     string    `json:"op"`
+	Path   string    `json:"path"`
+	Path2  string    `json:"path2,omitempty"`
+	Result string    `json:"result"`
+}
+
+func toAPIEvents(ev []sqlstore.AuditEvent) []AuditEvent {
+	out := make([]AuditEvent, len(ev))
+	for i, e := range ev {
+		out[i] = AuditEvent{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Op: e.Op, Path: e.Path, Path2: e.Path2, Result: e.Result}
+	}
+	return out
+}
+
+// auditQuery turns GET /v1/audit parameters into a filter; unknown ones
+// are refused like unknown JSON fields.
+func auditQuery(q url.Values) (sqlstore.AuditFilter, error) {
+	var f sqlstore.AuditFilter
+	for k, v := range q {
+		if len(v) != 1 {
+			return f, apiErr(tools.CodeInvalid, "parameter %s given %d times", k, len(v))
+		}
+		var err error
+		switch val := v[0]; k {
+		case "actor":
+			f.Actor = val
+		case "actor_prefix":
+			f.ActorPrefix = val
+		case "op":
+			f.Op = val
+		case "path_prefix":
+			f.PathPrefix, err = tools.Clean(val)
+		case "since":
+			f.Since, err = time.Parse(time.RFC3339Nano, val)
+		case "after_seq":
+			f.AfterSeq, err = strconv.ParseInt(val, 10, 64)
+		case "limit":
+			f.Limit, err = strconv.Atoi(val)
+		default:
+			return f, apiErr(tools.CodeInvalid, "unknown parameter %q; known: actor, actor_prefix, op, path_prefix, since, after_seq, limit", k)
+		}
+		if err != nil {
+			return f, apiErr(tools.CodeInvalid, "parameter %s: %v", k, err)
+		}
+	}
+	return f, nil
+}
+
+func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
+	f, err := auditQuery(r.URL.Query())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ev, err := s.cfg.Tools.Audit(r.Context(), f)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string][]AuditEvent{"events": toAPIEvents(ev)})
+}
+
+// trailerErr carries an export failure after the tar stream has started.
+const trailerErr = "X-Sqlfs-Error"
+
+func onlyParam(q url.Values, name string) (string, error) {
+	for k := range q {
+		if k != name {
+			return "", apiErr(tools.CodeInvalid, "unknown parameter %q; only %s is accepted", k, name)
+		}
+	}
+	return q.Get(name), nil
+}
+
+func (s *Server) importTar(w http.ResponseWriter, r *http.Request) {
+	dest, err := onlyParam(r.URL.Query(), "dest")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	stats, err := s.cfg.Tools.Import(r.Context(), dest, r.Body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, stats)
+}
+
+func (s *Server) exportTar(w http.ResponseWriter, r *http.Request) {
+	src, err := onlyParam(r.URL.Query(), "src")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	// Problems found before any byte is written get a normal error answer;
+	// later ones travel in a trailer, as the status is gone by then.
+	if err := s.cfg.Tools.CheckExport(src); err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-tar")
+	w.Header().Set("Trailer", trailerErr)
+	w.WriteHeader(http.StatusOK)
+	if err := s.cfg.Tools.Export(r.Context(), src, w); err != nil {
+		b, _ := body(err)
+		w.Header().Set(trailerErr, string(b.Code)+": "+b.Message)
+	}
+}

@@ -1,0 +1,137 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+// texter is a tool result that renders itself for a model.
+type texter interface{ Text() string }
+
+// Result is a tool's answer: the structured result and its rendering for a
+// model. It is the body of a successful POST /v1/tools/NAME.
+type Result struct {
+	Result json.RawMessage `json:"result"`
+	Text   string          `json:"text"`
+}
+
+// tool is one agent tool, served by HTTP, MCP and the local CLI alike.
+type tool struct {
+	name, title, desc string
+	readOnly          bool
+	destructive       bool
+	schema            *jsonschema.Schema // of the arguments, for MCP clients
+	resolved          *jsonschema.Resolved
+	run               func(ctx context.Context, s *tools.Service, args []byte) (Result, error)
+}
+
+func def[In any, Out texter](name, title, desc string, readOnly, destructive bool, fn func(*tools.Service, context.Context, In) (Out, error)) tool {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", name, err)) // static types: a programming error
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", name, err))
+	}
+	return tool{
+		name: name, title: title, desc: desc, readOnly: readOnly, destructive: destructive,
+		schema: schema, resolved: resolved,
+		run: func(ctx context.Context, s *tools.Service, args []byte) (Result, error) {
+			var in In
+			if err := decodeStrict(bytes.NewReader(args), &in); err != nil {
+				return Result{}, err
+			}
+			out, err := fn(s, ctx, in)
+			if err != nil {
+				return Result{}, err
+			}
+			b, err := json.Marshal(out)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Result: b, Text: out.Text()}, nil
+		},
+	}
+}
+
+// call validates args against the tool's schema (required fields, types)
+// and runs it.
+func (t tool) call(ctx context.Context, s *tools.Service, args []byte) (Result, error) {
+	var v any
+	if err := json.Unmarshal(args, &v); err != nil {
+		return Result{}, jsonErr(err)
+	}
+	if err := t.resolved.Validate(v); err != nil {
+		return Result{}, apiErr(codeBadJSON, "invalid arguments for %s: %v", t.name, err)
+	}
+	return t.run(ctx, s, args)
+}
+
+const pathNote = " Paths are relative to the workspace root or absolute under /workspace; paths leaving the workspace are refused."
+
+// toolset is every agent tool, in the order they are listed.
+var toolset = []tool{
+	def("read", "Read file",
+		"Read a text file. Returns lines prefixed with their line numbers and a tab (the prefix is not part of the file). "+
+			"Returns at most 2000 lines and 256 KiB per call; when the file continues the result says so and gives the offset to pass next. "+
+			"Very long lines are cut. Binary files are refused with their type and size."+pathNote,
+		true, false, (*tools.Service).Read),
+	def("ls", "List directory",
+		"List a directory: each entry's name, type (file, dir, symlink, other), size, permissions, modification time and symlink target, sorted by name. "+
+			"Paginated with offset and limit."+pathNote,
+		true, false, (*tools.Service).Ls),
+	def("find", "Find paths",
+		"Find files and directories by glob below a directory, without reading them. ** matches any depth (src/**/*.ts); a pattern without / matches base names at any depth (*.go). "+
+			"exclude prunes matching directories such as node_modules or .git. Paginated with offset and limit."+pathNote,
+		true, false, (*tools.Service).Find),
+	def("grep", "Search file contents",
+		"Search text files for lines matching a regular expression (RE2/Go syntax) or a literal string (fixed). "+
+			"Results look like path:line:text, with optional context lines as path-line-text. Binary files are skipped. "+
+			"Narrow with path, include and exclude globs; paginated with offset and limit."+pathNote,
+		true, false, (*tools.Service).Grep),
+	def("write", "Write file",
+		"Create a file or replace its whole content, creating missing parent directories. For changing part of an existing file prefer edit. "+
+			"Content is limited to 10 MiB."+pathNote,
+		false, true, (*tools.Service).Write),
+	def("edit", "Edit file",
+		"Change a text file by exact replacements. Each old_text must match the file exactly once, whitespace and indentation included, unless replace_all is set; "+
+			"include enough surrounding lines to make it unique. Edits apply in order, each to the result of the previous; if any fails, none is applied. "+
+			"Returns a unified diff of the change. Read the file first to copy old_text exactly (without the line-number prefix)."+pathNote,
+		false, true, (*tools.Service).Edit),
+	def("delete", "Delete path",
+		"Delete a file, symlink or empty directory. A non-empty directory is deleted only with recursive=true, together with everything in it. "+
+			"A symlink is deleted itself, never its target."+pathNote,
+		false, true, (*tools.Service).Delete),
+	def("exec", "Run command",
+		"Run a POSIX shell command line with the workspace at /workspace (the default working directory) and return its exit code, stdout and stderr "+
+			"(each capped; redirect large output to a file and read it in pages). "+
+			"Choose the backend: shell (default) is an in-process shell with built-in coreutils-style commands (ls, cat, grep, sed, awk, find, jq, sort, wc, diff, xargs…), "+
+			"instant and best for inspecting and transforming files; container runs a real Linux userland for real programs (compilers, interpreters, package managers, git, test runners). "+
+			"The result lists the workspace paths the command changed.",
+		false, true, (*tools.Service).ExecTool),
+}
+
+func findTool(name string) (tool, bool) {
+	for _, t := range toolset {
+		if t.name == name {
+			return t, true
+		}
+	}
+	return tool{}, false
+}
+
+// ToolNames lists the tools in order.
+func ToolNames() []string {
+	names := make([]string, len(toolset))
+	for i, t := range toolset {
+		names[i] = t.name
+	}
+	return names
+}

@@ -1,0 +1,325 @@
+// Package shell is the exec backend that interprets POSIX shell in-process
+// with mvdan.cc/sh/v3 against the workspace store: no mount, no container,
+// no host files. Every place where the interpreter would reach the host
+// (files, directories, stat, access, external commands, PATH lookups,
+// `pwd -P`, `~user`, process-substitution FIFOs, the working directory and
+// the environment) is routed to the shell's own filesystem or refused.
+package shell
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Limits apply to requests that leave a field zero; fields zero here
+	// too take sidecar.DefaultLimits.
+	Limits sidecar.Limits
+	// Logger receives operational events (a command that ignored
+	// cancellation, a recovered panic). Nil means slog.Default().
+	Logger *slog.Logger
+	// Actor is whom the audit trail names for the backend's changes to
+	// the workspace; empty means DefaultActor.
+	Actor string
+	// TmpMaxBytes caps the file data the backend's /tmp holds at once,
+	// across commands. Zero means 256 MiB.
+	TmpMaxBytes int64
+	// StopGrace is how long Exec waits for a cancelled command to unwind
+	// before it gives up on it and returns. Zero means 5s.
+	StopGrace time.Duration
+}
+
+// Backend runs commands in-process. It is safe for concurrent use; each
+// Exec gets its own interpreter, limits and output accounting, while the
+// workspace and /tmp are shared.
+type Backend struct {
+	m    *mounts
+	opts Options
+	log  *slog.Logger
+}
+
+var _ sidecar.Backend = (*Backend)(nil)
+
+// The exit codes for commands stopped by the backend: 124 as GNU timeout
+// uses, 125 for the other limits.
+const (
+	exitTimeout   = 124
+	exitLimit     = 125
+	exitCancelled = 130
+	exitNotFound  = 127
+)
+
+func newBackend(workspace tree, opts Options) *Backend {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 5 * time.Second
+	}
+	if opts.TmpMaxBytes <= 0 {
+		opts.TmpMaxBytes = 256 << 20
+	}
+	return &Backend{
+		m:    &mounts{workspace: workspace, tmp: newMemFS(opts.TmpMaxBytes), fifoDir: fifoDir(opts.Logger)},
+		opts: opts,
+		log:  opts.Logger,
+	}
+}
+
+// Name implements sidecar.Backend.
+func (b *Backend) Name() string { return "shell" }
+
+// Close removes the backend's host FIFO directory. The workspace store is
+// the caller's to close.
+func (b *Backend) Close() error {
+	if b.m.fifoDir == "" {
+		return nil
+	}
+	if err := os.RemoveAll(b.m.fifoDir); err != nil {
+		return fmt.Errorf("shell backend: remove fifo dir: %w", err)
+	}
+	return nil
+}
+
+// fifoDir makes the private host directory where the interpreter creates
+// process-substitution FIFOs. The interpreter opens those with the host's
+// os.OpenFile, bypassing every handler, so they must live somewhere that is
+// neither the host's /tmp nor reachable by any other name. Without it,
+// process substitution fails with a message and everything else works.
+func fifoDir(log *slog.Logger) string {
+	dir, err := os.MkdirTemp("", "sqlfs-shell-fifo-")
+	if err != nil {
+		log.Warn("shell backend: process substitution disabled", "err", err)
+		return ""
+	}
+	return dir
+}
+
+// fifos is the FIFO directory the interpreter is told to use.
+func (b *Backend) fifos() string {
+	if b.m.fifoDir == "" {
+		// A directory that cannot exist makes mkfifo fail with a clear
+		// message instead of falling back to the host's TMPDIR.
+		return "/nonexistent/sqlfs-shell-fifo"
+	}
+	return b.m.fifoDir
+}
+
+// Exec runs req.Command. See sidecar.Backend.
+func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result, error) {
+	start := time.Now()
+	// Each limit: the request's, else the backend's, else the default.
+	limits, def := req.Limits, b.opts.Limits.WithDefaults()
+	limits.Timeout = cmp.Or(limits.Timeout, def.Timeout)
+	limits.MaxOutputBytes = cmp.Or(limits.MaxOutputBytes, def.MaxOutputBytes)
+	limits.MaxWriteBytes = cmp.Or(limits.MaxWriteBytes, def.MaxWriteBytes)
+	limits.MaxCommands = cmp.Or(limits.MaxCommands, def.MaxCommands)
+	limits.MaxCallDepth = cmp.Or(limits.MaxCallDepth, def.MaxCallDepth)
+	limits.MaxGlobMatches = cmp.Or(limits.MaxGlobMatches, def.MaxGlobMatches)
+	if req.Timeout > 0 {
+		limits.Timeout = req.Timeout
+	}
+
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Command), "bash")
+	if err != nil {
+		stderr := req.Stderr
+		if stderr == nil {
+			stderr = io.Discard
+		}
+		fmt.Fprintf(stderr, "sh: %v\n", err)
+		return sidecar.Result{ExitCode: 2, Duration: time.Since(start)}, nil
+	}
+
+	r := newRun(ctx, b, limits, req.Stdout, req.Stderr)
+	if req.Actor != "" {
+		// This exec's changes are audited under its own name.
+		if at, ok := b.m.workspace.(actorTree); ok {
+			m := *b.m
+			m.workspace = at.withActor(req.Actor)
+			r.fs.m = &m
+		}
+	}
+	defer r.cancel(nil)
+
+	dir := sidecar.WorkspaceDir
+	if req.Dir != "" {
+		dir = path.Join(sidecar.WorkspaceDir, req.Dir)
+		if path.IsAbs(req.Dir) {
+			dir = path.Clean(req.Dir)
+		}
+	}
+	if fi, err := r.fs.Stat(dir); err != nil || !fi.IsDir() {
+		return sidecar.Result{}, fmt.Errorf("shell backend: working directory %s: %w", dir, notDirErr(err))
+	}
+
+	stdin, closeStdin, err := stdinFile(req.Stdin)
+	if err != nil {
+		return sidecar.Result{}, fmt.Errorf("shell backend: stdin: %w", err)
+	}
+	defer closeStdin()
+
+	env := baseEnv(req.Env)
+	runner, err := r.newRunner(dir, env, stdin, r.stdout, r.stderr)
+	if err != nil {
+		return sidecar.Result{}, fmt.Errorf("shell backend: %w", err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				b.log.Error("shell interpreter panic", "panic", p)
+				done <- fmt.Errorf("internal error: %v", p)
+			}
+		}()
+		done <- runner.Run(r.ctx, file)
+	}()
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-r.ctx.Done():
+		select {
+		case runErr = <-done:
+		case <-time.After(b.opts.StopGrace):
+			// A command ignored cancellation. Its goroutine is left
+			// behind, but it can no longer write output, and the caller
+			// gets its answer.
+			b.log.Warn("shell command did not stop after cancellation", "command", req.Command)
+			runErr = r.ctx.Err()
+		}
+	}
+	res := r.result(runErr)
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+// notDirErr turns a nil error from a successful stat of a non-directory
+// into ENOTDIR.
+func notDirErr(err error) error {
+	if err == nil {
+		return errors.New("not a directory")
+	}
+	return err
+}
+
+// stdinFile gives the interpreter an *os.File for in: it would otherwise
+// start a copying goroutine it never stops. Ours is stopped by closing the
+// pipe when the command ends.
+func stdinFile(in io.Reader) (*os.File, func(), error) {
+	switch in := in.(type) {
+	case nil, noStdin:
+		return nil, func() {}, nil
+	case *os.File:
+		return in, func() {}, nil
+	case interface{ Len() int }:
+		// An empty bytes or strings reader (xargs' children) needs no
+		// pipe and no goroutine.
+		if in.Len() == 0 {
+			return nil, func() {}, nil
+		}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		_, _ = io.Copy(pw, in)
+		pw.Close()
+	}()
+	return pr, func() { pr.Close() }, nil
+}
+
+// baseEnv is the environment a command starts with: a fixed, host-free
+// set plus the request's variables. Never the host's environment.
+func baseEnv(extra map[string]string) []string {
+	vars := map[string]string{
+		"HOME":  sidecar.WorkspaceDir,
+		"PATH":  "/usr/local/bin:/usr/bin:/bin",
+		"SHELL": "/bin/sh",
+		"USER":  "agent",
+		"LANG":  "C.UTF-8",
+		"TERM":  "dumb",
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// environ is the runner's base environment. It answers the interpreter's
+// "HOME name" queries for `~name` itself: without an answer the
+// interpreter looks the user up in the host's user database. Every user's
+// home is the workspace.
+type environ struct {
+	expand.Environ
+}
+
+func (e environ) Get(name string) expand.Variable {
+	if strings.HasPrefix(name, "HOME ") {
+		return expand.Variable{Set: true, Kind: expand.String, Str: sidecar.WorkspaceDir}
+	}
+	v := e.Environ.Get(name)
+	if name == "HOME" && !v.IsSet() {
+		// An unset HOME would make the interpreter fill in the host
+		// user's home directory; it stays empty instead.
+		return expand.Variable{Set: true, Kind: expand.String}
+	}
+	return v
+}
+
+// newRunner builds an interpreter whose every handler goes to r.
+func (r *run) newRunner(dir string, env []string, stdin *os.File, stdout, stderr io.Writer) (*interp.Runner, error) {
+	// The interpreter reads TMPDIR once, at its first reset, to pick the
+	// host directory for process-substitution FIFOs, and opens names there
+	// with the host's os.OpenFile. Point it at the backend's private FIFO
+	// directory, then reset again with the environment the script sees
+	// (TMPDIR unset: /tmp is the default, as for bash).
+	fifoEnv := environ{expand.ListEnviron(append(env, "TMPDIR="+r.b.fifos())...)}
+	runner, err := interp.New(
+		interp.Env(fifoEnv),
+		func(rn *interp.Runner) error {
+			// interp.Dir would stat the host; the directory was checked
+			// against the shell's filesystem by the caller.
+			rn.Dir = dir
+			return nil
+		},
+		interp.StdIO(stdin, stdout, stderr),
+		interp.OpenHandler(r.openHandler),
+		interp.ReadDirHandler2(r.readDirHandler),
+		interp.StatHandler(r.statHandler),
+		interp.AccessHandler(r.accessHandler),
+		interp.CallHandler(r.callHandler),
+		interp.ExecHandlers(func(interp.ExecHandlerFunc) interp.ExecHandlerFunc {
+			// The default handler runs host binaries: never chain to it.
+			return r.execHandler
+		}),
+	)
+	if err != nil {
+		return nil, err
+	}
+	runner.Reset()
+	if err := interp.Env(environ{expand.ListEnviron(env...)})(runner); err != nil {
+		return nil, err
+	}
+	runner.Reset()
+	return runner, nil
+}

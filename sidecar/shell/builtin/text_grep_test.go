@@ -1,0 +1,57 @@
+package builtin
+
+import "testing"
+
+func TestTextGrep(t *testing.T) {
+	tree := map[string]string{
+		"a.txt":      "alpha\nbeta\ngamma\nAlpha beta\n",
+		"b.go":       "package b\nfunc Beta() {}\n",
+		"sub/c.txt":  "one\ntwo\nthree\nfour\nfive\nsix\nseven\n",
+		"skip/d.txt": "alpha\n",
+		"bin.dat":    "alpha\x00\n",
+		"link.txt":   "->a.txt",
+		"noeol.txt":  "end",
+	}
+	runTextCases(t, []textCase{
+		{name: "basic", args: []string{"grep", "alpha", "a.txt"}, files: tree, want: "alpha\n"},
+		{name: "icase", args: []string{"grep", "-i", "alpha", "a.txt"}, files: tree, want: "alpha\nAlpha beta\n"},
+		{name: "count", args: []string{"grep", "-c", "a", "a.txt", "b.go"}, files: tree, want: "a.txt:4\nb.go:2\n"},
+		{name: "invert", args: []string{"grep", "-v", "^[ab]", "a.txt"}, files: tree, want: "gamma\nAlpha beta\n"},
+		{name: "nomatch", args: []string{"grep", "zzz", "a.txt"}, files: tree, status: 1},
+		{name: "missing", args: []string{"grep", "a", "nope"}, files: tree, status: 2},
+		{name: "missing quiet match", args: []string{"grep", "-qs", "a", "nope", "a.txt"}, files: tree, status: 0},
+		{name: "word", args: []string{"grep", "-w", "beta", "a.txt"}, files: tree, want: "beta\nAlpha beta\n"},
+		{name: "line", args: []string{"grep", "-x", "beta", "a.txt"}, files: tree, want: "beta\n"},
+		{name: "number only", args: []string{"grep", "-no", "[a-z]*ta", "a.txt"}, files: tree, want: "2:beta\n4:beta\n"},
+		{name: "ere", args: []string{"grep", "-E", "^(alpha|gamma)$", "a.txt"}, files: tree, want: "alpha\ngamma\n"},
+		{name: "bre group", args: []string{"grep", `\(al\|ga\)`, "a.txt"}, files: tree, want: "alpha\ngamma\n"},
+		{name: "bre literal plus", args: []string{"grep", "a+", "a.txt"}, files: tree, status: 1},
+		{name: "fixed", args: []string{"grep", "-F", "a.", "a.txt"}, files: tree, status: 1},
+		{name: "egrep", args: []string{"egrep", "^(p|x)", "b.go"}, files: tree, want: "package b\n"},
+		{name: "fgrep", args: []string{"fgrep", "()", "b.go"}, files: tree, want: "func Beta() {}\n"},
+		{name: "context", args: []string{"grep", "-n", "-C1", "-e", "two", "-e", "six", "sub/c.txt"}, files: tree,
+			want: "1-one\n2:two\n3-three\n--\n5-five\n6:six\n7-seven\n"},
+		{name: "after joined", args: []string{"grep", "-A2", "-e", "one", "-e", "three", "sub/c.txt"}, files: tree,
+			want: "one\ntwo\nthree\nfour\nfive\n"},
+		{name: "before", args: []string{"grep", "-B", "2", "four", "sub/c.txt"}, files: tree, want: "two\nthree\nfour\n"},
+		{name: "recursive default dir", args: []string{"grep", "-r", "alpha"}, files: tree,
+			want: "a.txt:alpha\nskip/d.txt:alpha\n"},
+		{name: "recursive include", args: []string{"grep", "-rl", "--include=*.go", "Beta", "."}, files: tree, want: "./b.go\n"},
+		{name: "recursive exclude dir", args: []string{"grep", "-rl", "--exclude-dir=skip", "alpha", "."}, files: tree,
+			want: "./a.txt\n./bin.dat\n"},
+		{name: "list without", args: []string{"grep", "-L", "alpha", "a.txt", "b.go"}, files: tree, want: "b.go\n"},
+		{name: "no filename", args: []string{"grep", "-h", "alpha", "a.txt", "skip/d.txt"}, files: tree, want: "alpha\nalpha\n"},
+		{name: "with filename", args: []string{"grep", "-H", "gamma", "a.txt"}, files: tree, want: "a.txt:gamma\n"},
+		{name: "stdin", args: []string{"grep", "b"}, stdin: "abc\nxyz\n", want: "abc\n"},
+		{name: "stdin count", args: []string{"grep", "-c", "x", "-"}, stdin: "x\nx\ny\n", want: "2\n"},
+		{name: "binary", args: []string{"grep", "alpha", "bin.dat"}, files: tree, status: 0},
+		{name: "max count", args: []string{"grep", "-m1", "a", "a.txt"}, files: tree, want: "alpha\n"},
+		{name: "symlink operand", args: []string{"grep", "gamma", "link.txt"}, files: tree, want: "gamma\n"},
+		{name: "no final newline", args: []string{"grep", "end", "noeol.txt"}, files: tree, want: "end\n"},
+		{name: "directory operand", args: []string{"grep", "x", "sub"}, files: tree, status: 2},
+		{name: "class", args: []string{"grep", "-c", "[[:upper:]]", "a.txt"}, files: tree, want: "1\n"},
+		{name: "empty pattern", args: []string{"grep", "-c", "", "a.txt"}, files: tree, want: "4\n"},
+		{name: "bad option", args: []string{"grep", "--bogus", "x"}, status: 2},
+		{name: "dash number", args: []string{"grep", "-1", "four", "sub/c.txt"}, files: tree, want: "three\nfour\nfive\n"},
+	})
+}

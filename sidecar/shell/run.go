@@ -1,0 +1,511 @@
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
+)
+
+// run is the state of one Exec: its limits and what it has consumed. Every
+// interpreter and command started on its behalf (pipelines, subshells,
+// sh -c, xargs) shares it.
+type run struct {
+	b      *Backend
+	limits sidecar.Limits
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	fs     *view
+
+	out       *outputLimiter
+	stdout    io.Writer
+	stderr    io.Writer
+	rawStderr io.Writer // the caller's, for the backend's own messages
+
+	commands atomic.Int64
+	written  atomic.Int64
+	globSeen atomic.Int64 // directory entries read by globbing since the last command
+
+	mu       sync.Mutex
+	limitHit string
+}
+
+// limitError is the cause a run is cancelled with when a limit stops it.
+type limitError struct {
+	limit string
+	msg   string
+}
+
+func (e *limitError) Error() string { return e.msg }
+
+var errTimeout = errors.New("timeout")
+
+func newRun(parent context.Context, b *Backend, limits sidecar.Limits, stdout, stderr io.Writer) *run {
+	ctx, cancel := context.WithCancelCause(parent)
+	tctx, tcancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimeout)
+	r := &run{b: b, limits: limits, ctx: tctx}
+	r.cancel = func(cause error) {
+		cancel(cause)
+		tcancel()
+	}
+	r.fs = &view{m: b.m, run: r}
+	r.out = &outputLimiter{left: limits.MaxOutputBytes, max: limits.MaxOutputBytes}
+	r.stdout = &limitedWriter{l: r.out, w: orDiscard(stdout)}
+	r.rawStderr = orDiscard(stderr)
+	r.stderr = &limitedWriter{l: r.out, w: r.rawStderr}
+	return r
+}
+
+// noStdin is a command's standard input when the shell has none.
+type noStdin struct{}
+
+func (noStdin) Read([]byte) (int, error) { return 0, io.EOF }
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+// stop ends the run because limit was reached: the message goes to stderr
+// (past the output cap, it is short) and everything is cancelled.
+func (r *run) stop(limit, format string, args ...any) error {
+	err := &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}
+	r.mu.Lock()
+	first := r.limitHit == ""
+	if first {
+		r.limitHit = limit
+	}
+	r.mu.Unlock()
+	if first {
+		r.out.writeAlways(r.rawStderr, "sqlfs: "+err.msg+"\n")
+	}
+	r.cancel(err)
+	return err
+}
+
+func (r *run) chargeWrite(n int64) error {
+	if r.written.Add(n) > r.limits.MaxWriteBytes {
+		return r.stop("max_write_bytes", "write limit of %d bytes exceeded", r.limits.MaxWriteBytes)
+	}
+	return nil
+}
+
+// result turns the interpreter's return into a sidecar.Result.
+func (r *run) result(err error) sidecar.Result {
+	r.out.close()
+	res := sidecar.Result{Truncated: r.out.wasTruncated()}
+	r.mu.Lock()
+	res.LimitHit = r.limitHit
+	r.mu.Unlock()
+	cause := context.Cause(r.ctx)
+	switch {
+	case errors.Is(cause, errTimeout):
+		res.TimedOut = true
+		res.LimitHit = "timeout"
+		res.ExitCode = exitTimeout
+		r.out.writeAlways(r.rawStderr, fmt.Sprintf("sqlfs: command timed out after %v\n", r.limits.Timeout))
+	case res.LimitHit != "":
+		res.ExitCode = exitLimit
+	case r.ctx.Err() != nil:
+		res.ExitCode = exitCancelled
+	case err == nil:
+	default:
+		if st, ok := errors.AsType[interp.ExitStatus](err); ok {
+			res.ExitCode = int(st)
+			break
+		}
+		r.out.writeAlways(r.rawStderr, "sh: "+err.Error()+"\n")
+		res.ExitCode = 1
+	}
+	return res
+}
+
+// callHandler runs before every simple command: it enforces the command
+// and depth budgets and routes the builtins that would reach the host.
+func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) {
+	r.globSeen.Store(0)
+	n := r.commands.Add(1)
+	if n > r.limits.MaxCommands {
+		return nil, r.stop("max_commands", "command limit of %d exceeded", r.limits.MaxCommands)
+	}
+	// Unwinding the stack costs microseconds: sample one command in
+	// depthEvery, which lets recursion overshoot the limit by at most
+	// that many levels.
+	if n%depthEvery == 0 && callDepth(r.limits.MaxCallDepth) > r.limits.MaxCallDepth {
+		return nil, r.stop("max_call_depth", "call depth limit of %d exceeded", r.limits.MaxCallDepth)
+	}
+	if (args[0] == "echo" || args[0] == "printf") && readerGone(interp.HandlerCtx(ctx).Stdout) {
+		// The interpreter's own writers ignore EPIPE; a shell process
+		// would die of SIGPIPE at this write, so this (sub)shell exits.
+		// Commands from the registry stop through pipeWriter instead.
+		return []string{routedPrefix + "sigpipe"}, nil
+	}
+	return routeBuiltin(args), nil
+}
+
+// readerGone reports whether w is a pipe whose read end is closed, which
+// poll(2) flags as POLLERR on the write end.
+func readerGone(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	gone := false
+	_ = rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd)}}
+		n, err := unix.Poll(fds, 0)
+		gone = err == nil && n > 0 && fds[0].Revents&unix.POLLERR != 0
+	})
+	return gone
+}
+
+const (
+	runnerCallFunc = "mvdan.cc/sh/v3/interp.(*Runner).call"
+	depthEvery     = 8
+)
+
+// callDepth counts the interpreter's nested command calls on this
+// goroutine's stack (functions, eval, source, sh -c all nest through
+// Runner.call). The interpreter recurses on the Go stack, so counting
+// frames is exact, and it needs no help from the interpreter. Shallow
+// stacks are not inspected at all.
+func callDepth(limit int) int {
+	const shallow = 128
+	var small [shallow]uintptr
+	if runtime.Callers(3, small[:]) < shallow {
+		return 0
+	}
+	pcs := make([]uintptr, 64*(limit+2))
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	depth := 0
+	for {
+		f, more := frames.Next()
+		if f.Function == runnerCallFunc {
+			depth++
+		}
+		if !more {
+			return depth
+		}
+	}
+}
+
+func (r *run) openHandler(ctx context.Context, name string, flag int, perm os.FileMode) (io.ReadWriteCloser, error) {
+	hc := interp.HandlerCtx(ctx)
+	f, err := r.fs.OpenFile(absPath(hc.Dir, name), flag, perm)
+	if err != nil {
+		return nil, asOSPathError(err)
+	}
+	return f, nil
+}
+
+// asOSPathError makes err the *os.PathError the interpreter expects for a
+// non-fatal "cannot open" (any other error type halts the shell).
+func asOSPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return &fs.PathError{Op: le.Op, Path: le.Old, Err: le.Err}
+	}
+	return &fs.PathError{Op: "open", Path: "", Err: err}
+}
+
+func (r *run) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry, error) {
+	hc := interp.HandlerCtx(ctx)
+	ents, err := r.fs.ReadDir(absPath(hc.Dir, name))
+	if err != nil {
+		return nil, err
+	}
+	if n := r.globSeen.Add(int64(len(ents))); n > int64(r.limits.MaxGlobMatches) {
+		return nil, r.stop("max_glob_matches", "glob expansion limit of %d paths exceeded", r.limits.MaxGlobMatches)
+	}
+	return ents, nil
+}
+
+func (r *run) statHandler(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
+	hc := interp.HandlerCtx(ctx)
+	p := absPath(hc.Dir, name)
+	if follow {
+		return r.fs.Stat(p)
+	}
+	return r.fs.Lstat(p)
+}
+
+// accessHandler checks modes against the shell's filesystem. Commands run
+// as the file's owner, so the owner bits decide, except that execute needs
+// some execute bit as for root.
+func (r *run) accessHandler(ctx context.Context, name string, mode interp.AccessMode) error {
+	fi, err := r.fs.Stat(name)
+	if err != nil {
+		return err
+	}
+	perm := fi.Mode().Perm()
+	switch {
+	case mode&interp.AccessRead != 0 && perm&0o400 == 0,
+		mode&interp.AccessWrite != 0 && perm&0o200 == 0,
+		mode&interp.AccessExec != 0 && perm&0o111 == 0:
+		return pathErr("access", name, syscall.EACCES)
+	}
+	return nil
+}
+
+func absPath(dir, name string) string {
+	if path.IsAbs(name) {
+		return path.Clean(name)
+	}
+	return path.Join(dir, name)
+}
+
+// execHandler runs every command that is neither a shell function nor an
+// interpreter builtin: from the builtin registry, never from the host.
+func (r *run) execHandler(ctx context.Context, args []string) error {
+	hc := interp.HandlerCtx(ctx)
+	env := r.commandEnv(hc)
+	if name, ok := strings.CutPrefix(args[0], routedPrefix); ok {
+		if name == "sigpipe" {
+			return hc.Builtin(ctx, []string{"exit", strconv.Itoa(exitSIGPIPE)})
+		}
+		return exitErr(r.routedBuiltin(hc, env, name, args[1:]))
+	}
+	if strings.Contains(args[0], "/") {
+		return exitErr(r.runPath(ctx, env, args))
+	}
+	fn, ok := r.lookup(args[0])
+	if !ok {
+		fmt.Fprintf(env.Stderr, "%s: command not found (the shell backend runs built-in commands only; "+
+			"use the container backend for a full userland)\n", args[0])
+		return interp.ExitStatus(exitNotFound)
+	}
+	return exitErr(r.call(ctx, fn, env, args))
+}
+
+func exitErr(code int) error {
+	if code == 0 {
+		return nil
+	}
+	if code < 0 || code > 255 {
+		code = 255
+	}
+	return interp.ExitStatus(uint8(code))
+}
+
+// call runs one command function. A panicking command fails alone, and a
+// command blocked on a pipe is released when the run is cancelled.
+func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args []string) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.b.log.Error("shell command panic", "command", args[0], "panic", p)
+			fmt.Fprintf(env.Stderr, "%s: internal error: %v\n", args[0], p)
+			code = 2
+		}
+	}()
+	if f, ok := env.Stdin.(*os.File); ok {
+		defer context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Unix(1, 0)) })()
+	}
+	if f, ok := env.Stdout.(*os.File); ok {
+		defer context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Unix(1, 0)) })()
+	}
+	// SIGPIPE, in-process: once the reader of a pipe is gone, the
+	// command's context ends, so `yes | head` stops the way a process
+	// killed by the signal would.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pw := &pipeWriter{w: env.Stdout, cancel: cancel}
+	cenv := *env
+	cenv.Stdout = pw
+	code = fn(cctx, &cenv, args)
+	if pw.broken.Load() {
+		return exitSIGPIPE
+	}
+	return code
+}
+
+// exitSIGPIPE is the status of a process killed by SIGPIPE.
+const exitSIGPIPE = 128 + 13
+
+// pipeWriter ends its command's context when a write finds the pipe's
+// reader gone.
+type pipeWriter struct {
+	w      io.Writer
+	cancel context.CancelFunc
+	broken atomic.Bool
+}
+
+func (p *pipeWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.broken.Store(true)
+		p.cancel()
+	}
+	return n, err
+}
+
+// commandEnv is what a command sees of the shell that runs it.
+func (r *run) commandEnv(hc interp.HandlerContext) *builtin.Env {
+	var stdin io.Reader = noStdin{}
+	if hc.Stdin != nil {
+		stdin = hc.Stdin
+	}
+	return &builtin.Env{
+		Stdin:  stdin,
+		Stdout: hc.Stdout,
+		Stderr: hc.Stderr,
+		Dir:    hc.Dir,
+		Getenv: func(name string) string {
+			if v := hc.Env.Get(name); v.Exported {
+				return v.String()
+			}
+			return ""
+		},
+		Environ: func() []string {
+			var out []string
+			for name, v := range hc.Env.Each {
+				if v.Exported && v.IsSet() {
+					out = append(out, name+"="+v.String())
+				}
+			}
+			return out
+		},
+		FS:  r.fs,
+		Run: r.runArgs,
+	}
+}
+
+// runArgs runs args as a new process would be run by xargs, find -exec,
+// timeout or env: registry commands directly, interpreter builtins in a
+// fresh shell. Shell functions are not visible, as with a real exec.
+func (r *run) runArgs(ctx context.Context, env *builtin.Env, args []string) int {
+	if len(args) == 0 {
+		return 0
+	}
+	if n := r.commands.Add(1); n > r.limits.MaxCommands {
+		_ = r.stop("max_commands", "command limit of %d exceeded", r.limits.MaxCommands)
+		return exitLimit
+	}
+	if !interp.IsBuiltin(args[0]) && !strings.Contains(args[0], "/") {
+		if fn, ok := r.lookup(args[0]); ok {
+			return r.call(ctx, fn, env, args)
+		}
+	}
+	call := &syntax.CallExpr{}
+	for _, a := range args {
+		call.Args = append(call.Args, &syntax.Word{Parts: []syntax.WordPart{&syntax.SglQuoted{Value: a}}})
+	}
+	return r.runNode(ctx, env, call, nil, nil)
+}
+
+// runNode runs a parsed program in a fresh interpreter with env's
+// directory, environment and streams: sh -c, sh script, ./script.sh.
+func (r *run) runNode(ctx context.Context, env *builtin.Env, node syntax.Node, opts, params []string) int {
+	stdin, closeStdin, err := stdinFile(env.Stdin)
+	if err != nil {
+		env.Errorf("sh", "%v", err)
+		return 2
+	}
+	defer closeStdin()
+	runner, err := r.newRunner(env.Dir, env.Environ(), stdin, env.Stdout, env.Stderr)
+	if err != nil {
+		env.Errorf("sh", "%v", err)
+		return 2
+	}
+	if opts != nil || params != nil {
+		if err := interp.Params(append(append(opts, "--"), params...)...)(runner); err != nil {
+			env.Errorf("sh", "%v", err)
+			return 2
+		}
+	}
+	err = runner.Run(ctx, node)
+	if err == nil {
+		return 0
+	}
+	if st, ok := errors.AsType[interp.ExitStatus](err); ok {
+		return int(st)
+	}
+	if ctx.Err() == nil {
+		env.Errorf("sh", "%v", err)
+	}
+	return 1
+}
+
+// outputLimiter caps stdout and stderr together. Past the cap, output is
+// dropped behind one marker line and the command keeps running: a command
+// that fails because its output was cut would be worse than a short log.
+type outputLimiter struct {
+	mu        sync.Mutex
+	left      int64
+	max       int64
+	truncated bool
+	closed    bool
+}
+
+type limitedWriter struct {
+	l *outputLimiter
+	w io.Writer
+}
+
+func (w *limitedWriter) Write(p []byte) (int, error) {
+	l := w.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.truncated {
+		return len(p), nil
+	}
+	if int64(len(p)) <= l.left {
+		l.left -= int64(len(p))
+		return w.w.Write(p)
+	}
+	if _, err := w.w.Write(p[:l.left]); err != nil {
+		return 0, err
+	}
+	l.left = 0
+	l.truncated = true
+	fmt.Fprintf(w.w, "\n[sqlfs: output truncated at %d bytes]\n", l.max)
+	return len(p), nil
+}
+
+// writeAlways writes a backend message past the cap, unless closed.
+func (l *outputLimiter) writeAlways(w io.Writer, s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	io.WriteString(w, s)
+}
+
+// close drops every later write: a command that outlived its run (it
+// ignored cancellation) must not write into the caller's streams.
+func (l *outputLimiter) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+}
+
+func (l *outputLimiter) wasTruncated() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.truncated
+}

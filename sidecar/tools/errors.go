@@ -1,0 +1,99 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// Code classifies a tool failure so the HTTP API can pick a status and a
+// model can decide what to do next.
+type Code string
+
+// The codes a tool reports.
+const (
+	CodeInvalid   Code = "invalid_argument"
+	CodeNotFound  Code = "not_found"
+	CodeExists    Code = "already_exists"
+	CodeEscape    Code = "path_escapes_workspace"
+	CodeDenied    Code = "permission_denied" // policy: read-only path, EACCES/EPERM/EROFS
+	CodeIsDir     Code = "is_a_directory"
+	CodeNotDir    Code = "not_a_directory"
+	CodeNotEmpty  Code = "directory_not_empty"
+	CodeBinary    Code = "binary_file"
+	CodeTooLarge  Code = "too_large"
+	CodeNoSpace   Code = "no_space" // workspace quota
+	CodeNoMatch   Code = "edit_no_match"
+	CodeAmbiguous Code = "edit_ambiguous"
+	CodeBackend   Code = "unknown_backend"
+	CodeCanceled  Code = "canceled"
+	CodeInternal  Code = "internal"
+	CodeNoExec    Code = "unknown_exec"
+)
+
+// Error is a tool failure with a message written for the model.
+type Error struct {
+	Code Code
+	Msg  string
+	Err  error // the cause, for errors.Is
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Err }
+
+func toolErr(code Code, cause error, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Err: cause}
+}
+
+// classify wraps err in an *Error whose code follows the errno or sentinel
+// it carries. An *Error passes through unchanged.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *Error
+	if errors.As(err, &te) {
+		return te
+	}
+	code := CodeInternal
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		code = CodeCanceled
+	case errors.Is(err, ErrEscape):
+		code = CodeEscape
+	case errors.Is(err, sidecar.ErrUnknownBackend):
+		code = CodeBackend
+	case errors.Is(err, fs.ErrNotExist):
+		code = CodeNotFound
+	case errors.Is(err, fs.ErrExist):
+		code = CodeExists
+	case errors.Is(err, syscall.EROFS), errors.Is(err, fs.ErrPermission):
+		code = CodeDenied
+	case errors.Is(err, syscall.EISDIR):
+		code = CodeIsDir
+	case errors.Is(err, syscall.ENOTDIR):
+		code = CodeNotDir
+	case errors.Is(err, syscall.ENOTEMPTY):
+		code = CodeNotEmpty
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		code = CodeNoSpace
+	case errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.ENAMETOOLONG):
+		code = CodeTooLarge
+	case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ELOOP):
+		code = CodeInvalid
+	}
+	return &Error{Code: code, Msg: pathMsg(err), Err: err}
+}
+
+// pathMsg renders a *fs.PathError with the workspace path the model used.
+func pathMsg(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Sprintf("%s %s: %v", pe.Op, display(pe.Path), pe.Err)
+	}
+	return err.Error()
+}

@@ -1,0 +1,154 @@
+// Package tools implements the agent tools (read, ls, find, grep, write,
+// edit, delete, exec) over the filesystem core and the exec backends. The
+// HTTP API and the MCP server are thin transports over Service; every limit,
+// path check and error message lives here so both behave the same.
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// Options bounds what one tool call may return or write. Zero fields take
+// the defaults below.
+type Options struct {
+	MaxReadLines  int   // lines one read returns
+	MaxReadBytes  int   // bytes one read returns
+	MaxLineBytes  int   // longer lines are cut with a marker
+	MaxWriteBytes int   // content one write or edit may produce
+	MaxPage       int   // entries, paths or matches one call may return
+	MaxGrepFile   int64 // grep skips larger files and says so
+	MaxWalk       int   // entries find and grep visit before stopping
+	// ExecOutputBytes caps stdout+stderr of the exec tool, whose output
+	// goes back to a model in one piece.
+	ExecOutputBytes int64
+	// DefaultBackend runs exec calls that name none.
+	DefaultBackend string
+	// Audit queries the audit trail (sqlstore.Store.Audit); nil leaves
+	// exec results without their changed paths and Audit unavailable.
+	Audit func(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error)
+	// KeepFinished is how many finished execs stay listed.
+	KeepFinished int
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.MaxReadLines, 2000)
+	def(&o.MaxReadBytes, 256<<10)
+	def(&o.MaxLineBytes, 2000)
+	def(&o.MaxWriteBytes, 10<<20)
+	def(&o.MaxPage, 1000)
+	def(&o.MaxWalk, 200_000)
+	def(&o.KeepFinished, 100)
+	if o.MaxGrepFile <= 0 {
+		o.MaxGrepFile = 16 << 20
+	}
+	if o.ExecOutputBytes <= 0 {
+		o.ExecOutputBytes = 256 << 10
+	}
+	if o.DefaultBackend == "" {
+		o.DefaultBackend = "shell"
+	}
+	return o
+}
+
+// Service runs tool calls against one workspace.
+type Service struct {
+	view     func(actor string) FS
+	backends map[string]sidecar.Backend
+	opts     Options
+
+	mu       sync.Mutex
+	running  map[string]*execEntry
+	finished []*execEntry // oldest first, at most opts.KeepFinished
+}
+
+// New returns a Service. view returns the filesystem as seen by an actor,
+// whose changes the core audits under that name (fs.FS.WithActor).
+func New(view func(actor string) FS, backends map[string]sidecar.Backend, opts Options) *Service {
+	return &Service{
+		view:     view,
+		backends: backends,
+		opts:     opts.withDefaults(),
+		running:  map[string]*execEntry{},
+	}
+}
+
+// Backends lists the registered backend names.
+func (s *Service) Backends() []string {
+	names := make([]string, 0, len(s.backends))
+	for n := range s.backends {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ErrNoAudit is returned by the audit queries when the Service has none.
+var ErrNoAudit = errors.New("no audit trail configured")
+
+// Audit returns audit events, oldest first.
+func (s *Service) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error) {
+	if s.opts.Audit == nil {
+		return nil, ErrNoAudit
+	}
+	ev, err := s.opts.Audit(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
+	}
+	return ev, nil
+}
+
+// Changes lists the workspace paths an exec changed, sorted: every path
+// named by a successful audited operation of its actor.
+func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) {
+	seen := map[string]bool{}
+	f := sqlstore.AuditFilter{Actor: Actor(execID), Limit: 10_000}
+	for {
+		ev, err := s.Audit(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ev {
+			if e.Result != "ok" {
+				continue
+			}
+			for _, p := range []string{e.Path, e.Path2} {
+				if p != "" {
+					seen[display(p)] = true
+				}
+			}
+			f.AfterSeq = e.Seq
+		}
+		if len(ev) < f.Limit {
+			break
+		}
+	}
+	paths := make([]string, 0, len(seen))
+	for p := range seen {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// page clamps a caller's offset and limit.
+func (s *Service) page(offset, limit, def int) (int, int, error) {
+	if offset < 0 || limit < 0 {
+		return 0, 0, toolErr(CodeInvalid, nil, "offset and limit must not be negative")
+	}
+	if limit == 0 {
+		limit = def
+	}
+	return offset, min(limit, s.opts.MaxPage), nil
+}

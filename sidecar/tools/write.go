@@ -1,0 +1,219 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"syscall"
+
+	"github.com/aymanbagabas/go-udiff"
+)
+
+// WriteInput is the write tool's argument.
+type WriteInput struct {
+	Path    string `json:"path" jsonschema:"file to create or overwrite, relative to the workspace root or under /workspace; missing parent directories are created"`
+	Content string `json:"content" jsonschema:"the complete new content of the file"`
+}
+
+// WriteOutput is what write returns.
+type WriteOutput struct {
+	Path    string `json:"path"`
+	Bytes   int    `json:"bytes"`
+	Created bool   `json:"created" jsonschema:"true when the file did not exist before"`
+}
+
+// Text is the result as a model reads it.
+func (o WriteOutput) Text() string {
+	verb := "overwrote"
+	if o.Created {
+		verb = "created"
+	}
+	return fmt.Sprintf("%s %s (%d bytes)\n", verb, o.Path, o.Bytes)
+}
+
+// Write creates or replaces a file.
+func (s *Service) Write(ctx context.Context, in WriteInput) (WriteOutput, error) {
+	out, err := s.write(ctx, in)
+	return out, classify(err)
+}
+
+func (s *Service) write(_ context.Context, in WriteInput) (WriteOutput, error) {
+	if len(in.Content) > s.opts.MaxWriteBytes {
+		return WriteOutput{}, toolErr(CodeTooLarge, nil, "content is %d bytes, over the %d-byte write limit; write smaller files or use exec", len(in.Content), s.opts.MaxWriteBytes)
+	}
+	fsys := s.view("tool:write")
+	name, err := resolve(fsys, in.Path, true)
+	if err != nil {
+		return WriteOutput{}, err
+	}
+	if name == "/" {
+		return WriteOutput{}, toolErr(CodeIsDir, nil, "the workspace root is a directory; give a file path")
+	}
+	fi, err := fsys.Stat(name)
+	created := errors.Is(err, fs.ErrNotExist)
+	switch {
+	case created:
+		if err := fsys.MkdirAll(path.Dir(name), 0o755); err != nil {
+			return WriteOutput{}, err
+		}
+	case err != nil:
+		return WriteOutput{}, err
+	case fi.IsDir():
+		return WriteOutput{}, toolErr(CodeIsDir, nil, "%s is a directory; give a file path", display(name))
+	}
+	if err := fsys.WriteFile(name, []byte(in.Content), 0o644); err != nil {
+		if created {
+			// A refused write (quota) must not leave an empty new file.
+			_ = fsys.Remove(name)
+		}
+		return WriteOutput{}, err
+	}
+	return WriteOutput{Path: display(name), Bytes: len(in.Content), Created: created}, nil
+}
+
+// Replacement is one edit of a batch.
+type Replacement struct {
+	OldText    string `json:"old_text" jsonschema:"exact text to replace, including whitespace and indentation; it must occur exactly once in the file unless replace_all is set, so include enough surrounding lines to make it unique"`
+	NewText    string `json:"new_text" jsonschema:"text to put in its place"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_text instead of requiring exactly one"`
+}
+
+// EditInput is the edit tool's argument.
+type EditInput struct {
+	Path  string        `json:"path" jsonschema:"file to edit, relative to the workspace root or under /workspace"`
+	Edits []Replacement `json:"edits" jsonschema:"replacements applied in order, each to the result of the previous one; if any fails none is applied"`
+}
+
+// EditOutput is what edit returns.
+type EditOutput struct {
+	Path         string `json:"path"`
+	Replacements int    `json:"replacements" jsonschema:"occurrences replaced in total"`
+	Diff         string `json:"diff" jsonschema:"unified diff of the change"`
+}
+
+// Text is the result as a model reads it.
+func (o EditOutput) Text() string {
+	return fmt.Sprintf("edited %s: %d replacement(s)\n%s", o.Path, o.Replacements, o.Diff)
+}
+
+// Edit applies a batch of exact replacements to one file, all or nothing.
+func (s *Service) Edit(ctx context.Context, in EditInput) (EditOutput, error) {
+	out, err := s.edit(ctx, in)
+	return out, classify(err)
+}
+
+func (s *Service) edit(_ context.Context, in EditInput) (EditOutput, error) {
+	if len(in.Edits) == 0 {
+		return EditOutput{}, toolErr(CodeInvalid, nil, "edits is empty; give at least one {old_text, new_text}")
+	}
+	fsys := s.view("tool:edit")
+	name, err := resolve(fsys, in.Path, true)
+	if err != nil {
+		return EditOutput{}, err
+	}
+	fi, err := fsys.Stat(name)
+	if err != nil {
+		return EditOutput{}, err
+	}
+	if fi.IsDir() {
+		return EditOutput{}, toolErr(CodeIsDir, nil, "%s is a directory; edit changes files", display(name))
+	}
+	data, err := fsys.ReadFile(name)
+	if err != nil {
+		return EditOutput{}, err
+	}
+	if isBinary(data[:min(len(data), sniffLen)]) {
+		return EditOutput{}, binaryErr(name, data[:min(len(data), sniffLen)], int64(len(data)))
+	}
+	before := string(data)
+	after := before
+	total := 0
+	for i, e := range in.Edits {
+		n := i + 1
+		if e.OldText == "" {
+			return EditOutput{}, toolErr(CodeInvalid, nil, "edit %d: old_text is empty; to write a whole file use write", n)
+		}
+		if e.OldText == e.NewText {
+			return EditOutput{}, toolErr(CodeInvalid, nil, "edit %d: old_text and new_text are the same", n)
+		}
+		count := strings.Count(after, e.OldText)
+		switch {
+		case count == 0:
+			return EditOutput{}, toolErr(CodeNoMatch, nil, "edit %d: old_text not found in %s%s; no edit was applied. Read the file again and copy the text exactly, whitespace included",
+				n, display(name), laterHint(i))
+		case count > 1 && !e.ReplaceAll:
+			return EditOutput{}, toolErr(CodeAmbiguous, nil, "edit %d: old_text occurs %d times in %s; no edit was applied. Include more surrounding lines to make it unique, or set replace_all",
+				n, count, display(name))
+		}
+		after = strings.ReplaceAll(after, e.OldText, e.NewText)
+		total += count
+	}
+	if len(after) > s.opts.MaxWriteBytes {
+		return EditOutput{}, toolErr(CodeTooLarge, nil, "the edited file would be %d bytes, over the %d-byte limit; no edit was applied", len(after), s.opts.MaxWriteBytes)
+	}
+	if err := fsys.WriteFile(name, []byte(after), fi.Mode().Perm()); err != nil {
+		return EditOutput{}, err
+	}
+	return EditOutput{Path: display(name), Replacements: total, Diff: udiff.Unified("a/"+display(name), "b/"+display(name), before, after)}, nil
+}
+
+// laterHint notes that an edit after the first sees the earlier edits.
+func laterHint(i int) string {
+	if i == 0 {
+		return ""
+	}
+	return " (after the earlier edits of this batch)"
+}
+
+// DeleteInput is the delete tool's argument.
+type DeleteInput struct {
+	Path      string `json:"path" jsonschema:"file, symlink or directory to delete, relative to the workspace root or under /workspace; a symlink itself is deleted, not its target"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"required to delete a non-empty directory and everything below it"`
+}
+
+// DeleteOutput is what delete returns.
+type DeleteOutput struct {
+	Path string `json:"path"`
+	Type string `json:"type" jsonschema:"what was deleted: file, dir, symlink or other"`
+}
+
+// Text is the result as a model reads it.
+func (o DeleteOutput) Text() string { return fmt.Sprintf("deleted %s %s\n", o.Type, o.Path) }
+
+// Delete removes a path.
+func (s *Service) Delete(ctx context.Context, in DeleteInput) (DeleteOutput, error) {
+	out, err := s.delete(ctx, in)
+	return out, classify(err)
+}
+
+func (s *Service) delete(_ context.Context, in DeleteInput) (DeleteOutput, error) {
+	fsys := s.view("tool:delete")
+	name, err := resolve(fsys, in.Path, false)
+	if err != nil {
+		return DeleteOutput{}, err
+	}
+	if name == "/" {
+		return DeleteOutput{}, toolErr(CodeInvalid, nil, "refusing to delete the workspace root")
+	}
+	fi, err := fsys.Lstat(name)
+	if err != nil {
+		return DeleteOutput{}, err
+	}
+	out := DeleteOutput{Path: display(name), Type: typeName(fi.Mode())}
+	if fi.IsDir() && in.Recursive {
+		if err := fsys.RemoveAll(name); err != nil {
+			return DeleteOutput{}, err
+		}
+		return out, nil
+	}
+	if err := fsys.Remove(name); err != nil {
+		if errors.Is(err, syscall.ENOTEMPTY) {
+			return DeleteOutput{}, toolErr(CodeNotEmpty, err, "%s is a directory that is not empty; pass recursive=true to delete it with everything in it", display(name))
+		}
+		return DeleteOutput{}, err
+	}
+	return out, nil
+}

@@ -1,0 +1,106 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sqlfs/sqlfs/metrics"
+)
+
+const (
+	// checkpointWAL is the WAL size past which the checkpointer copies it
+	// into the database without waiting for the next tick.
+	checkpointWAL = 64 << 20
+	// checkpointIdle is how long the store must be quiet before the WAL
+	// is truncated back to nothing.
+	checkpointIdle = 2 * time.Second
+)
+
+// checkpointer copies the WAL into the database in the background on a
+// connection of its own. PASSIVE checkpoints never block the writer; when
+// commits stop for a while it truncates the WAL so it does not stay large.
+type checkpointer struct {
+	db    *sql.DB
+	nudge chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func (s *Store) startCheckpointer() error {
+	db, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=10000"))
+	if err != nil {
+		return fmt.Errorf("open checkpointer: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	cp := &checkpointer{db: db, nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	s.cp = cp
+	go cp.run(s)
+	return nil
+}
+
+// committed tells the checkpointer a commit left walBytes in the WAL.
+func (cp *checkpointer) committed(walBytes int64) {
+	if walBytes < checkpointWAL {
+		return
+	}
+	select {
+	case cp.nudge <- struct{}{}:
+	default:
+	}
+}
+
+func (cp *checkpointer) run(s *Store) {
+	defer close(cp.done)
+	tick := time.NewTicker(checkpointIdle)
+	defer tick.Stop()
+	truncated := true
+	for {
+		mode := "PASSIVE"
+		select {
+		case <-cp.stop:
+			return
+		case <-cp.nudge:
+			truncated = false
+		case <-tick.C:
+			if _, wal := s.FileBytes(); wal == 0 || truncated {
+				continue
+			}
+			mode, truncated = "TRUNCATE", true
+		}
+		start := time.Now()
+		if _, err := cp.db.Exec("PRAGMA wal_checkpoint(" + mode + ")"); err != nil {
+			slog.Warn("checkpoint failed; retried later", "mode", mode, "err", err)
+			truncated = false
+			continue
+		}
+		metrics.StoreCheckpointDuration.Observe(time.Since(start).Seconds())
+	}
+}
+
+// freeBytes is the space left on the store's filesystem.
+func (s *Store) freeBytes() int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Dir(s.path), &st); err != nil {
+		return 1 << 62
+	}
+	return int64(st.Bavail) * st.Bsize
+}
+
+func (cp *checkpointer) close() error {
+	close(cp.stop)
+	<-cp.done
+	return cp.db.Close()
+}
+
+// Checkpoint copies the WAL into the main file now; it returns how long it took.
+func (s *Store) Checkpoint(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	_, err := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return time.Since(start), s.classify(err)
+}
