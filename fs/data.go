@@ -49,22 +49,39 @@ func (c *core) readAt(n *inode, p []byte, off int64) (int, error) {
 		case cached:
 			copyChunk(dst, clean, in)
 			chunkCache.Hits.Inc()
-			c.readAhead(n, idx)
 		default:
 			fetches = append(fetches, fetch{idx, done, end, in})
-			c.readAhead(n, idx)
 		}
 		done = end
 	}
+	c.readAhead(n, off/cs, (off+int64(len(p))-1)/cs)
+	gen := n.dataGen
 	c.mu.Unlock()
-	for _, fe := range fetches {
-		data, err := c.store.ReadChunk(context.Background(), n.ino, fe.idx)
-		if err != nil {
-			return 0, syscall.EIO
-		}
-		chunkCache.Misses.Inc()
-		copyChunk(p[fe.from:fe.to], data, fe.inChunk)
+	if len(fetches) == 0 {
+		return len(p), nil
 	}
+	// One query for the whole span; chunks it does not return are holes.
+	first, last := fetches[0].idx, fetches[len(fetches)-1].idx
+	got := make(map[int64][]byte, len(fetches))
+	err := c.store.ReadChunks(context.Background(), n.ino, first, last+1, func(idx int64, data []byte) {
+		got[idx] = data
+	})
+	if err != nil {
+		return 0, syscall.EIO
+	}
+	for _, fe := range fetches {
+		copyChunk(p[fe.from:fe.to], got[fe.idx], fe.inChunk)
+	}
+	chunkCache.Misses.Add(float64(len(fetches)))
+	c.mu.Lock()
+	if n.dataGen == gen {
+		for _, fe := range fetches {
+			if data, ok := got[fe.idx]; ok {
+				c.clean.put(chunkID{n.ino, fe.idx}, gen, data)
+			}
+		}
+	}
+	c.mu.Unlock()
 	return len(p), nil
 }
 

@@ -98,7 +98,7 @@ func (s *Store) ReadChunk(ctx context.Context, ino uint64, idx int64) ([]byte, e
 	if err != nil {
 		return nil, err
 	}
-	var data []byte
+	var data sql.RawBytes // a fresh slice per row already; see ReadChunks
 	err = st.QueryRowContext(ctx, chunkKey(ino, idx)).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -120,4 +120,27 @@ func (s *Store) readChunkStmt(ctx context.Context) (*sql.Stmt, error) {
 		s.readChunkSt = st
 	}
 	return s.readChunkSt, nil
+}
+
+// ReadChunks calls fn for each stored chunk of inode ino with index in
+// [from, to), in order; holes are skipped. One query serves a whole
+// sequential read.
+func (s *Store) ReadChunks(ctx context.Context, ino uint64, from, to int64, fn func(idx int64, data []byte)) error {
+	rows, err := s.r.QueryContext(ctx, `SELECT key, data FROM chunks WHERE key >= ? AND key < ? ORDER BY key`,
+		chunkKey(ino, from), chunkKey(ino, to))
+	if err != nil {
+		return s.classify(fmt.Errorf("read chunks %d-%d of inode %d: %w", from, to, ino, err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key int64
+		// RawBytes spares database/sql's copy of every chunk: go-sqlite3
+		// already hands each row a fresh slice (C.GoBytes), which fn may keep.
+		var data sql.RawBytes
+		if err := rows.Scan(&key, &data); err != nil {
+			return s.classify(fmt.Errorf("read chunks of inode %d: %w", ino, err))
+		}
+		fn(key&(MaxChunks-1), data)
+	}
+	return s.classify(rows.Err())
 }
