@@ -143,13 +143,6 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 		done:      make(chan struct{}),
 	}
 	c.room = sync.NewCond(&c.mu)
-	if !opts.ReadOnly {
-		if n, err := st.ReclaimOrphans(ctx); err != nil {
-			return nil, fmt.Errorf("reclaim orphans: %w", err)
-		} else if n > 0 {
-			c.log.Info("reclaimed files unlinked while open", "count", n)
-		}
-	}
 	if err := c.load(ctx); err != nil {
 		return nil, err
 	}
@@ -157,39 +150,59 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 	return &FS{c: c, who: Caller{Uid: opts.Uid, Gid: opts.Gid}}, nil
 }
 
+// load reads every inode and entry into RAM, the two tables in parallel.
 func (c *core) load(ctx context.Context) error {
+	var dentries []sqlstore.Dentry
+	scanned := make(chan error, 1)
+	go func() {
+		scanned <- c.store.ScanDentries(ctx, func(d sqlstore.Dentry) error {
+			dentries = append(dentries, d)
+			return nil
+		})
+	}()
+	orphans := 0
 	err := c.store.ScanInodes(ctx, func(r sqlstore.Inode) error {
+		if r.Ino >= c.nextIno {
+			c.nextIno = r.Ino + 1
+		}
+		if r.Nlink == 0 && r.Ino != sqlstore.Root {
+			// Unlinked while open when the last owner stopped: reclaim.
+			if !c.opts.ReadOnly {
+				c.dirty.dead[r.Ino] = struct{}{}
+				orphans++
+			}
+			return nil
+		}
 		n := inodeFromRow(r)
 		c.inodes[n.ino] = n
-		if n.ino >= c.nextIno {
-			c.nextIno = n.ino + 1
-		}
 		if n.isRegular() {
 			c.used += n.size
 		}
 		return nil
 	})
+	if serr := <-scanned; err == nil {
+		err = serr
+	}
 	if err != nil {
-		return fmt.Errorf("load inodes: %w", err)
+		return fmt.Errorf("load: %w", err)
+	}
+	if orphans > 0 {
+		c.log.Info("reclaiming files unlinked while open", "count", orphans)
 	}
 	root := c.inodes[sqlstore.Root]
 	if root == nil || !root.isDir() {
 		return fmt.Errorf("load: root directory missing: %w", sqlstore.ErrStoreCorrupt)
 	}
 	root.parent = sqlstore.Root
-	err = c.store.ScanDentries(ctx, func(d sqlstore.Dentry) error {
+	for _, d := range dentries {
 		p, n := c.inodes[d.Parent], c.inodes[d.Ino]
 		if p == nil || !p.isDir() || n == nil {
-			return fmt.Errorf("entry %q in %d names inode %d: %w", d.Name, d.Parent, d.Ino, sqlstore.ErrStoreCorrupt)
+			return fmt.Errorf("load: entry %q in %d names inode %d: %w", d.Name, d.Parent, d.Ino, sqlstore.ErrStoreCorrupt)
 		}
 		p.children[d.Name] = d.Ino
 		if n.isDir() {
 			n.parent = d.Parent
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("load entries: %w", err)
 	}
 	// Hidden names of files that were open when the owner stopped have no
 	// handles left.

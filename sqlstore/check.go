@@ -93,26 +93,3 @@ func FormatProblems(ps []Problem) string {
 	}
 	return b.String()
 }
-
-// ReclaimOrphans deletes inodes whose last name went while they were open
-// and whose owner stopped before the last close.
-func (s *Store) ReclaimOrphans(ctx context.Context) (int, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT ino FROM inodes WHERE nlink = 0 AND ino != 1`)
-	if err != nil {
-		return 0, s.classify(fmt.Errorf("find orphans: %w", err))
-	}
-	var b Batch
-	for rows.Next() {
-		var ino uint64
-		if err := rows.Scan(&ino); err != nil {
-			rows.Close()
-			return 0, s.classify(err)
-		}
-		b.DeleteInodes = append(b.DeleteInodes, ino)
-	}
-	rows.Close()
-	if len(b.DeleteInodes) == 0 {
-		return 0, nil
-	}
-	return len(b.DeleteInodes), s.Commit(ctx, &b)
-}
