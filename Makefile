@@ -32,9 +32,10 @@ deps:
 	@test -e /dev/fuse || (modprobe fuse 2>/dev/null || true)
 	$(GO) mod download
 
+VERSION    := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 build: deps
 	@mkdir -p $(BIN)
-	$(GO) build $(GOFLAGS_B) -o $(BIN)/ ./cmd/...
+	$(GO) build $(GOFLAGS_B) -ldflags "-X github.com/sqlfs/sqlfs/metrics.Version=$(VERSION)" -o $(BIN)/ ./cmd/...
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' | grep -v '^third_party/'))" || (gofmt -l $$(git ls-files '*.go' | grep -v '^third_party/'); echo "gofmt needed"; exit 1)

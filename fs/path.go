@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -45,9 +46,27 @@ func checkName(name string) error {
 	return nil
 }
 
+// The metadata cache is complete while the store is open, so lookups never
+// miss: they find a name (dentry hits) or learn it is absent (negative hits).
+var (
+	dentryCache   = metrics.Cache("dentry")
+	negativeCache = metrics.Cache("negative")
+)
+
 // walk resolves p to an inode, following symlinks in every component and,
 // when follow is set, in the last one. Called with c.mu held.
 func (c *core) walk(p string, follow bool) (*inode, error) {
+	n, err := c.walkUncounted(p, follow)
+	switch err {
+	case nil:
+		dentryCache.Hits.Inc()
+	case syscall.ENOENT:
+		negativeCache.Hits.Inc()
+	}
+	return n, err
+}
+
+func (c *core) walkUncounted(p string, follow bool) (*inode, error) {
 	if len(p) > maxPathLen {
 		return nil, syscall.ENAMETOOLONG
 	}

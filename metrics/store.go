@@ -58,7 +58,7 @@ var (
 	})
 	StoreBusyRetries = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_store_busy_retries_total",
-		Help: "Statements retried after SQLITE_BUSY or SQLITE_LOCKED.",
+		Help: "Commits retried after the store ran out of space or was busy.",
 	})
 	StoreWALBytes = factory.NewGauge(prometheus.GaugeOpts{
 		Name: "sqlfs_store_wal_bytes",

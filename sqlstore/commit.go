@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/sqlfs/sqlfs/metrics"
 )
 
 // Chunk is one chunk of a file's data; a nil Data deletes it.
@@ -61,6 +63,7 @@ func (b *Batch) Empty() bool { return b.Ops() == 0 }
 func (s *Store) Commit(ctx context.Context, b *Batch) error {
 	err := s.commit(ctx, b)
 	if errors.Is(err, ErrStoreFull) {
+		metrics.StoreBusyRetries.Inc()
 		if _, cerr := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); cerr == nil {
 			err = s.commit(ctx, b)
 		}
@@ -175,7 +178,7 @@ func applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 			return err
 		}
 	}
-	if b.Durable {
+	if b.Durable && b.Empty() {
 		// A synced commit must write something: syncing the WAL is what
 		// makes the unsynced commits before it durable too.
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(k, v) VALUES ('last_sync', ?)`,

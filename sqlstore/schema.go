@@ -70,11 +70,12 @@ func (s *Store) initSchema(ctx context.Context, opts Options) error {
 		return fmt.Errorf("%s: %w (a SQLite database of another application)", s.path, ErrNotStore)
 	}
 	if fresh {
-		// 32 KiB pages keep a chunk's overflow chain short (measured: about
-		// twice the blob throughput of 4 KiB pages) while a small metadata
-		// commit still writes little; the size only applies before the
-		// first table and the WAL exist.
-		if _, err := conn.ExecContext(ctx, "PRAGMA page_size=32768"); err != nil {
+		// 4 KiB pages (measured against 8, 16 and 32 KiB): an fsync'ed
+		// commit writes every page it touched, so small pages halve the
+		// cost of create+fsync (460 vs 850 µs a file), while 1 GiB
+		// sequential reads and writes measured the same within noise. The
+		// size only applies before the first table and the WAL exist.
+		if _, err := conn.ExecContext(ctx, "PRAGMA page_size=4096"); err != nil {
 			return fmt.Errorf("set page size: %w", err)
 		}
 	}

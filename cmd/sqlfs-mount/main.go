@@ -165,10 +165,12 @@ func run() int {
 func trackUsage(ctx context.Context, fsys *sfs.FS) {
 	t := time.NewTicker(5 * time.Second)
 	defer t.Stop()
+	inodeCache := metrics.Cache("inode")
 	for {
 		u := fsys.Usage()
 		metrics.FSInodes.Set(float64(u.Inodes))
 		metrics.FSBytes.Set(float64(u.Bytes))
+		inodeCache.Entries.Set(float64(u.Inodes)) // every inode is in RAM
 		select {
 		case <-ctx.Done():
 			return

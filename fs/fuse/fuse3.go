@@ -19,13 +19,15 @@ const canNotify = true
 const LibFUSE = 3
 
 // configureHost sets what libfuse3 takes only from init, not as -o options:
-// st_ino from the store, and no FLUSH on close (written data is visible at
-// once; Flush has nothing to do). Not hard_remove: with it libfuse cannot
+// st_ino from the store, no FLUSH on close (written data is visible at
+// once; Flush has nothing to do), and pages kept when mtime changes (the
+// kernel hears of changes made elsewhere through Notify). Not hard_remove: with it libfuse cannot
 // serve fstat of an unlinked open file (ESTALE); its .fuse_hidden names,
 // which the core keeps out of sight, can.
 func configureHost(h *cgofuse.FileSystemHost) {
 	h.SetUseIno(true)
 	h.SetNoFlush(true)
+	h.SetNoAutoInvalData(true)
 }
 
 func lazyUnmount(dir string) error { return exec.Command("fusermount3", "-u", "-z", dir).Run() }

@@ -43,6 +43,7 @@ type FileSystemHost struct {
 	capDeleteAccess    bool
 	capOpenTrunc       bool
 	capWritebackCache  bool
+	noAutoInvalData    bool
 	noFlush            bool
 	directIO           bool
 	useIno             bool
@@ -486,7 +487,8 @@ func hostInit(conn0 *c_struct_fuse_conn_info, conf0 *c_struct_fuse_config) (user
 		c_bool(host.capReaddirPlus),
 		c_bool(host.capDeleteAccess),
 		c_bool(host.capOpenTrunc),
-		c_bool(host.capWritebackCache))
+		c_bool(host.capWritebackCache),
+		c_bool(host.noAutoInvalData))
 	c_hostAsgnCconfig(conf0,
 		c_bool(host.directIO),
 		c_bool(host.useIno),
@@ -713,6 +715,16 @@ func (host *FileSystemHost) SetCapOpenTrunc(value bool) {
 // ignores NoFlush. Must be set before Mount is called.
 func (host *FileSystemHost) SetCapWritebackCache(value bool) {
 	host.capWritebackCache = value
+}
+
+// SetNoAutoInvalData stops the kernel from dropping a file's cached pages
+// whenever it sees the file's mtime change (FUSE_CAP_AUTO_INVAL_DATA, which
+// libfuse3 turns on by default) [Linux FUSE3 only]. Its own writes change
+// mtime too, so with it every file re-reads what it just wrote. A file
+// system that reports changes made elsewhere with Notify does not need it.
+// Must be set before Mount is called.
+func (host *FileSystemHost) SetNoAutoInvalData(value bool) {
+	host.noAutoInvalData = value
 }
 
 // SetNoFlush asks the kernel not to send FLUSH when a file descriptor is closed

@@ -441,7 +441,8 @@ static inline void hostAsgnCconninfo(struct fuse_conn_info *conn,
 	bool capReaddirPlus,
 	bool capDeleteAccess,
 	bool capOpenTrunc,
-	bool capWritebackCache)
+	bool capWritebackCache,
+	bool noAutoInvalData)
 {
 #if defined(__APPLE__)
 	if (capCaseInsensitive)
@@ -464,6 +465,9 @@ static inline void hostAsgnCconninfo(struct fuse_conn_info *conn,
 	// sqlfs patch 3: opt-in kernel writeback cache (libfuse 3 has no mount option for it).
 	if (capWritebackCache)
 		conn->want |= conn->capable & FUSE_CAP_WRITEBACK_CACHE;
+	// sqlfs patch 5: opt out of FUSE_CAP_AUTO_INVAL_DATA (libfuse3's default).
+	if (noAutoInvalData)
+		conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 #endif
 #elif defined(_WIN32)
 #if defined(FSP_FUSE_CAP_STAT_EX)
@@ -1065,9 +1069,10 @@ func c_hostAsgnCconninfo(conn *c_struct_fuse_conn_info,
 	capReaddirPlus c_bool,
 	capDeleteAccess c_bool,
 	capOpenTrunc c_bool,
-	capWritebackCache c_bool) {
+	capWritebackCache c_bool,
+	noAutoInvalData c_bool) {
 	C.hostAsgnCconninfo(conn, capCaseInsensitive, capReaddirPlus, capDeleteAccess, capOpenTrunc,
-		capWritebackCache)
+		capWritebackCache, noAutoInvalData)
 }
 func c_hostAsgnCconfig(conf *c_struct_fuse_config,
 	directIO c_bool,

@@ -311,7 +311,8 @@ func c_hostAsgnCconninfo(conn *c_struct_fuse_conn_info,
 	capReaddirPlus c_bool,
 	capDeleteAccess c_bool,
 	capOpenTrunc c_bool,
-	capWritebackCache c_bool) {
+	capWritebackCache c_bool,
+	noAutoInvalData c_bool) {
 	conn.want |= conn.capable & FSP_FUSE_CAP_STAT_EX
 	cgofuse_stat_ex = 0 != conn.want&FSP_FUSE_CAP_STAT_EX // hack!
 	if capCaseInsensitive {
