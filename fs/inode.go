@@ -112,9 +112,11 @@ func (a Attr) IsDir() bool { return a.Mode&syscall.S_IFMT == syscall.S_IFDIR }
 func (a Attr) Blocks() int64 { return (a.Size + 511) / 512 }
 
 // FileMode converts the st_mode bits to an io/fs.FileMode.
-func (a Attr) FileMode() iofs.FileMode { return fileMode(a.Mode) }
+func (a Attr) FileMode() iofs.FileMode { return FileMode(a.Mode) }
 
-func fileMode(mode uint32) iofs.FileMode {
+// FileMode converts st_mode bits (type, permissions, setuid, setgid,
+// sticky) to an io/fs.FileMode.
+func FileMode(mode uint32) iofs.FileMode {
 	m := iofs.FileMode(mode & 0o777)
 	switch mode & syscall.S_IFMT {
 	case syscall.S_IFDIR:
@@ -140,6 +142,22 @@ func fileMode(mode uint32) iofs.FileMode {
 		m |= iofs.ModeSticky
 	}
 	return m
+}
+
+// UnixPerm converts the permission and special bits of an io/fs.FileMode
+// to st_mode bits, the inverse of FileMode for them.
+func UnixPerm(m iofs.FileMode) uint32 {
+	p := uint32(m.Perm())
+	if m&iofs.ModeSetuid != 0 {
+		p |= syscall.S_ISUID
+	}
+	if m&iofs.ModeSetgid != 0 {
+		p |= syscall.S_ISGID
+	}
+	if m&iofs.ModeSticky != 0 {
+		p |= syscall.S_ISVTX
+	}
+	return p
 }
 
 // fileInfo adapts an Attr to io/fs.FileInfo.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
 )
 
 // tree is one mounted filesystem of the shell's view (/workspace, /tmp).
@@ -185,7 +187,7 @@ func (m *memFS) OpenFile(name string, flag int, perm fs.FileMode) (builtin.File,
 	case !ok && flag&os.O_CREATE == 0:
 		return nil, pathErr("open", name, syscall.ENOENT)
 	case !ok:
-		n = m.newNode(syscall.S_IFREG | unixPerm(perm))
+		n = m.newNode(syscall.S_IFREG | sfs.UnixPerm(perm))
 		dir.children[base] = n
 		dir.mtime, dir.ctime = n.mtime, n.mtime
 	}
@@ -208,7 +210,7 @@ func (m *memFS) Mkdir(name string, perm fs.FileMode) error {
 	if _, ok := dir.children[base]; ok {
 		return pathErr("mkdir", name, syscall.EEXIST)
 	}
-	dir.children[base] = m.newNode(syscall.S_IFDIR | unixPerm(perm))
+	dir.children[base] = m.newNode(syscall.S_IFDIR | sfs.UnixPerm(perm))
 	dir.nlink++
 	dir.mtime, dir.ctime = time.Now(), time.Now()
 	return nil
@@ -345,7 +347,7 @@ func (m *memFS) Chmod(name string, mode fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	n.mode = n.mode&syscall.S_IFMT | unixPerm(mode)
+	n.mode = n.mode&syscall.S_IFMT | sfs.UnixPerm(mode)
 	n.ctime = time.Now()
 	return nil
 }

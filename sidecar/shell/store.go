@@ -82,7 +82,7 @@ func (t storeTree) ReadDir(name string) ([]fs.DirEntry, error) {
 }
 
 func (t storeTree) OpenFile(name string, flag int, perm fs.FileMode) (builtin.File, error) {
-	f, err := t.f.OpenFile(name, flag, unixPerm(perm))
+	f, err := t.f.OpenFile(name, flag, sfs.UnixPerm(perm))
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (f *bufferedFile) Read(p []byte) (int, error) { return f.r.Read(p) }
 func (f *bufferedFile) WriteTo(w io.Writer) (int64, error) { return f.r.WriteTo(w) }
 
 func (t storeTree) Mkdir(name string, perm fs.FileMode) error {
-	return t.f.Mkdir(name, unixPerm(perm))
+	return t.f.Mkdir(name, sfs.UnixPerm(perm))
 }
 
 func (t storeTree) Remove(name string) error               { return t.f.Remove(name) }
@@ -122,7 +122,7 @@ func (t storeTree) Link(oldname, newname string) error     { return t.f.Link(old
 func (t storeTree) Truncate(name string, size int64) error { return t.f.Truncate(name, size) }
 
 func (t storeTree) Chmod(name string, mode fs.FileMode) error {
-	return t.f.Chmod(name, unixPerm(mode))
+	return t.f.Chmod(name, sfs.UnixPerm(mode))
 }
 
 func (t storeTree) Chtimes(name string, atime, mtime time.Time) error {

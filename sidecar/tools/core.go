@@ -34,39 +34,24 @@ func NewForCore(f *sfs.FS, backends map[string]sidecar.Backend, opts Options) *S
 // coreFS adapts *sfs.FS to FS.
 type coreFS struct{ f *sfs.FS }
 
-// unixPerm turns io/fs permission and special bits into st_mode bits.
-func unixPerm(m fs.FileMode) uint32 {
-	p := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		p |= syscall.S_ISUID
-	}
-	if m&fs.ModeSetgid != 0 {
-		p |= syscall.S_ISGID
-	}
-	if m&fs.ModeSticky != 0 {
-		p |= syscall.S_ISVTX
-	}
-	return p
-}
-
 func (c coreFS) Stat(n string) (fs.FileInfo, error)   { return c.f.FileInfo(n, true) }
 func (c coreFS) Lstat(n string) (fs.FileInfo, error)  { return c.f.FileInfo(n, false) }
 func (c coreFS) Readlink(n string) (string, error)    { return c.f.Readlink(n) }
 func (c coreFS) ReadFile(n string) ([]byte, error)    { return c.f.ReadFile(n) }
 func (c coreFS) Open(n string) (io.ReadCloser, error) { return c.f.OpenFile(n, os.O_RDONLY, 0) }
 func (c coreFS) Create(n string, p fs.FileMode) (io.WriteCloser, error) {
-	return c.f.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, unixPerm(p))
+	return c.f.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, sfs.UnixPerm(p))
 }
 func (c coreFS) WriteFile(n string, d []byte, p fs.FileMode) error {
-	return c.f.WriteFile(n, d, unixPerm(p))
+	return c.f.WriteFile(n, d, sfs.UnixPerm(p))
 }
-func (c coreFS) Mkdir(n string, p fs.FileMode) error    { return c.f.Mkdir(n, unixPerm(p)) }
-func (c coreFS) MkdirAll(n string, p fs.FileMode) error { return c.f.MkdirAll(n, unixPerm(p)) }
+func (c coreFS) Mkdir(n string, p fs.FileMode) error    { return c.f.Mkdir(n, sfs.UnixPerm(p)) }
+func (c coreFS) MkdirAll(n string, p fs.FileMode) error { return c.f.MkdirAll(n, sfs.UnixPerm(p)) }
 func (c coreFS) Remove(n string) error                  { return c.f.Remove(n) }
 func (c coreFS) RemoveAll(n string) error               { return c.f.RemoveAll(n) }
 func (c coreFS) Symlink(t, n string) error              { return c.f.Symlink(t, n) }
 func (c coreFS) Link(o, n string) error                 { return c.f.Link(o, n) }
-func (c coreFS) Chmod(n string, m fs.FileMode) error    { return c.f.Chmod(n, unixPerm(m)) }
+func (c coreFS) Chmod(n string, m fs.FileMode) error    { return c.f.Chmod(n, sfs.UnixPerm(m)) }
 func (c coreFS) Chown(n string, u, g int) error         { return c.f.Chown(n, u, g) }
 func (c coreFS) Chtimes(n string, a, m time.Time) error { return c.f.Chtimes(n, a, m) }
 func (c coreFS) Mknod(n string, mode uint32, dev uint64) error {
