@@ -51,10 +51,10 @@ test: deps vet
 # and shows the files are still there.
 DEMO ?= /tmp/sqlfs-demo
 demo: build
-	@set -e; mkdir -p $(DEMO)/mnt; \
+	@set -e; B=$(CURDIR)/$(BIN); mkdir -p $(DEMO)/mnt; \
 	if grep -qs " $(DEMO)/mnt " /proc/mounts; then fusermount3 -u $(DEMO)/mnt; fi; \
 	echo "== mounting $(DEMO)/workspace.db at $(DEMO)/mnt"; \
-	$(BIN)/sqlfs-mount $(DEMO)/workspace.db $(DEMO)/mnt & pid=$$!; \
+	$$B/sqlfs-mount $(DEMO)/workspace.db $(DEMO)/mnt & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
 	until grep -qs " $(DEMO)/mnt " /proc/mounts; do kill -0 $$pid; sleep 0.1; done; \
 	cd $(DEMO)/mnt; set -x; \
@@ -63,11 +63,13 @@ demo: build
 	ls -la; cat entry; find . | head; du -sh .; df -h .; \
 	set +x; cd /; kill -TERM $$pid; wait $$pid; trap - EXIT; \
 	echo "== unmounted; the store holds:"; \
-	sqlite3 $(DEMO)/workspace.db "SELECT (SELECT count(*) FROM inodes) AS inodes, (SELECT count(*) FROM chunks) AS chunks, (SELECT count(*) FROM audit) AS audit_events"; \
+	sqlite3 -header -column $(DEMO)/workspace.db "SELECT (SELECT count(*) FROM inodes) AS inodes, (SELECT count(*) FROM chunks) AS chunks, (SELECT count(*) FROM audit) AS audit_events"; \
+	echo "== the shell backend, on the store itself (no mount):"; \
+	$$B/sqlfs-exec run --store $(DEMO)/workspace.db -- 'grep -rn hello . && echo made-by-shell > src/app/NOTES'; \
 	echo "== remounted: the files are still there"; \
-	$(BIN)/sqlfs-mount $(DEMO)/workspace.db $(DEMO)/mnt & pid=$$!; \
+	$$B/sqlfs-mount $(DEMO)/workspace.db $(DEMO)/mnt & pid=$$!; \
 	until grep -qs " $(DEMO)/mnt " /proc/mounts; do kill -0 $$pid; sleep 0.1; done; \
-	cat $(DEMO)/mnt/entry; kill -TERM $$pid; wait $$pid
+	cat $(DEMO)/mnt/entry $(DEMO)/mnt/src/app/NOTES; kill -TERM $$pid; wait $$pid
 
 bench: build
 	$(GO) run ./bench -tmpfs -mount-bin $(BIN)/sqlfs-mount $(BENCHFLAGS)
