@@ -46,7 +46,7 @@ type Mount struct {
 	mountpoint string
 	done       chan struct{}
 	err        error
-	stopInv    chan struct{}
+	fsys       *sfs.FS // set while changes are reported to the kernel
 }
 
 // mountOptions are the -o options every mount gets: the kernel checks
@@ -88,7 +88,7 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 	host.SetCapReaddirPlus(true)
 	host.SetUseIno(true)
 	configureHost(host)
-	m := &Mount{host: host, adapter: a, mountpoint: abs, done: make(chan struct{}), stopInv: make(chan struct{})}
+	m := &Mount{host: host, adapter: a, mountpoint: abs, done: make(chan struct{})}
 	args := mountOptions(o)
 	if o.Debug {
 		args = append(args, "-d")
@@ -153,7 +153,9 @@ func (m *Mount) Unmount() error {
 		return m.err
 	default:
 	}
-	close(m.stopInv)
+	if m.fsys != nil {
+		m.fsys.SetInvalidator(nil)
+	}
 	// cgofuse also unmounts on SIGINT/SIGTERM, so the mount may already be
 	// going; only a mount still in place needs the tool.
 	if !m.host.Unmount() && isMounted(m.mountpoint) {
@@ -169,41 +171,27 @@ func (m *Mount) Unmount() error {
 	return m.err
 }
 
-// startInvalidator forwards changes made outside the kernel to it, from a
-// goroutine of its own: notifying from a FUSE request could deadlock.
+// startInvalidator tells the kernel of every change made outside it,
+// before the call that made the change returns, so other frontends' changes
+// show through the mount at once. Notify runs on the caller's goroutine:
+// such callers are never FUSE request threads (those are Kernel callers and
+// not reported), and the core holds no lock while it reports.
 func (m *Mount) startInvalidator(fsys *sfs.FS) {
 	if !canNotify {
 		return
 	}
-	queue := make(chan []sfs.Change, 1024)
+	m.fsys = fsys
 	fsys.SetInvalidator(func(changes []sfs.Change) {
-		select {
-		case queue <- changes:
-		case <-m.stopInv:
-		case <-m.done:
+		for _, c := range changes {
+			action := uint32(cgofuse.NOTIFY_TRUNCATE)
+			if c.Name {
+				// Drops the name (positive or negative) and the parent's
+				// attributes as well as the inode's.
+				action = cgofuse.NOTIFY_UNLINK
+			}
+			m.host.Notify(c.Path, action)
 		}
 	})
-	go func() {
-		defer fsys.SetInvalidator(nil)
-		for {
-			select {
-			case changes := <-queue:
-				for _, c := range changes {
-					action := uint32(cgofuse.NOTIFY_TRUNCATE)
-					if c.Name {
-						// Drops the name (positive or negative) and the
-						// parent's attributes as well as the inode's.
-						action = cgofuse.NOTIFY_UNLINK
-					}
-					m.host.Notify(c.Path, action)
-				}
-			case <-m.stopInv:
-				return
-			case <-m.done:
-				return
-			}
-		}
-	}()
 }
 
 func checkMountpoint(mountpoint string) (string, error) {

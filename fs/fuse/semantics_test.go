@@ -568,3 +568,48 @@ func TestPersistsAcrossRemount(t *testing.T) {
 		t.Fatalf("store check: %v", problems)
 	}
 }
+
+// TestChangesOutsideTheKernelShowAtOnce changes files through the core's Go
+// API (as the shell backend and the tools do) while the kernel caches them
+// for 60 s, and reads them back through the mount at once.
+func TestChangesOutsideTheKernelShowAtOnce(t *testing.T) {
+	if fuse.LibFUSE == 2 {
+		t.Skip("libfuse2 cannot invalidate the kernel's cache; its mounts use 1 s timeouts")
+	}
+	w := mount(t)
+	agent := w.FS.WithActor("test")
+	must(t, os.WriteFile(w.Path("f"), []byte("through the kernel"), 0o644))
+	readFile(t, w.Path("f")) // cached now, data and attributes
+	_, err := os.Stat(w.Path("new"))
+	wantErrno(t, err, syscall.ENOENT) // a cached negative entry
+
+	must(t, agent.WriteFile("/f", []byte("core"), 0o600))
+	must(t, agent.WriteFile("/new", []byte("appeared"), 0o644))
+	if got := readFile(t, w.Path("f")); got != "core" {
+		t.Errorf("data after a core write: %q", got)
+	}
+	if st := lstat(t, w.Path("f")); st.Size != 4 {
+		t.Errorf("size after a core write: %d", st.Size)
+	}
+	if got := readFile(t, w.Path("new")); got != "appeared" {
+		t.Errorf("file created by the core: %q", got)
+	}
+	must(t, agent.Chmod("/f", 0o640))
+	if st := lstat(t, w.Path("f")); st.Mode&0o777 != 0o640 {
+		t.Errorf("mode after a core chmod: %o", st.Mode&0o777)
+	}
+	must(t, agent.MkdirAll("/d/sub", 0o755))
+	readFile(t, w.Path("new"))
+	os.ReadDir(w.Path("d"))
+	must(t, agent.Rename("/d", "/e"))
+	must(t, agent.Remove("/new"))
+	if _, err := os.Stat(w.Path("new")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("file removed by the core: %v", err)
+	}
+	if _, err := os.Stat(w.Path("d")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("old name of a directory the core renamed: %v", err)
+	}
+	if ents, err := os.ReadDir(w.Path("e")); err != nil || len(ents) != 1 || ents[0].Name() != "sub" {
+		t.Errorf("directory renamed by the core lists %v, %v", ents, err)
+	}
+}
