@@ -41,6 +41,7 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 	"golang.org/x/sys/unix"
 
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
@@ -270,6 +271,12 @@ type running struct {
 	execSeq  int           // execs started, guarded by Backend.mu
 }
 
+// Execs that started the container (cold) or found it running (warm).
+var (
+	coldStarts = metrics.ContainerStarts.WithLabelValues("cold")
+	warmStarts = metrics.ContainerStarts.WithLabelValues("warm")
+)
+
 // acquire returns the running container, starting it if needed, and counts
 // the caller as active until release. seq numbers the caller's exec in it.
 func (b *Backend) acquire(ctx context.Context) (r *running, seq int, err error) {
@@ -297,6 +304,9 @@ func (b *Backend) acquire(ctx context.Context) (r *running, seq int, err error) 
 			return nil, 0, err
 		}
 		b.ctr = r
+		coldStarts.Inc()
+	} else {
+		warmStarts.Inc()
 	}
 	b.active++
 	b.ctr.execSeq++
