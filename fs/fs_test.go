@@ -342,3 +342,25 @@ func TestSecondOwnerRefused(t *testing.T) {
 		t.Fatalf("second open: %v", err)
 	}
 }
+
+func TestCorruptStoreRefused(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	for i := range 200 {
+		must(t, f.WriteFile(fmt.Sprintf("/f%d", i), []byte("data"), 0o644))
+	}
+	must(t, f.Close())
+	// Scribble over every page but the first two (header and schema).
+	b, err := os.ReadFile(store)
+	must(t, err)
+	for off := 8192; off+300 < len(b); off += 4096 {
+		copy(b[off+100:], bytes.Repeat([]byte{0xde, 0xad, 0xbe, 0xef}, 50))
+	}
+	must(t, os.WriteFile(store, b, 0o644))
+	g, err := sfs.Open(t.Context(), store, sfs.Options{})
+	if err == nil {
+		g.Close()
+	}
+	if !errors.Is(err, sqlstore.ErrStoreCorrupt) {
+		t.Fatalf("open of a corrupt store: %v, want ErrStoreCorrupt", err)
+	}
+}
