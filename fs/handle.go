@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/sqlfs/sqlfs/metrics"
@@ -20,7 +21,7 @@ type File struct {
 	flag  int
 	mu    sync.Mutex // guards off
 	off   int64
-	wrote bool
+	wrote atomic.Bool // FUSE may write through one handle from several threads
 	once  sync.Once
 }
 
@@ -101,7 +102,7 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 			file.closeLocked()
 			return nil, err
 		}
-		file.wrote = true
+		file.wrote.Store(true)
 		m.inodeChanged(m.path)
 	}
 	return file, nil
@@ -179,7 +180,7 @@ func (fl *File) writeAt(p []byte, off int64) (int, error) {
 	}
 	n, err := fl.fs.c.writeAt(fl.n, p, off)
 	if n > 0 {
-		fl.wrote = true
+		fl.wrote.Store(true)
 	}
 	return n, pathError("write", fl.name, err)
 }
@@ -199,7 +200,7 @@ func (fl *File) appendData(p []byte) (int, int64, error) {
 	c.mu.Unlock()
 	n, err := c.writeAt(fl.n, p, off)
 	if n > 0 {
-		fl.wrote = true
+		fl.wrote.Store(true)
 	}
 	return n, off + int64(n), pathError("write", fl.name, err)
 }
@@ -281,7 +282,7 @@ func (fl *File) Truncate(size int64) error {
 		return pathError("truncate", fl.name, syscall.EINVAL)
 	}
 	return fl.fs.setattr("truncate", fl.name, fl.n, func(n *inode) error {
-		fl.wrote = true
+		fl.wrote.Store(true)
 		return fl.fs.c.truncate(n, size)
 	})
 }
@@ -309,7 +310,7 @@ func (fl *File) Close() error {
 func (fl *File) closeLocked() (wrote bool) {
 	fl.once.Do(func() {
 		c := fl.fs.c
-		if fl.wrote {
+		if fl.wrote.Load() {
 			c.record(fl.fs.who, &mutation{op: "write", path: fl.name}, nil)
 			wrote = true
 		}

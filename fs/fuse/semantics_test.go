@@ -3,6 +3,7 @@ package fuse_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -611,5 +612,54 @@ func TestChangesOutsideTheKernelShowAtOnce(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(w.Path("e")); err != nil || len(ents) != 1 || ents[0].Name() != "sub" {
 		t.Errorf("directory renamed by the core lists %v, %v", ents, err)
+	}
+}
+
+// TestConcurrentUseThroughTheKernel runs writers, readers, renames and
+// deletes on one mount at once (libfuse serves them on several threads);
+// run with -race it also checks the adapter and the core for data races.
+func TestConcurrentUseThroughTheKernel(t *testing.T) {
+	w := mount(t)
+	shared, err := os.OpenFile(w.Path("shared"), os.O_RDWR|os.O_CREATE, 0o644)
+	must(t, err)
+	defer shared.Close()
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			dir := w.Path(fmt.Sprintf("g%d", g))
+			err := os.Mkdir(dir, 0o755)
+			for i := 0; i < 100 && err == nil; i++ {
+				p := filepath.Join(dir, fmt.Sprintf("f%d", i%10))
+				data := bytes.Repeat([]byte{byte(g)}, 1000+i)
+				switch i % 4 {
+				case 0, 1:
+					err = os.WriteFile(p, data, 0o644)
+				case 2:
+					if err = os.Rename(p, p+".r"); errors.Is(err, os.ErrNotExist) {
+						err = nil
+					}
+				case 3:
+					if err = os.Remove(p + ".r"); errors.Is(err, os.ErrNotExist) {
+						err = nil
+					}
+				}
+				if err == nil {
+					_, err = shared.WriteAt(data[:100], int64(g*100))
+				}
+				if err == nil {
+					_, err = os.ReadDir(dir)
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		must(t, <-errs)
+	}
+	must(t, w.FS.Sync(t.Context()))
+	problems, err := w.FS.Store().Check(t.Context())
+	must(t, err)
+	if len(problems) > 0 {
+		t.Fatalf("store check: %v", problems)
 	}
 }
