@@ -28,7 +28,6 @@ func configureHost(h *cgofuse.FileSystemHost) {
 	h.SetUseIno(true)
 	h.SetNoFlush(true)
 	h.SetNoAutoInvalData(true)
-	h.SetCacheReaddir(true)
 }
 
 func lazyUnmount(dir string) error { return exec.Command("fusermount3", "-u", "-z", dir).Run() }

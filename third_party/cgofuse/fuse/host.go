@@ -44,7 +44,6 @@ type FileSystemHost struct {
 	capOpenTrunc       bool
 	capWritebackCache  bool
 	noAutoInvalData    bool
-	cacheReaddir       bool
 	noFlush            bool
 	directIO           bool
 	useIno             bool
@@ -429,9 +428,6 @@ func hostOpendir(path0 *c_char, fi0 *c_struct_fuse_file_info) (errc0 c_int) {
 		errc = 0
 	}
 	fi0.fh = c_uint64_t(rslt)
-	if 0 == errc && hostHandleGet(c_fuse_get_context().private_data).cacheReaddir {
-		c_hostCacheReaddir(fi0)
-	}
 	return c_int(errc)
 }
 
@@ -729,16 +725,6 @@ func (host *FileSystemHost) SetCapWritebackCache(value bool) {
 // Must be set before Mount is called.
 func (host *FileSystemHost) SetNoAutoInvalData(value bool) {
 	host.noAutoInvalData = value
-}
-
-// SetCacheReaddir lets the kernel keep directory listings in its cache
-// across opendir calls (fuse_file_info.cache_readdir and keep_cache on every
-// opendir, libfuse >= 3.5) [Linux FUSE3 only]. The kernel drops a listing
-// when the directory changes through it; a file system whose directories
-// also change elsewhere must report that with Notify. Must be set before
-// Mount is called.
-func (host *FileSystemHost) SetCacheReaddir(value bool) {
-	host.cacheReaddir = value
 }
 
 // SetNoFlush asks the kernel not to send FLUSH when a file descriptor is closed

@@ -604,17 +604,6 @@ static inline void hostCstatFromFusestat(fuse_stat_t *stbuf,
 #endif
 }
 
-// sqlfs patch 6: keep directory listings in the kernel (libfuse >= 3.5).
-static inline void hostCacheReaddir(struct fuse_file_info *fi)
-{
-#if defined(__linux__) && FUSE_USE_VERSION >= 30
-#if FUSE_MAKE_VERSION(FUSE_MAJOR_VERSION, FUSE_MINOR_VERSION) >= FUSE_MAKE_VERSION(3, 5)
-	fi->cache_readdir = 1;
-	fi->keep_cache = 1;
-#endif
-#endif
-}
-
 static inline void hostAsgnCfileinfo(struct fuse_file_info *fi,
 	bool direct_io,
 	bool keep_cache,
@@ -1073,10 +1062,6 @@ func c_fuse_get_context() *c_struct_fuse_context {
 }
 func c_fuse_opt_free_args(args *c_struct_fuse_args) {
 	C.fuse_opt_free_args(args)
-}
-
-func c_hostCacheReaddir(fi *c_struct_fuse_file_info) {
-	C.hostCacheReaddir(fi)
 }
 
 func c_hostAsgnCconninfo(conn *c_struct_fuse_conn_info,

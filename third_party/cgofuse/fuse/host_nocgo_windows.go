@@ -306,9 +306,6 @@ func c_fuse_opt_free_args(args *c_struct_fuse_args) {
 	fuse_opt_free_args.Call(uintptr(unsafe.Pointer(args)))
 }
 
-func c_hostCacheReaddir(fi *c_struct_fuse_file_info) {
-}
-
 func c_hostAsgnCconninfo(conn *c_struct_fuse_conn_info,
 	capCaseInsensitive c_bool,
 	capReaddirPlus c_bool,
