@@ -581,6 +581,16 @@ func TestChangesOutsideTheKernelShowAtOnce(t *testing.T) {
 	agent := w.FS.WithActor("test")
 	must(t, os.WriteFile(w.Path("f"), []byte("through the kernel"), 0o644))
 	readFile(t, w.Path("f")) // cached now, data and attributes
+	names := func() []string {
+		ents, err := os.ReadDir(w.Dir)
+		must(t, err)
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+	names() // the listing is cached too
 	_, err := os.Stat(w.Path("new"))
 	wantErrno(t, err, syscall.ENOENT) // a cached negative entry
 
@@ -594,6 +604,9 @@ func TestChangesOutsideTheKernelShowAtOnce(t *testing.T) {
 	}
 	if got := readFile(t, w.Path("new")); got != "appeared" {
 		t.Errorf("file created by the core: %q", got)
+	}
+	if got := names(); !slices.Equal(got, []string{"f", "new"}) {
+		t.Errorf("listing after a core create: %q", got)
 	}
 	must(t, agent.Chmod("/f", 0o640))
 	if st := lstat(t, w.Path("f")); st.Mode&0o777 != 0o640 {
@@ -612,6 +625,9 @@ func TestChangesOutsideTheKernelShowAtOnce(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(w.Path("e")); err != nil || len(ents) != 1 || ents[0].Name() != "sub" {
 		t.Errorf("directory renamed by the core lists %v, %v", ents, err)
+	}
+	if got := names(); !slices.Equal(got, []string{"e", "f"}) {
+		t.Errorf("listing after a core rename and remove: %q", got)
 	}
 }
 
