@@ -111,15 +111,15 @@ func (fl *File) Chtimes(atime, mtime time.Time) error {
 
 // Statfs is what statfs(2) reports.
 type Statfs struct {
-	BlockSize   int64
-	Blocks      uint64 // total, in BlockSize units
-	BlocksFree  uint64
-	Files       uint64
-	FilesFree   uint64
-	NameMaxLen  uint64
-	UsedBytes   int64
-	QuotaBytes  int64
-	StoreFileBy int64
+	BlockSize  int64
+	Blocks     uint64 // total, in BlockSize units
+	BlocksFree uint64
+	Files      uint64
+	FilesFree  uint64
+	NameMaxLen uint64
+	UsedBytes  int64
+	QuotaBytes int64
+	StoreBytes int64
 }
 
 // Statfs reports honest figures: used is the files' data; the total is the
@@ -146,15 +146,15 @@ func (f *FS) Statfs() (Statfs, error) {
 	}
 	db, wal := c.store.FileBytes()
 	return Statfs{
-		BlockSize:   bs,
-		Blocks:      uint64((total + bs - 1) / bs),
-		BlocksFree:  uint64(avail / bs),
-		Files:       uint64(files) + freeFiles,
-		FilesFree:   freeFiles,
-		NameMaxLen:  maxNameLen,
-		UsedBytes:   used,
-		QuotaBytes:  c.opts.Policy.QuotaBytes,
-		StoreFileBy: db + wal,
+		BlockSize:  bs,
+		Blocks:     uint64((total + bs - 1) / bs),
+		BlocksFree: uint64(avail / bs),
+		Files:      uint64(files) + freeFiles,
+		FilesFree:  freeFiles,
+		NameMaxLen: maxNameLen,
+		UsedBytes:  used,
+		QuotaBytes: c.opts.Policy.QuotaBytes,
+		StoreBytes: db + wal,
 	}, nil
 }
 

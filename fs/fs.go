@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -311,25 +312,14 @@ func (f *FS) ChunkSize() int64 { return f.c.chunkSize }
 // ReadOnly reports whether the filesystem refuses changes.
 func (f *FS) ReadOnly() bool { return f.c.opts.ReadOnly }
 
+// errnoName is how the audit trail writes a result: "ok" or the errno's name.
 func errnoName(err error) string {
 	if err == nil {
 		return "ok"
 	}
 	var e syscall.Errno
 	if errors.As(err, &e) {
-		if name := errnoNames[e]; name != "" {
-			return name
-		}
-		return fmt.Sprintf("errno%d", int(e))
+		return metrics.ErrnoName(int(e))
 	}
 	return "EIO"
-}
-
-var errnoNames = map[syscall.Errno]string{
-	syscall.ENOENT: "ENOENT", syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR",
-	syscall.ENOTEMPTY: "ENOTEMPTY", syscall.EINVAL: "EINVAL", syscall.EROFS: "EROFS", syscall.EACCES: "EACCES",
-	syscall.EPERM: "EPERM", syscall.ENOSPC: "ENOSPC", syscall.ENAMETOOLONG: "ENAMETOOLONG", syscall.ELOOP: "ELOOP",
-	syscall.EXDEV: "EXDEV", syscall.EBADF: "EBADF", syscall.EFBIG: "EFBIG", syscall.EIO: "EIO",
-	syscall.ENODATA: "ENODATA", syscall.ERANGE: "ERANGE", syscall.EMLINK: "EMLINK", syscall.EBUSY: "EBUSY",
-	syscall.ENOTSUP: "ENOTSUP", syscall.E2BIG: "E2BIG",
 }
