@@ -103,6 +103,7 @@ type core struct {
 	clean      cleanCache
 	room       *sync.Cond
 	storeErr   error // last commit's error, reported until a commit succeeds
+	unsynced   bool  // a commit since the last synced one was not synced
 
 	invalidate func([]Change) // tells the kernel of changes made elsewhere
 
@@ -138,10 +139,13 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 		log:       opts.Logger,
 		inodes:    make(map[uint64]*inode),
 		dirty:     newDirtySet(),
-		syncReq:   make(chan syncRequest),
-		kick:      make(chan struct{}, 1),
-		stop:      make(chan struct{}),
-		done:      make(chan struct{}),
+		// What an earlier owner committed may not be synced yet: the
+		// first Sync syncs whatever it finds.
+		unsynced: true,
+		syncReq:  make(chan syncRequest),
+		kick:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
 	c.room = sync.NewCond(&c.mu)
 	if err := c.load(ctx); err != nil {

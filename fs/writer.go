@@ -96,7 +96,9 @@ func (c *core) commit(durable bool) error {
 		return nil
 	}
 	c.mu.Lock()
-	if c.dirty.empty() && !durable {
+	// Nothing to write, and (for a sync) nothing committed unsynced since
+	// the last synced commit: a session that only read writes nothing.
+	if c.dirty.empty() && (!durable || !c.unsynced) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -121,6 +123,7 @@ func (c *core) commit(durable bool) error {
 	} else {
 		c.release(b, captured)
 		c.storeErr = nil
+		c.unsynced = !durable
 	}
 	c.room.Broadcast()
 	c.mu.Unlock()

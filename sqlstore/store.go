@@ -38,6 +38,9 @@ var (
 	ErrNewerSchema  = errors.New("store schema is newer than this program")
 	ErrStoreCorrupt = errors.New("store is corrupt")
 	ErrStoreFull    = errors.New("no space left for the store")
+	// ErrStoreBusy: another program (not sqlfs, which takes the owner lock
+	// first) holds a lock on the SQLite file past the busy timeout.
+	ErrStoreBusy = errors.New("store is locked by another program")
 )
 
 // Options tune Open.
@@ -127,6 +130,8 @@ func (s *Store) classify(err error) error {
 			return fmt.Errorf("%s: %w: %w", s.path, ErrStoreCorrupt, err)
 		case sqlite3.ErrFull:
 			return fmt.Errorf("%s: %w: %w", s.path, ErrStoreFull, err)
+		case sqlite3.ErrBusy, sqlite3.ErrLocked:
+			return fmt.Errorf("%s: %w: %w", s.path, ErrStoreBusy, err)
 		}
 	}
 	return err
