@@ -200,7 +200,7 @@ func runServe(ctx context.Context, args []string) int {
 		addr = "unix:" + api.SocketPath(*store)
 	}
 	ws, err := openWorkspace(ctx, *store, workspaceOptions{
-		policy: policy, socket: strings.TrimPrefix(addr, "unix:"), commitInterval: *interval,
+		policy: policy, socket: api.Advertised(addr), commitInterval: *interval,
 		mount: *mount, container: &cf, logger: log,
 	})
 	if err != nil {

@@ -51,7 +51,7 @@ func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() erro
 	var owned *sqlstore.OwnedError
 	if errors.As(err, &owned) {
 		if owned.Socket == "" {
-			return nil, nil, fmt.Errorf("%w; it serves no API (a plain sqlfs-mount): stop it, or mount with 'sqlfs-exec serve --mount DIR' to mount and serve at once", err)
+			return nil, nil, fmt.Errorf("%w; it serves no API (started with --listen none): stop it first", err)
 		}
 		c, err := api.Dial(ctx, owned.Socket, token)
 		if err != nil {

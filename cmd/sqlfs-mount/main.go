@@ -19,6 +19,10 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -32,7 +36,9 @@ const usage = `usage: sqlfs-mount [flags] STORE MOUNTPOINT
 
 Mounts the workspace in the SQLite file STORE (created when missing) at the
 empty directory MOUNTPOINT and serves it in the foreground. SIGINT or SIGTERM,
-or 'fusermount -u MOUNTPOINT', unmount it after everything is committed.
+or 'fusermount3 -u MOUNTPOINT', unmount it after everything is committed.
+While mounted, 'sqlfs-exec run|tool|log --store STORE' work on the same files
+through this process's control socket (STORE.sock).
 
 flags:
 `
@@ -48,6 +54,7 @@ func run() int {
 		allowOther  = fl.Bool("allow-other", false, "let users other than the mounting one use the mount")
 		metricsAddr = fl.String("metrics-addr", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics")
 		pprofAddr   = fl.String("pprof-addr", "", "serve Go profiles at http://`HOST:PORT`/debug/pprof/ (for tuning)")
+		listen      = fl.String("listen", "", "control socket `unix:PATH` for sqlfs-exec and the agent tools (default unix:STORE.sock; \"none\" to serve none)")
 		interval    = fl.Duration("commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 		debug       = fl.Bool("debug", false, "log every FUSE request (libfuse -d)")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
@@ -86,7 +93,18 @@ func run() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	fsys, err := sfs.Open(ctx, store, sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log})
+	sock := strings.TrimPrefix(*listen, "unix:")
+	switch sock {
+	case "":
+		sock = api.SocketPath(store)
+	case "none":
+		sock = ""
+	}
+	advertised := ""
+	if sock != "" && !*readOnly {
+		advertised = api.Advertised("unix:" + sock)
+	}
+	fsys, err := sfs.Open(ctx, store, sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised})
 	if err != nil {
 		var owned *sqlstore.OwnedError
 		if errors.As(err, &owned) {
@@ -123,6 +141,15 @@ func run() int {
 		go trackUsage(ctx, fsys)
 	}
 
+	// The owner serves the control socket, so sqlfs-exec commands and the
+	// agent tools work on the mounted store through this process.
+	stopAPI := func() {}
+	if advertised != "" {
+		if stopAPI, err = serveAPI(ctx, fsys, sock, log); err != nil {
+			log.Error("control socket not served", "socket", sock, "err", err)
+		}
+	}
+
 	if *pprofAddr != "" {
 		go func() {
 			// The default mux carries net/http/pprof's handlers.
@@ -153,12 +180,39 @@ func run() int {
 			log.Info("unmounted from outside")
 		}
 	}
+	stopAPI()
 	if err := fsys.Close(); err != nil {
 		log.Error("final commit failed: recent changes may be lost", "err", err)
 		return 1
 	}
 	log.Info("store closed cleanly")
 	return code
+}
+
+// serveAPI serves the agent API (tools and the shell backend) on the Unix
+// socket sock until the returned stop is called.
+func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, log *slog.Logger) (stop func(), err error) {
+	ln, err := api.Listen("unix:"+sock, false)
+	if err != nil {
+		return func() {}, err
+	}
+	sh := shell.New(fsys, shell.Options{Logger: log})
+	svc := tools.NewForCore(fsys, map[string]sidecar.Backend{"shell": sh}, tools.Options{})
+	srv := api.NewServer(api.Config{Tools: svc, Grace: 5 * time.Second, Version: metrics.Version, Logger: log})
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ctx, ln); err != nil {
+			log.Error("control socket", "err", err)
+		}
+	}()
+	log.Info("serving the agent API", "socket", sock)
+	return func() {
+		cancel()
+		<-done
+		sh.Close()
+	}, nil
 }
 
 // trackUsage keeps the usage gauges current for scrapes.

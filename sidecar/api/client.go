@@ -105,7 +105,9 @@ func unixPath(addr string) (string, bool) {
 	if p, ok := strings.CutPrefix(addr, "unix:"); ok {
 		return p, true
 	}
-	return addr, strings.ContainsRune(addr, '/')
+	// A bare name is a socket path too unless it is HOST:PORT: "ws.db.sock"
+	// must never turn into a DNS lookup.
+	return addr, strings.ContainsRune(addr, '/') || !strings.ContainsRune(addr, ':')
 }
 
 // Close drops idle connections.

@@ -9,7 +9,26 @@ import (
 )
 
 // SocketPath is the default control socket of a store: STORE.sock.
-func SocketPath(store string) string { return store + ".sock" }
+func SocketPath(store string) string {
+	if abs, err := filepath.Abs(store); err == nil {
+		store = abs
+	}
+	return store + ".sock"
+}
+
+// Advertised is how an owner names its listener addr to later openers: a
+// Unix socket as "unix:" and an absolute path, so a client started in
+// another directory, or reading a relative name, never takes it for a host.
+func Advertised(addr string) string {
+	sock, isUnix := unixPath(addr)
+	if !isUnix {
+		return addr
+	}
+	if abs, err := filepath.Abs(sock); err == nil {
+		sock = abs
+	}
+	return "unix:" + sock
+}
 
 // ErrTokenRequired refuses a TCP listener without a bearer token.
 var ErrTokenRequired = errors.New("listening on TCP requires a bearer token (--token-file)")
