@@ -61,6 +61,8 @@ demo: build
 	mkdir -p src/app && printf 'print("hello from sqlfs")\n' > src/app/main.py; \
 	cp -r /usr/share/doc/fuse3 docs; ln -s src/app/main.py entry; \
 	ls -la; cat entry; find . | head; du -sh .; df -h .; \
+	$$B/sqlfs-exec run --store $(DEMO)/workspace.db -- 'echo "made by the shell backend, through the mount'"'"'s socket" > from-shell'; \
+	cat from-shell; \
 	set +x; cd /; kill -TERM $$pid; wait $$pid; trap - EXIT; \
 	echo "== unmounted; the store holds:"; \
 	sqlite3 -header -column $(DEMO)/workspace.db "SELECT (SELECT count(*) FROM inodes) AS inodes, (SELECT count(*) FROM chunks) AS chunks, (SELECT count(*) FROM audit) AS audit_events"; \
