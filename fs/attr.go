@@ -5,29 +5,21 @@ import (
 	"time"
 )
 
+// target is the inode a setattr acts on: n for an open handle (which may
+// have no name left), else what name resolves to. Called with c.mu held.
+func (f *FS) target(name string, n *inode) (*inode, error) {
+	if n != nil {
+		return n, nil
+	}
+	return f.c.walk(name, true)
+}
+
 // setattr runs fn on the inode of name (or on n, for an open handle) as one
 // audited change.
 func (f *FS) setattr(op, name string, n *inode, fn func(n *inode) error) error {
 	return f.mutate(op, name, "", func(m *mutation) error {
-		target := n
-		if target == nil {
-			var err error
-			if target, err = f.c.walk(name, true); err != nil {
-				return err
-			}
-		}
-		if op == "truncate" {
-			if target.isDir() {
-				return syscall.EISDIR
-			}
-			if !target.isRegular() {
-				return syscall.EINVAL
-			}
-			// truncate takes the locks itself.
-			f.c.mu.Unlock()
-			err := fn(target)
-			f.c.mu.Lock()
-			m.inodeChanged(m.path)
+		target, err := f.target(name, n)
+		if err != nil {
 			return err
 		}
 		if err := fn(target); err != nil {
@@ -37,6 +29,27 @@ func (f *FS) setattr(op, name string, n *inode, fn func(n *inode) error) error {
 		f.c.touchInode(target)
 		m.inodeChanged(m.path)
 		return nil
+	})
+}
+
+// truncateFile sets the size of name (or of n) as one audited change. The
+// data path takes the locks itself, so c.mu is let go around it.
+func (f *FS) truncateFile(name string, n *inode, size int64) error {
+	return f.mutate("truncate", name, "", func(m *mutation) error {
+		target, err := f.target(name, n)
+		switch {
+		case err != nil:
+			return err
+		case target.isDir():
+			return syscall.EISDIR
+		case !target.isRegular():
+			return syscall.EINVAL
+		}
+		f.c.mu.Unlock()
+		err = f.c.truncate(target, size)
+		f.c.mu.Lock()
+		m.inodeChanged(m.path)
+		return err
 	})
 }
 
@@ -88,9 +101,7 @@ func chtimesFn(atime, mtime time.Time) func(n *inode) error {
 }
 
 // Truncate sets the size of name.
-func (f *FS) Truncate(name string, size int64) error {
-	return f.setattr("truncate", name, nil, func(n *inode) error { return f.c.truncate(n, size) })
-}
+func (f *FS) Truncate(name string, size int64) error { return f.truncateFile(name, nil, size) }
 
 // Chmod, Chown and Chtimes on an open handle work after unlink too.
 

@@ -79,9 +79,6 @@ func (f *FS) WithActor(actor string) *FS {
 // As returns a view acting for who.
 func (f *FS) As(who Caller) *FS { return &FS{c: f.c, who: who} }
 
-// Caller is the identity this view acts for.
-func (f *FS) Caller() Caller { return f.who }
-
 // Store is the underlying store (for its audit queries and checks).
 func (f *FS) Store() *sqlstore.Store { return f.c.store }
 
@@ -312,9 +309,6 @@ func (f *FS) Usage() Usage {
 
 // ChunkSize is the store's data chunk size.
 func (f *FS) ChunkSize() int64 { return f.c.chunkSize }
-
-// ReadOnly reports whether the filesystem refuses changes.
-func (f *FS) ReadOnly() bool { return f.c.opts.ReadOnly }
 
 // errnoName is how the audit trail writes a result: "ok" or the errno's name.
 func errnoName(err error) string {

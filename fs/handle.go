@@ -137,9 +137,6 @@ func (f *FS) newFile(n *inode, name string, flag int) *File {
 // Name is the path the file was opened by.
 func (fl *File) Name() string { return fl.name }
 
-// Ino is the file's inode number.
-func (fl *File) Ino() uint64 { return fl.n.ino }
-
 func (fl *File) readable() bool { return fl.flag&os.O_WRONLY == 0 }
 func (fl *File) writable() bool { return fl.flag&(os.O_WRONLY|os.O_RDWR) != 0 }
 
@@ -281,10 +278,8 @@ func (fl *File) Truncate(size int64) error {
 	if !fl.writable() {
 		return pathError("truncate", fl.name, syscall.EINVAL)
 	}
-	return fl.fs.setattr("truncate", fl.name, fl.n, func(n *inode) error {
-		fl.wrote.Store(true)
-		return fl.fs.c.truncate(n, size)
-	})
+	fl.wrote.Store(true)
+	return fl.fs.truncateFile(fl.name, fl.n, size)
 }
 
 // Sync makes the whole filesystem durable, which covers this file.

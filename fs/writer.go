@@ -127,9 +127,6 @@ func (c *core) commit(durable bool) error {
 	}
 	c.room.Broadcast()
 	c.mu.Unlock()
-	db, wal := c.store.FileBytes()
-	metrics.StoreFileBytes.Set(float64(db))
-	metrics.StoreWALBytes.Set(float64(wal))
 	return err
 }
 

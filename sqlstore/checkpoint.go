@@ -1,7 +1,6 @@
 package sqlstore
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"log/slog"
@@ -96,11 +95,4 @@ func (cp *checkpointer) close() error {
 	close(cp.stop)
 	<-cp.done
 	return cp.db.Close()
-}
-
-// Checkpoint copies the WAL into the main file now; it returns how long it took.
-func (s *Store) Checkpoint(ctx context.Context) (time.Duration, error) {
-	start := time.Now()
-	_, err := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
-	return time.Since(start), s.classify(err)
 }

@@ -97,7 +97,9 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 	// The WAL gives space back only after a checkpoint, which itself needs
 	// room to grow the database: on a filling disk, checkpoint at once,
 	// long before the WAL could take the last of the space.
-	_, wal := s.FileBytes()
+	db, wal := s.FileBytes()
+	metrics.StoreFileBytes.Set(float64(db))
+	metrics.StoreWALBytes.Set(float64(wal))
 	if wal > s.freeBytes()/2 {
 		if _, err := conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 			slog.Warn("checkpoint on a filling disk failed", "err", err)

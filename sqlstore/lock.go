@@ -39,11 +39,11 @@ type ownerLock struct {
 	f *os.File
 }
 
-// LockPath is the lock file beside a store.
-func LockPath(storePath string) string { return storePath + ".lock" }
+// lockPath is the lock file beside a store.
+func lockPath(storePath string) string { return storePath + ".lock" }
 
 func acquireOwnerLock(storePath, socket string) (*ownerLock, error) {
-	name := LockPath(storePath)
+	name := lockPath(storePath)
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store lock: %w", err)

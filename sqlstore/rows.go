@@ -132,12 +132,8 @@ func chunkKey(ino uint64, idx int64) int64 { return int64(ino)<<chunkIdxBits | i
 
 // ReadChunk returns chunk idx of inode ino, or nil when the chunk is a hole.
 func (s *Store) ReadChunk(ctx context.Context, ino uint64, idx int64) ([]byte, error) {
-	st, err := s.readChunkStmt(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var data []byte // Row.Scan refuses RawBytes
-	err = st.QueryRowContext(ctx, chunkKey(ino, idx)).Scan(&data)
+	err := s.readChunk.QueryRowContext(ctx, chunkKey(ino, idx)).Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -145,19 +141,6 @@ func (s *Store) ReadChunk(ctx context.Context, ino uint64, idx int64) ([]byte, e
 		return nil, s.classify(fmt.Errorf("read chunk %d of inode %d: %w", idx, ino, err))
 	}
 	return data, nil
-}
-
-func (s *Store) readChunkStmt(ctx context.Context) (*sql.Stmt, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.readChunkSt == nil {
-		st, err := s.r.PrepareContext(ctx, `SELECT data FROM chunks WHERE key=?`)
-		if err != nil {
-			return nil, s.classify(fmt.Errorf("prepare chunk read: %w", err))
-		}
-		s.readChunkSt = st
-	}
-	return s.readChunkSt, nil
 }
 
 // ReadChunks calls fn for each stored chunk of inode ino with index in

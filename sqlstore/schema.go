@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -160,13 +158,4 @@ func (s *Store) migrate(ctx context.Context, from int, fresh bool, opts Options)
 		return s.classify(fmt.Errorf("migrate %s: %w", s.path, err))
 	}
 	return nil
-}
-
-// Meta reads one value of the meta table; ok is false when it is unset.
-func (s *Store) Meta(ctx context.Context, key string) (value string, ok bool, err error) {
-	err = s.r.QueryRowContext(ctx, "SELECT v FROM meta WHERE k=?", key).Scan(&value)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	return value, err == nil, err
 }

@@ -11,8 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -61,9 +59,7 @@ type Store struct {
 	w         *sql.DB // one connection: the writer
 	r         *sql.DB // read pool
 	cp        *checkpointer
-
-	mu          sync.Mutex // guards readChunk prepared statement creation
-	readChunkSt *sql.Stmt
+	readChunk *sql.Stmt // prepared once: every read of file data runs it
 }
 
 // Open opens the store at path, creating it when it does not exist. It
@@ -116,6 +112,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s.r = r
+	if s.readChunk, err = r.PrepareContext(ctx, `SELECT data FROM chunks WHERE key=?`); err != nil {
+		return s.classify(fmt.Errorf("prepare chunk read: %w", err))
+	}
 	return s.startCheckpointer()
 }
 
@@ -161,8 +160,8 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errs []error
-	if s.readChunkSt != nil {
-		errs = append(errs, s.readChunkSt.Close())
+	if s.readChunk != nil {
+		errs = append(errs, s.readChunk.Close())
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
@@ -182,8 +181,4 @@ func (s *Store) FileBytes() (db, wal int64) {
 		wal = fi.Size()
 	}
 	return db, wal
-}
-
-func isNoSuchTable(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "no such table")
 }
