@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/sidecar/container"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
@@ -14,15 +15,9 @@ import (
 // does: a busybox rootfs from this binary, `serve --mount --rootfs`, and
 // exec tool calls on both backends over the one workspace.
 func TestServeContainerBackend(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("the container backend needs root")
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("the container backend needs the FUSE mount: no /dev/fuse")
-	}
-	if _, err := os.Stat(container.BusyboxPath); err != nil {
-		t.Skipf("no %s for the test rootfs (apt-get install busybox-static)", container.BusyboxPath)
-	}
+	fusetest.Skip(t)
+	_, err := os.Stat(container.BusyboxPath)
+	fusetest.Require(t, "the test rootfs needs busybox-static", err)
 	dir := t.TempDir()
 	rootfs, mnt, state := filepath.Join(dir, "rootfs"), filepath.Join(dir, "mnt"), filepath.Join(dir, "state")
 	if err := os.Mkdir(mnt, 0o755); err != nil {

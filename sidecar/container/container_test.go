@@ -20,6 +20,7 @@ import (
 	"github.com/opencontainers/cgroups/manager"
 	"github.com/opencontainers/runc/libcontainer"
 
+	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
@@ -29,15 +30,12 @@ const testUID, testGID = 1000, 1000
 // and a static busybox for the test rootfs.
 func requireContainers(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("container backend tests need root")
-	}
+	fusetest.Skip(t)
 	if testRootfs == "" {
-		t.Skipf("no test rootfs: %v", rootfsErr)
+		fusetest.Require(t, "no test rootfs", rootfsErr)
 	}
-	if _, err := os.Stat("/sys/fs/cgroup"); err != nil {
-		t.Skip("no cgroup filesystem at /sys/fs/cgroup")
-	}
+	_, err := os.Stat("/sys/fs/cgroup")
+	fusetest.Require(t, "no cgroup filesystem", err)
 }
 
 // newTestBackend returns a backend over a fresh workspace owned by the test

@@ -4,6 +4,7 @@ package fusetest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,15 +15,34 @@ import (
 	"github.com/sqlfs/sqlfs/fs/fuse"
 )
 
-// Skip skips t unless this process can mount FUSE filesystems.
+// PrivilegedEnv names the variable CI sets on machines that have root,
+// /dev/fuse, runc and the test rootfs packages: there a test that cannot get
+// what it needs fails instead of skipping, since a skipped crash test is not
+// a passing one.
+const PrivilegedEnv = "SQLFS_TEST_PRIVILEGED"
+
+// Require skips t when what it needs is missing (err != nil), or fails it
+// when PrivilegedEnv is set.
+func Require(t testing.TB, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv(PrivilegedEnv) != "" {
+		t.Fatalf("%s: %v (%s is set: this machine must have it)", what, err, PrivilegedEnv)
+	}
+	t.Skipf("%s: %v", what, err)
+}
+
+// Skip skips t unless this process can mount FUSE filesystems (or fails it,
+// see Require).
 func Skip(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("FUSE tests need root")
+		Require(t, "FUSE tests need root", errors.New("not root"))
 	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skip("FUSE tests need /dev/fuse")
-	}
+	_, err := os.Stat("/dev/fuse")
+	Require(t, "FUSE tests need /dev/fuse", err)
 }
 
 // Workspace is a mounted store.
