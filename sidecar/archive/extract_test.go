@@ -1,0 +1,541 @@
+package archive
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// osFS is an extraction target with no confinement of its own: plain
+// system calls below base that follow symlinks in parents, like the
+// store does. Only Extract's own resolution keeps members inside.
+type osFS struct{ base string }
+
+func (o osFS) p(n string) string                      { return filepath.Join(o.base, n) }
+func (o osFS) Lstat(n string) (fs.FileInfo, error)    { return os.Lstat(o.p(n)) }
+func (o osFS) Readlink(n string) (string, error)      { return os.Readlink(o.p(n)) }
+func (o osFS) Mkdir(n string, p fs.FileMode) error    { return os.Mkdir(o.p(n), p) }
+func (o osFS) Rename(a, b string) error               { return os.Rename(o.p(a), o.p(b)) }
+func (o osFS) Remove(n string) error                  { return os.Remove(o.p(n)) }
+func (o osFS) Symlink(t, n string) error              { return os.Symlink(t, o.p(n)) }
+func (o osFS) Link(a, b string) error                 { return os.Link(o.p(a), o.p(b)) }
+func (o osFS) Chmod(n string, m fs.FileMode) error    { return os.Chmod(o.p(n), m) }
+func (o osFS) Chown(n string, u, g int) error         { return os.Lchown(o.p(n), u, g) }
+func (o osFS) Chtimes(n string, a, m time.Time) error { return os.Chtimes(o.p(n), a, m) }
+func (o osFS) Mknod(n string, m uint32, d uint64) error {
+	return syscall.Mknod(o.p(n), m, int(d))
+}
+func (o osFS) Create(n string, p fs.FileMode) (io.WriteCloser, error) {
+	return os.OpenFile(o.p(n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, p)
+}
+
+// member is one entry of a test archive.
+type member struct {
+	typ   byte
+	name  string
+	link  string
+	mode  int64
+	data  string
+	major int64
+	minor int64
+	pax   map[string]string
+	uid   int
+}
+
+func makeTar(t *testing.T, ms ...member) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, m := range ms {
+		mode := m.mode
+		if mode == 0 {
+			mode = 0o644
+		}
+		h := &tar.Header{Typeflag: m.typ, Name: m.name, Linkname: m.link, Mode: mode, Size: int64(len(m.data)),
+			Devmajor: m.major, Devminor: m.minor, PAXRecords: m.pax, Uid: m.uid, ModTime: time.Unix(1e9, 0)}
+		if m.typ != tar.TypeReg {
+			h.Size = 0
+		}
+		if m.pax != nil {
+			h.Format = tar.FormatPAX
+			h.Size = int64(len(m.data))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatalf("header %s: %v", m.name, err)
+		}
+		if _, err := io.WriteString(tw, m.data); err != nil {
+			t.Fatalf("data %s: %v", m.name, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// targets runs f against both an unconfined FS and HostFS; top is the
+// directory that holds the destination "dest", to look for escapes.
+func targets(t *testing.T, f func(t *testing.T, fsys FS, top string)) {
+	t.Run("unconfined", func(t *testing.T) {
+		top := t.TempDir()
+		mustMkdir(t, filepath.Join(top, "uploads", "user1"))
+		f(t, osFS{top}, top)
+	})
+	t.Run("host", func(t *testing.T) {
+		top := t.TempDir()
+		mustMkdir(t, filepath.Join(top, "uploads", "user1"))
+		root, err := os.OpenRoot(filepath.Join(top, "uploads", "user1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { root.Close() })
+		// HostFS is rooted at the destination: present it below the
+		// same name so one test body serves both.
+		f(t, prefixFS{HostFS(root), "/uploads/user1"}, top)
+	})
+}
+
+// prefixFS strips a prefix from every name before passing it on.
+type prefixFS struct {
+	FS
+	prefix string
+}
+
+func (p prefixFS) s(n string) string {
+	r := strings.TrimPrefix(n, p.prefix)
+	if r == "" {
+		return "/"
+	}
+	return r
+}
+func (p prefixFS) Lstat(n string) (fs.FileInfo, error)    { return p.FS.Lstat(p.s(n)) }
+func (p prefixFS) Readlink(n string) (string, error)      { return p.FS.Readlink(p.s(n)) }
+func (p prefixFS) Mkdir(n string, m fs.FileMode) error    { return p.FS.Mkdir(p.s(n), m) }
+func (p prefixFS) Rename(a, b string) error               { return p.FS.Rename(p.s(a), p.s(b)) }
+func (p prefixFS) Remove(n string) error                  { return p.FS.Remove(p.s(n)) }
+func (p prefixFS) Symlink(t, n string) error              { return p.FS.Symlink(t, p.s(n)) }
+func (p prefixFS) Link(a, b string) error                 { return p.FS.Link(p.s(a), p.s(b)) }
+func (p prefixFS) Chmod(n string, m fs.FileMode) error    { return p.FS.Chmod(p.s(n), m) }
+func (p prefixFS) Chown(n string, u, g int) error         { return p.FS.Chown(p.s(n), u, g) }
+func (p prefixFS) Chtimes(n string, a, m time.Time) error { return p.FS.Chtimes(p.s(n), a, m) }
+func (p prefixFS) Mknod(n string, m uint32, d uint64) error {
+	return p.FS.Mknod(p.s(n), m, d)
+}
+func (p prefixFS) Create(n string, m fs.FileMode) (io.WriteCloser, error) {
+	return p.FS.Create(p.s(n), m)
+}
+
+func mustMkdir(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const dest = "/uploads/user1"
+
+func extract(t *testing.T, fsys FS, archive []byte, opts Options) (Stats, error) {
+	t.Helper()
+	return Extract(context.Background(), bytes.NewReader(archive), fsys, dest, opts)
+}
+
+// TestRefusesEscapes holds the archives GNU tar refuses (or confines):
+// none may create or change anything outside the destination.
+func TestRefusesEscapes(t *testing.T) {
+	cases := []struct {
+		name    string
+		members []member
+		want    error    // for the hostile member
+		inside  []string // must exist below dest afterwards
+	}{
+		{"symlink chain climbs out", []member{
+			{typ: tar.TypeSymlink, name: "a", link: "."},
+			{typ: tar.TypeSymlink, name: "b", link: "a/../../.."},
+			{typ: tar.TypeReg, name: "b/important.txt", data: "pwned"},
+		}, ErrUnsafePath, []string{"a", "b"}},
+		{"dotdot member", []member{
+			{typ: tar.TypeReg, name: "../../important.txt", data: "pwned"},
+		}, ErrUnsafePath, nil},
+		{"dotdot inside name", []member{
+			{typ: tar.TypeReg, name: "x/../../../important.txt", data: "pwned"},
+		}, ErrUnsafePath, nil},
+		{"absolute symlink followed", []member{
+			{typ: tar.TypeSymlink, name: "etc", link: "/"},
+			{typ: tar.TypeReg, name: "etc/important.txt", data: "pwned"},
+		}, ErrUnsafePath, []string{"etc"}},
+		{"relative symlink out", []member{
+			{typ: tar.TypeSymlink, name: "up", link: "../.."},
+			{typ: tar.TypeReg, name: "up/important.txt", data: "pwned"},
+		}, ErrUnsafePath, []string{"up"}},
+		{"hard link out by dotdot", []member{
+			{typ: tar.TypeLink, name: "l", link: "../../secret"},
+		}, ErrUnsafePath, nil},
+		{"hard link out through symlink", []member{
+			{typ: tar.TypeSymlink, name: "s", link: "../.."},
+			{typ: tar.TypeLink, name: "l", link: "s/secret"},
+		}, ErrUnsafePath, []string{"s"}},
+		{"hard link absolute stays inside", []member{
+			{typ: tar.TypeLink, name: "l", link: "/secret"},
+		}, fs.ErrNotExist, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			targets(t, func(t *testing.T, fsys FS, top string) {
+				secret := filepath.Join(top, "secret")
+				if err := os.WriteFile(secret, []byte("secret"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				var warned []error
+				_, err := extract(t, fsys, makeTar(t, c.members...), Options{Warn: func(err error) { warned = append(warned, err) }})
+				if !errors.Is(err, c.want) {
+					t.Fatalf("err = %v, want %v", err, c.want)
+				}
+				var me *MemberError
+				if !errors.As(err, &me) || len(warned) != 1 {
+					t.Fatalf("want one member error, got %v (warned %v)", err, warned)
+				}
+				if _, err := os.Lstat(filepath.Join(top, "important.txt")); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("a file appeared outside the destination: %v", err)
+				}
+				if b, _ := os.ReadFile(secret); string(b) != "secret" {
+					t.Errorf("secret changed: %q", b)
+				}
+				if fi, _ := os.Stat(secret); fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+					t.Errorf("secret got a hard link")
+				}
+				for _, n := range c.inside {
+					if _, err := os.Lstat(filepath.Join(top, dest, n)); err != nil {
+						t.Errorf("%s not extracted: %v", n, err)
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestConfinedMembers(t *testing.T) {
+	targets(t, func(t *testing.T, fsys FS, top string) {
+		outside := filepath.Join(top, "outside")
+		mustMkdir(t, outside)
+		ar := makeTar(t,
+			member{typ: tar.TypeReg, name: "/abs.txt", data: "abs"}, // leading slash dropped
+			member{typ: tar.TypeDir, name: "sub/"},
+			member{typ: tar.TypeSymlink, name: "a", link: "sub"}, // stays inside: followed
+			member{typ: tar.TypeReg, name: "a/f", data: "via a"},
+			// A symlink replaced by a directory, as GNU tar does.
+			member{typ: tar.TypeSymlink, name: "d", link: "../../outside"},
+			member{typ: tar.TypeDir, name: "d/"},
+			member{typ: tar.TypeReg, name: "d/g", data: "in d"},
+			member{typ: tar.TypeLink, name: "h", link: "/sub/f"},
+		)
+		st, err := extract(t, fsys, ar, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, want := range map[string]string{"abs.txt": "abs", "sub/f": "via a", "d/g": "in d", "h": "via a"} {
+			b, err := os.ReadFile(filepath.Join(top, dest, name))
+			if err != nil || string(b) != want {
+				t.Errorf("%s = %q, %v; want %q", name, b, err, want)
+			}
+		}
+		if fi, err := os.Lstat(filepath.Join(top, dest, "d")); err != nil || !fi.IsDir() {
+			t.Errorf("d is not a directory: %v", err)
+		}
+		if ents, _ := os.ReadDir(outside); len(ents) != 0 {
+			t.Errorf("outside got %v", ents)
+		}
+		if st.Files != 3 || st.Links != 1 || st.Symlinks != 2 || st.Dirs != 2 {
+			t.Errorf("stats %+v", st)
+		}
+	})
+}
+
+func TestSpecialBitsAndDevices(t *testing.T) {
+	ar := makeTar(t,
+		member{typ: tar.TypeReg, name: "suid", mode: 0o4755, data: "#!/bin/sh\n"},
+		member{typ: tar.TypeReg, name: "sgid", mode: 0o2755, data: "x"},
+		member{typ: tar.TypeDir, name: "sticky/", mode: 0o1777},
+		member{typ: tar.TypeChar, name: "null", mode: 0o666, major: 1, minor: 3},
+		member{typ: tar.TypeBlock, name: "sda", mode: 0o666, major: 8, minor: 0},
+		member{typ: tar.TypeFifo, name: "fifo", mode: 0o644},
+		member{typ: tar.TypeReg, name: "after", data: "still here"},
+	)
+	cases := []struct {
+		special  Special
+		wantErr  error
+		devices  bool
+		setid    bool
+		warnings int
+	}{
+		{RefuseDevices, ErrDevice, false, false, 2},
+		{SkipDevices, nil, false, false, 2},
+		{KeepDevices, nil, true, true, 0},
+	}
+	for _, c := range cases {
+		t.Run(strconv.Itoa(int(c.special)), func(t *testing.T) {
+			if c.devices && os.Geteuid() != 0 {
+				t.Skip("mknod of device nodes needs root")
+			}
+			targets(t, func(t *testing.T, fsys FS, top string) {
+				warnings := 0
+				_, err := extract(t, fsys, ar, Options{Special: c.special, Warn: func(error) { warnings++ }})
+				if c.wantErr == nil && err != nil || !errors.Is(err, c.wantErr) {
+					t.Fatalf("err = %v, want %v", err, c.wantErr)
+				}
+				if warnings != c.warnings {
+					t.Errorf("%d warnings, want %d", warnings, c.warnings)
+				}
+				in := func(n string) string { return filepath.Join(top, dest, n) }
+				for n, bit := range map[string]fs.FileMode{"suid": fs.ModeSetuid, "sgid": fs.ModeSetgid} {
+					fi, err := os.Lstat(in(n))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := fi.Mode()&bit != 0; got != c.setid {
+						t.Errorf("%s mode %v: bit kept %v, want %v", n, fi.Mode(), got, c.setid)
+					}
+					if fi.Mode().Perm() != 0o755 {
+						t.Errorf("%s perm %v", n, fi.Mode().Perm())
+					}
+				}
+				if fi, err := os.Lstat(in("sticky")); err != nil || fi.Mode()&fs.ModeSticky == 0 {
+					t.Errorf("sticky dir lost its bit: %v", err)
+				}
+				for _, n := range []string{"null", "sda"} {
+					_, err := os.Lstat(in(n))
+					if exists := err == nil; exists != c.devices {
+						t.Errorf("%s exists %v, want %v", n, exists, c.devices)
+					}
+				}
+				if fi, err := os.Lstat(in("fifo")); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+					t.Errorf("fifo not made: %v", err)
+				}
+				if b, _ := os.ReadFile(in("after")); string(b) != "still here" {
+					t.Errorf("member after a refused one: %q", b)
+				}
+			})
+		})
+	}
+}
+
+func TestUnsupportedMemberIsError(t *testing.T) {
+	targets(t, func(t *testing.T, fsys FS, top string) {
+		ar := makeTar(t, member{typ: 'Z', name: "odd"}, member{typ: tar.TypeReg, name: "ok", data: "x"})
+		_, err := extract(t, fsys, ar, Options{})
+		if !errors.Is(err, ErrUnsupported) {
+			t.Fatalf("err = %v, want ErrUnsupported", err)
+		}
+		if _, err := os.Stat(filepath.Join(top, dest, "ok")); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// TestTruncatedLeavesNoPartialFile cuts an archive inside a member's data,
+// at a block boundary and off one.
+func TestTruncatedLeavesNoPartialFile(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
+	ar := makeTar(t, member{typ: tar.TypeReg, name: "first", data: "whole"}, member{typ: tar.TypeReg, name: "big", data: big})
+	for _, cut := range []int{len(ar) / 2, len(ar)/2 + 100, 1024 + 512 + 10} {
+		t.Run(strconv.Itoa(cut), func(t *testing.T) {
+			targets(t, func(t *testing.T, fsys FS, top string) {
+				_, err := extract(t, fsys, ar[:cut], Options{})
+				if !errors.Is(err, ErrTruncated) {
+					t.Fatalf("err = %v, want ErrTruncated", err)
+				}
+				ents, _ := os.ReadDir(filepath.Join(top, dest))
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				if strings.Join(names, ",") != "first" {
+					t.Errorf("destination holds %v, want only the complete member", names)
+				}
+			})
+		})
+	}
+}
+
+// paxSparse is a GNU PAX 1.0 sparse member of realSize bytes holding data
+// at offset off: the map travels in the first block of the data. The PAX
+// header is written raw since archive/tar drops GNU.sparse records.
+func paxSparse(t *testing.T, name string, realSize, off int64, data string) []byte {
+	t.Helper()
+	var recs string
+	for _, kv := range [][2]string{{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"}, {"GNU.sparse.name", name},
+		{"GNU.sparse.realsize", strconv.FormatInt(realSize, 10)}} {
+		rec := " " + kv[0] + "=" + kv[1] + "\n"
+		n := len(rec) + 2 // a two-digit length
+		recs += strconv.Itoa(n) + rec
+	}
+	out := pad(append(rawHeader("PaxHeaders/"+name, 'x', int64(len(recs)), nil), recs...))
+	sparseMap := fmt.Sprintf("1\n%d\n%d\n", off, len(data))
+	body := sparseMap + strings.Repeat("\x00", 512-len(sparseMap)) + data
+	var buf bytes.Buffer
+	buf.Write(out)
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "GNUSparseFile.0/" + name, Mode: 0o644,
+		Size: int64(len(body)), Format: tar.FormatUSTAR}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(tw, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// gnuOldSparse is an old-format GNU sparse member ('S'), built from raw
+// bytes since archive/tar cannot write it.
+func gnuOldSparse(name string, realSize, off int64, data string) []byte {
+	blk := rawHeader(name, 'S', int64(len(data)), func(blk []byte) {
+		copy(blk[257:265], "ustar  \x00") // GNU magic
+		octal(blk[386:398], off)          // sparse[0].offset
+		octal(blk[398:410], int64(len(data)))
+		octal(blk[483:495], realSize)
+	})
+	return append(pad(append(blk, data...)), make([]byte, 1024)...)
+}
+
+func octal(b []byte, v int64) { copy(b, fmt.Sprintf("%0*o\x00", len(b)-1, v)) }
+
+// rawHeader is a ustar header block; edit changes it before the checksum.
+func rawHeader(name string, typ byte, size int64, edit func([]byte)) []byte {
+	blk := make([]byte, 512)
+	copy(blk, name)
+	octal(blk[100:108], 0o644)
+	octal(blk[108:116], 0)
+	octal(blk[116:124], 0)
+	octal(blk[124:136], size)
+	octal(blk[136:148], 1e9)
+	blk[156] = typ
+	copy(blk[257:265], "ustar\x0000")
+	if edit != nil {
+		edit(blk)
+	}
+	copy(blk[148:156], "        ")
+	sum := 0
+	for _, c := range blk {
+		sum += int(c)
+	}
+	copy(blk[148:156], fmt.Sprintf("%06o\x00 ", sum))
+	return blk
+}
+
+// pad fills b to a whole number of blocks.
+func pad(b []byte) []byte { return append(b, make([]byte, (512-len(b)%512)%512)...) }
+
+// memFS is an in-memory target whose files hold holes and whose total
+// file size is capped, like the store's quota: it counts apparent size.
+type memFS struct {
+	osFS
+	quota int64
+	used  *int64
+	holes *int64 // bytes seeked over
+}
+
+type memFile struct {
+	*os.File
+	fsys *memFS
+	size int64
+}
+
+func (m *memFS) Create(n string, p fs.FileMode) (io.WriteCloser, error) {
+	f, err := os.OpenFile(m.p(n), os.O_RDWR|os.O_CREATE|os.O_EXCL, p)
+	if err != nil {
+		return nil, err
+	}
+	return &memFile{File: f, fsys: m}, nil
+}
+
+func (f *memFile) Truncate(size int64) error {
+	if *f.fsys.used+size-f.size > f.fsys.quota {
+		return syscall.ENOSPC
+	}
+	*f.fsys.used += size - f.size
+	f.size = size
+	return f.File.Truncate(size)
+}
+
+func (f *memFile) Seek(off int64, whence int) (int64, error) {
+	*f.fsys.holes += off
+	return f.File.Seek(off, whence)
+}
+
+func (f *memFile) Write(b []byte) (int, error) {
+	pos, _ := f.File.Seek(0, io.SeekCurrent)
+	if end := pos + int64(len(b)); end > f.size {
+		if err := f.Truncate(end); err != nil {
+			return 0, err
+		}
+	}
+	return f.File.Write(b)
+}
+
+func TestSparseMembers(t *testing.T) {
+	const gib = int64(1) << 30
+	cases := []struct {
+		name     string
+		archive  func(t *testing.T) []byte
+		quota    int64
+		wantErr  error
+		wantSize int64
+	}{
+		{"pax within quota", func(t *testing.T) []byte { return paxSparse(t, "s", 4<<20, 1<<20, "hello") }, 8 << 20, nil, 4 << 20},
+		{"pax over quota", func(t *testing.T) []byte { return paxSparse(t, "s", 3*gib, 1<<20, "hello") }, 8 << 20, syscall.ENOSPC, -1},
+		{"gnu old within quota", func(*testing.T) []byte { return gnuOldSparse("s", 4<<20, 1<<20, "hello") }, 8 << 20, nil, 4 << 20},
+		{"gnu old over quota", func(*testing.T) []byte { return gnuOldSparse("s", 3*gib, 1<<20, "hello") }, 8 << 20, syscall.ENOSPC, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			top := t.TempDir()
+			mustMkdir(t, filepath.Join(top, dest))
+			var used, holes int64
+			m := &memFS{osFS: osFS{top}, quota: c.quota, used: &used, holes: &holes}
+			ar := c.archive(t)
+			if len(ar) > 10<<10 {
+				t.Fatalf("archive is %d bytes", len(ar))
+			}
+			st, err := extract(t, m, ar, Options{})
+			if c.wantErr == nil && err != nil || !errors.Is(err, c.wantErr) {
+				t.Fatalf("err = %v, want %v", err, c.wantErr)
+			}
+			fi, statErr := os.Stat(filepath.Join(top, dest, "s"))
+			if c.wantSize < 0 {
+				if statErr == nil {
+					t.Fatalf("refused member left a file of %d bytes", fi.Size())
+				}
+				if ents, _ := os.ReadDir(filepath.Join(top, dest)); len(ents) != 0 {
+					t.Errorf("left %v", ents)
+				}
+				return
+			}
+			if statErr != nil || fi.Size() != c.wantSize {
+				t.Fatalf("size %v, %v; want %d", fi, statErr, c.wantSize)
+			}
+			b, _ := os.ReadFile(filepath.Join(top, dest, "s"))
+			if string(b[1<<20:1<<20+5]) != "hello" || !allZero(b[:1<<20]) || !allZero(b[1<<20+5:]) {
+				t.Error("sparse data misplaced")
+			}
+			if holes < c.wantSize-64<<10 {
+				t.Errorf("only %d bytes seeked over; holes were written", holes)
+			}
+			if st.Files != 1 || used != c.wantSize {
+				t.Errorf("stats %+v, quota used %d", st, used)
+			}
+		})
+	}
+}
