@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
 func init() {
@@ -28,9 +29,15 @@ const importUsage = `usage: sqlfs-exec import --store STORE SRC [DEST]
 
 Copies the host directory SRC (its contents), or a tar stream when SRC is
 '-' (stdin), into the workspace directory DEST (default: the root), keeping
-modes, owners, times, symlinks and hard links. Goes straight into the store
-(through its owner when one runs), not through a mount. Shows progress when
-stderr is a terminal.
+modes, owners, times, symlinks, hard links, fifos and sparse files' holes.
+Goes straight into the store (through its owner when one runs), not
+through a mount. Shows progress when stderr is a terminal.
+
+Like GNU tar, every member stays below DEST: names with '..' and symlinks
+that would carry a later member out are refused. Setuid and setgid bits
+are dropped. Device nodes are refused (exit 1, the rest is imported)
+unless --skip-special leaves them out. A file being written when the
+stream ends is not left behind.
 
 flags:
 `
@@ -38,6 +45,7 @@ flags:
 func runImport(ctx context.Context, args []string) int {
 	fs, ws := clientFlags("import", importUsage)
 	quiet := fs.Bool("q", false, "no progress display")
+	skipSpecial := fs.Bool("skip-special", false, "leave device nodes out instead of failing")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -77,7 +85,7 @@ func runImport(ctx context.Context, args []string) int {
 			}
 		}
 		p.start()
-		st, err := conn.Import(ctx, dest, p.reader(r))
+		st, err := conn.Import(ctx, dest, p.reader(r), tools.ImportOptions{SkipSpecial: *skipSpecial})
 		p.stop()
 		err = errors.Join(err, stopTar())
 		if err != nil {
@@ -85,6 +93,9 @@ func runImport(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(os.Stderr, "imported %d files (%s), %d directories, %d symlinks, %d hard links, %d special files\n",
 			st.Files, size(st.Bytes), st.Dirs, st.Symlinks, st.Links, st.Special)
+		if st.Skipped > 0 {
+			fmt.Fprintf(os.Stderr, "sqlfs-exec import: warning: left out %d device nodes (--skip-special)\n", st.Skipped)
+		}
 		return 0
 	})
 }

@@ -475,7 +475,7 @@ func TestImportExportAudit(t *testing.T) {
 		}
 	}
 	tw.Close()
-	st, err := e.c.Import(ctx, "in", &buf)
+	st, err := e.c.Import(ctx, "in", &buf, tools.ImportOptions{})
 	if err != nil || st.Files != 1 || st.Dirs != 1 || st.Symlinks != 1 || st.Links != 1 || st.Bytes != 5 {
 		t.Fatalf("import: %+v %v", st, err)
 	}

@@ -434,12 +434,23 @@ func onlyParam(q url.Values, name string) (string, error) {
 }
 
 func (s *Server) importTar(w http.ResponseWriter, r *http.Request) {
-	dest, err := onlyParam(r.URL.Query(), "dest")
+	q := r.URL.Query()
+	var opts tools.ImportOptions
+	if v := q.Get("skip_special"); v != "" {
+		skip, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, apiErr(tools.CodeInvalid, "skip_special: %q is not a boolean", v))
+			return
+		}
+		opts.SkipSpecial = skip
+		q.Del("skip_special")
+	}
+	dest, err := onlyParam(q, "dest")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	stats, err := s.cfg.Tools.Import(r.Context(), dest, r.Body)
+	stats, err := s.cfg.Tools.Import(r.Context(), dest, r.Body, opts)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -97,6 +97,7 @@ type Stats struct {
 	Symlinks int   `json:"symlinks"`
 	Links    int   `json:"hardlinks"`
 	Special  int   `json:"special"` // fifos and device nodes
+	Skipped  int   `json:"skipped"` // device nodes left out (SkipDevices)
 	Bytes    int64 `json:"bytes"`
 }
 
@@ -107,6 +108,7 @@ var (
 	ErrSkipped     = errors.New("skipped")
 	ErrUnsupported = errors.New("unsupported member type")
 	ErrTruncated   = errors.New("archive is truncated")
+	ErrCorrupt     = errors.New("archive is not a readable tar stream")
 )
 
 // MemberError is one member that was not extracted.
@@ -117,6 +119,28 @@ type MemberError struct {
 
 func (e *MemberError) Error() string { return e.Name + ": " + e.Err.Error() }
 func (e *MemberError) Unwrap() error { return e.Err }
+
+// ExtractError lists the members Extract could not extract.
+type ExtractError struct{ Members []error }
+
+// Error names the first few members; a hostile archive can hold millions.
+func (e *ExtractError) Error() string {
+	const shown = 5
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d members not extracted: ", len(e.Members))
+	for i, m := range e.Members[:min(len(e.Members), shown)] {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(m.Error())
+	}
+	if len(e.Members) > shown {
+		b.WriteString("; …")
+	}
+	return b.String()
+}
+
+func (e *ExtractError) Unwrap() []error { return e.Members }
 
 // maxSymlinkHops bounds symlink resolution like the kernel's ELOOP limit.
 const maxSymlinkHops = 40
@@ -162,7 +186,9 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 			if !errors.As(err, &me) {
 				return x.st, err // the stream broke
 			}
-			if !errors.Is(err, ErrSkipped) {
+			if errors.Is(err, ErrSkipped) {
+				x.st.Skipped++
+			} else {
 				x.errs = append(x.errs, err)
 			}
 			if opts.Warn != nil {
@@ -180,7 +206,10 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 			return x.st, err
 		}
 	}
-	return x.st, errors.Join(x.errs...)
+	if len(x.errs) > 0 {
+		return x.st, &ExtractError{x.errs}
+	}
+	return x.st, nil
 }
 
 // readErr names a stream that ended early.
@@ -188,7 +217,7 @@ func readErr(err error) error {
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: %w", ErrTruncated, err)
 	}
-	return fmt.Errorf("reading the archive: %w", err)
+	return fmt.Errorf("%w: %w", ErrCorrupt, err)
 }
 
 // MemberName cleans a member name the way GNU tar does: leading slashes

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sqlfs/sqlfs/sidecar/archive/archivetest"
 )
 
 // osFS is an extraction target with no confinement of its own: plain
@@ -40,48 +41,15 @@ func (o osFS) Create(n string, p fs.FileMode) (io.WriteCloser, error) {
 	return os.OpenFile(o.p(n), os.O_WRONLY|os.O_CREATE|os.O_EXCL, p)
 }
 
-// member is one entry of a test archive.
-type member struct {
-	typ   byte
-	name  string
-	link  string
-	mode  int64
-	data  string
-	major int64
-	minor int64
-	pax   map[string]string
-	uid   int
-}
+type member = archivetest.Member
 
 func makeTar(t *testing.T, ms ...member) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, m := range ms {
-		mode := m.mode
-		if mode == 0 {
-			mode = 0o644
-		}
-		h := &tar.Header{Typeflag: m.typ, Name: m.name, Linkname: m.link, Mode: mode, Size: int64(len(m.data)),
-			Devmajor: m.major, Devminor: m.minor, PAXRecords: m.pax, Uid: m.uid, ModTime: time.Unix(1e9, 0)}
-		if m.typ != tar.TypeReg {
-			h.Size = 0
-		}
-		if m.pax != nil {
-			h.Format = tar.FormatPAX
-			h.Size = int64(len(m.data))
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			t.Fatalf("header %s: %v", m.name, err)
-		}
-		if _, err := io.WriteString(tw, m.data); err != nil {
-			t.Fatalf("data %s: %v", m.name, err)
-		}
-	}
-	if err := tw.Close(); err != nil {
+	b, err := archivetest.Tar(ms...)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes()
+	return b
 }
 
 // targets runs f against both an unconfined FS and HostFS; top is the
@@ -160,33 +128,33 @@ func TestRefusesEscapes(t *testing.T) {
 		inside  []string // must exist below dest afterwards
 	}{
 		{"symlink chain climbs out", []member{
-			{typ: tar.TypeSymlink, name: "a", link: "."},
-			{typ: tar.TypeSymlink, name: "b", link: "a/../../.."},
-			{typ: tar.TypeReg, name: "b/important.txt", data: "pwned"},
+			{Type: tar.TypeSymlink, Name: "a", Link: "."},
+			{Type: tar.TypeSymlink, Name: "b", Link: "a/../../.."},
+			{Type: tar.TypeReg, Name: "b/important.txt", Data: "pwned"},
 		}, ErrUnsafePath, []string{"a", "b"}},
 		{"dotdot member", []member{
-			{typ: tar.TypeReg, name: "../../important.txt", data: "pwned"},
+			{Type: tar.TypeReg, Name: "../../important.txt", Data: "pwned"},
 		}, ErrUnsafePath, nil},
 		{"dotdot inside name", []member{
-			{typ: tar.TypeReg, name: "x/../../../important.txt", data: "pwned"},
+			{Type: tar.TypeReg, Name: "x/../../../important.txt", Data: "pwned"},
 		}, ErrUnsafePath, nil},
 		{"absolute symlink followed", []member{
-			{typ: tar.TypeSymlink, name: "etc", link: "/"},
-			{typ: tar.TypeReg, name: "etc/important.txt", data: "pwned"},
+			{Type: tar.TypeSymlink, Name: "etc", Link: "/"},
+			{Type: tar.TypeReg, Name: "etc/important.txt", Data: "pwned"},
 		}, ErrUnsafePath, []string{"etc"}},
 		{"relative symlink out", []member{
-			{typ: tar.TypeSymlink, name: "up", link: "../.."},
-			{typ: tar.TypeReg, name: "up/important.txt", data: "pwned"},
+			{Type: tar.TypeSymlink, Name: "up", Link: "../.."},
+			{Type: tar.TypeReg, Name: "up/important.txt", Data: "pwned"},
 		}, ErrUnsafePath, []string{"up"}},
 		{"hard link out by dotdot", []member{
-			{typ: tar.TypeLink, name: "l", link: "../../secret"},
+			{Type: tar.TypeLink, Name: "l", Link: "../../secret"},
 		}, ErrUnsafePath, nil},
 		{"hard link out through symlink", []member{
-			{typ: tar.TypeSymlink, name: "s", link: "../.."},
-			{typ: tar.TypeLink, name: "l", link: "s/secret"},
+			{Type: tar.TypeSymlink, Name: "s", Link: "../.."},
+			{Type: tar.TypeLink, Name: "l", Link: "s/secret"},
 		}, ErrUnsafePath, []string{"s"}},
 		{"hard link absolute stays inside", []member{
-			{typ: tar.TypeLink, name: "l", link: "/secret"},
+			{Type: tar.TypeLink, Name: "l", Link: "/secret"},
 		}, fs.ErrNotExist, nil},
 	}
 	for _, c := range cases {
@@ -229,15 +197,15 @@ func TestConfinedMembers(t *testing.T) {
 		outside := filepath.Join(top, "outside")
 		mustMkdir(t, outside)
 		ar := makeTar(t,
-			member{typ: tar.TypeReg, name: "/abs.txt", data: "abs"}, // leading slash dropped
-			member{typ: tar.TypeDir, name: "sub/"},
-			member{typ: tar.TypeSymlink, name: "a", link: "sub"}, // stays inside: followed
-			member{typ: tar.TypeReg, name: "a/f", data: "via a"},
+			member{Type: tar.TypeReg, Name: "/abs.txt", Data: "abs"}, // leading slash dropped
+			member{Type: tar.TypeDir, Name: "sub/"},
+			member{Type: tar.TypeSymlink, Name: "a", Link: "sub"}, // stays inside: followed
+			member{Type: tar.TypeReg, Name: "a/f", Data: "via a"},
 			// A symlink replaced by a directory, as GNU tar does.
-			member{typ: tar.TypeSymlink, name: "d", link: "../../outside"},
-			member{typ: tar.TypeDir, name: "d/"},
-			member{typ: tar.TypeReg, name: "d/g", data: "in d"},
-			member{typ: tar.TypeLink, name: "h", link: "/sub/f"},
+			member{Type: tar.TypeSymlink, Name: "d", Link: "../../outside"},
+			member{Type: tar.TypeDir, Name: "d/"},
+			member{Type: tar.TypeReg, Name: "d/g", Data: "in d"},
+			member{Type: tar.TypeLink, Name: "h", Link: "/sub/f"},
 		)
 		st, err := extract(t, fsys, ar, Options{})
 		if err != nil {
@@ -263,13 +231,13 @@ func TestConfinedMembers(t *testing.T) {
 
 func TestSpecialBitsAndDevices(t *testing.T) {
 	ar := makeTar(t,
-		member{typ: tar.TypeReg, name: "suid", mode: 0o4755, data: "#!/bin/sh\n"},
-		member{typ: tar.TypeReg, name: "sgid", mode: 0o2755, data: "x"},
-		member{typ: tar.TypeDir, name: "sticky/", mode: 0o1777},
-		member{typ: tar.TypeChar, name: "null", mode: 0o666, major: 1, minor: 3},
-		member{typ: tar.TypeBlock, name: "sda", mode: 0o666, major: 8, minor: 0},
-		member{typ: tar.TypeFifo, name: "fifo", mode: 0o644},
-		member{typ: tar.TypeReg, name: "after", data: "still here"},
+		member{Type: tar.TypeReg, Name: "suid", Mode: 0o4755, Data: "#!/bin/sh\n"},
+		member{Type: tar.TypeReg, Name: "sgid", Mode: 0o2755, Data: "x"},
+		member{Type: tar.TypeDir, Name: "sticky/", Mode: 0o1777},
+		member{Type: tar.TypeChar, Name: "null", Mode: 0o666, Major: 1, Minor: 3},
+		member{Type: tar.TypeBlock, Name: "sda", Mode: 0o666, Major: 8, Minor: 0},
+		member{Type: tar.TypeFifo, Name: "fifo", Mode: 0o644},
+		member{Type: tar.TypeReg, Name: "after", Data: "still here"},
 	)
 	cases := []struct {
 		special  Special
@@ -331,7 +299,7 @@ func TestSpecialBitsAndDevices(t *testing.T) {
 
 func TestUnsupportedMemberIsError(t *testing.T) {
 	targets(t, func(t *testing.T, fsys FS, top string) {
-		ar := makeTar(t, member{typ: 'Z', name: "odd"}, member{typ: tar.TypeReg, name: "ok", data: "x"})
+		ar := makeTar(t, member{Type: 'Z', Name: "odd"}, member{Type: tar.TypeReg, Name: "ok", Data: "x"})
 		_, err := extract(t, fsys, ar, Options{})
 		if !errors.Is(err, ErrUnsupported) {
 			t.Fatalf("err = %v, want ErrUnsupported", err)
@@ -346,7 +314,7 @@ func TestUnsupportedMemberIsError(t *testing.T) {
 // at a block boundary and off one.
 func TestTruncatedLeavesNoPartialFile(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 64<<10) // 1 MiB
-	ar := makeTar(t, member{typ: tar.TypeReg, name: "first", data: "whole"}, member{typ: tar.TypeReg, name: "big", data: big})
+	ar := makeTar(t, member{Type: tar.TypeReg, Name: "first", Data: "whole"}, member{Type: tar.TypeReg, Name: "big", Data: big})
 	for _, cut := range []int{len(ar) / 2, len(ar)/2 + 100, 1024 + 512 + 10} {
 		t.Run(strconv.Itoa(cut), func(t *testing.T) {
 			targets(t, func(t *testing.T, fsys FS, top string) {
@@ -366,77 +334,6 @@ func TestTruncatedLeavesNoPartialFile(t *testing.T) {
 		})
 	}
 }
-
-// paxSparse is a GNU PAX 1.0 sparse member of realSize bytes holding data
-// at offset off: the map travels in the first block of the data. The PAX
-// header is written raw since archive/tar drops GNU.sparse records.
-func paxSparse(t *testing.T, name string, realSize, off int64, data string) []byte {
-	t.Helper()
-	var recs string
-	for _, kv := range [][2]string{{"GNU.sparse.major", "1"}, {"GNU.sparse.minor", "0"}, {"GNU.sparse.name", name},
-		{"GNU.sparse.realsize", strconv.FormatInt(realSize, 10)}} {
-		rec := " " + kv[0] + "=" + kv[1] + "\n"
-		n := len(rec) + 2 // a two-digit length
-		recs += strconv.Itoa(n) + rec
-	}
-	out := pad(append(rawHeader("PaxHeaders/"+name, 'x', int64(len(recs)), nil), recs...))
-	sparseMap := fmt.Sprintf("1\n%d\n%d\n", off, len(data))
-	body := sparseMap + strings.Repeat("\x00", 512-len(sparseMap)) + data
-	var buf bytes.Buffer
-	buf.Write(out)
-	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "GNUSparseFile.0/" + name, Mode: 0o644,
-		Size: int64(len(body)), Format: tar.FormatUSTAR}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(tw, body); err != nil {
-		t.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// gnuOldSparse is an old-format GNU sparse member ('S'), built from raw
-// bytes since archive/tar cannot write it.
-func gnuOldSparse(name string, realSize, off int64, data string) []byte {
-	blk := rawHeader(name, 'S', int64(len(data)), func(blk []byte) {
-		copy(blk[257:265], "ustar  \x00") // GNU magic
-		octal(blk[386:398], off)          // sparse[0].offset
-		octal(blk[398:410], int64(len(data)))
-		octal(blk[483:495], realSize)
-	})
-	return append(pad(append(blk, data...)), make([]byte, 1024)...)
-}
-
-func octal(b []byte, v int64) { copy(b, fmt.Sprintf("%0*o\x00", len(b)-1, v)) }
-
-// rawHeader is a ustar header block; edit changes it before the checksum.
-func rawHeader(name string, typ byte, size int64, edit func([]byte)) []byte {
-	blk := make([]byte, 512)
-	copy(blk, name)
-	octal(blk[100:108], 0o644)
-	octal(blk[108:116], 0)
-	octal(blk[116:124], 0)
-	octal(blk[124:136], size)
-	octal(blk[136:148], 1e9)
-	blk[156] = typ
-	copy(blk[257:265], "ustar\x0000")
-	if edit != nil {
-		edit(blk)
-	}
-	copy(blk[148:156], "        ")
-	sum := 0
-	for _, c := range blk {
-		sum += int(c)
-	}
-	copy(blk[148:156], fmt.Sprintf("%06o\x00 ", sum))
-	return blk
-}
-
-// pad fills b to a whole number of blocks.
-func pad(b []byte) []byte { return append(b, make([]byte, (512-len(b)%512)%512)...) }
 
 // memFS is an in-memory target whose files hold holes and whose total
 // file size is capped, like the store's quota: it counts apparent size.
@@ -494,10 +391,10 @@ func TestSparseMembers(t *testing.T) {
 		wantErr  error
 		wantSize int64
 	}{
-		{"pax within quota", func(t *testing.T) []byte { return paxSparse(t, "s", 4<<20, 1<<20, "hello") }, 8 << 20, nil, 4 << 20},
-		{"pax over quota", func(t *testing.T) []byte { return paxSparse(t, "s", 3*gib, 1<<20, "hello") }, 8 << 20, syscall.ENOSPC, -1},
-		{"gnu old within quota", func(*testing.T) []byte { return gnuOldSparse("s", 4<<20, 1<<20, "hello") }, 8 << 20, nil, 4 << 20},
-		{"gnu old over quota", func(*testing.T) []byte { return gnuOldSparse("s", 3*gib, 1<<20, "hello") }, 8 << 20, syscall.ENOSPC, -1},
+		{"pax within quota", func(t *testing.T) []byte { return sparsePAX(t, 4<<20) }, 8 << 20, nil, 4 << 20},
+		{"pax over quota", func(t *testing.T) []byte { return sparsePAX(t, 3*gib) }, 8 << 20, syscall.ENOSPC, -1},
+		{"gnu old within quota", func(*testing.T) []byte { return archivetest.GNUOldSparse("s", 4<<20, 1<<20, "hello") }, 8 << 20, nil, 4 << 20},
+		{"gnu old over quota", func(*testing.T) []byte { return archivetest.GNUOldSparse("s", 3*gib, 1<<20, "hello") }, 8 << 20, syscall.ENOSPC, -1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -538,4 +435,13 @@ func TestSparseMembers(t *testing.T) {
 			}
 		})
 	}
+}
+
+func sparsePAX(t *testing.T, realSize int64) []byte {
+	t.Helper()
+	b, err := archivetest.SparsePAX("s", realSize, 1<<20, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
