@@ -78,7 +78,8 @@ type Options struct {
 	// StripComponents drops this many leading elements from member names
 	// (and hard link targets); members with no more elements are skipped.
 	StripComponents int
-	// Select, when set, picks the members to extract by cleaned name.
+	// Select, when set, picks the members to extract by name, cleaned of
+	// leading slashes, before StripComponents.
 	Select func(name string) bool
 	// KeepOld refuses to replace existing files (tar -k).
 	KeepOld bool
@@ -247,12 +248,18 @@ func (x *extractor) strip(rel string) (string, bool) {
 func (x *extractor) member(h *tar.Header, r io.Reader) error {
 	fail := func(err error) error { return &MemberError{Name: h.Name, Err: err} }
 	rel, err := MemberName(h.Name)
+	if x.opts.Select != nil && !x.opts.Select(path.Clean("./"+strings.TrimLeft(h.Name, "/"))) {
+		return nil
+	}
 	if err != nil {
 		return fail(err)
 	}
 	rel, ok := x.strip(rel)
-	if !ok || x.opts.Select != nil && !x.opts.Select(rel) {
+	if !ok {
 		return nil
+	}
+	if h.AccessTime.IsZero() {
+		h.AccessTime = h.ModTime // formats without atime
 	}
 	if x.opts.OnMember != nil {
 		x.opts.OnMember(h)
