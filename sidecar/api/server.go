@@ -7,7 +7,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,10 +93,7 @@ func NewServer(cfg Config) *Server {
 // ServeHTTP checks the token and routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Token != "" {
-		const prefix = "Bearer "
-		h := r.Header.Get("Authorization")
-		if len(h) <= len(prefix) || h[:len(prefix)] != prefix ||
-			subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.cfg.Token)) != 1 {
+		if !authorized(r, s.cfg.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfs"`)
 			writeError(w, apiErr(codeUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN"))
 			return
