@@ -50,7 +50,7 @@ func runLog(ctx context.Context, args []string) int {
 		f.Actor = tools.Actor(*execID)
 	}
 	if *path != "" {
-		p, err := tools.Clean(*path)
+		p, err := api.AuditPathPrefix(*path)
 		if err != nil {
 			return fail("log", err)
 		}

@@ -275,7 +275,7 @@ func (c *Client) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEven
 	set("actor_prefix", f.ActorPrefix)
 	set("op", f.Op)
 	// The API takes tool paths; the filter holds a workspace path.
-	set("path_prefix", strings.TrimPrefix(f.PathPrefix, "/"))
+	set("path_prefix", f.PathPrefix)
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.Format(time.RFC3339Nano))
 	}

@@ -99,6 +99,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if err := checkUTF8Query(r.URL.Query()); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !utf8.ValidString(r.URL.Path) {
+		writeError(w, apiErr(tools.CodeInvalid, "request path %q is not valid UTF-8", r.URL.Path))
+		return
+	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
 		// Answer unknown routes and methods in JSON like everything else.
@@ -287,6 +295,9 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	var in tools.ExecInput
 	b, err := s.readBody(w, r)
 	if err == nil {
+		err = checkUTF8JSON(b)
+	}
+	if err == nil {
 		err = decodeStrict(bytes.NewReader(b), &in)
 	}
 	if err != nil {
@@ -386,7 +397,7 @@ func auditQuery(q url.Values) (sqlstore.AuditFilter, error) {
 		case "op":
 			f.Op = val
 		case "path_prefix":
-			f.PathPrefix, err = tools.Clean(val)
+			f.PathPrefix, err = AuditPathPrefix(val)
 		case "since":
 			f.Since, err = time.Parse(time.RFC3339Nano, val)
 		case "after_seq":
