@@ -113,6 +113,11 @@ type Backend struct {
 	idle    *time.Timer
 	closed  bool
 	closing chan struct{} // closed when Close has finished
+
+	// actors maps the host path of each running exec's cgroup to the
+	// actor its writes are audited under (ActorForPID).
+	actorsMu sync.RWMutex
+	actors   map[string]string
 }
 
 // New checks cfg, removes containers left behind by crashed owners in
