@@ -1,19 +1,13 @@
 package tools
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math"
 	"path"
-	"syscall"
 
-	"golang.org/x/sys/unix"
-
-	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar/archive"
 )
 
@@ -96,15 +90,22 @@ func (s *Service) exportTar(ctx context.Context, src string, w io.Writer) error 
 	if err != nil {
 		return err
 	}
-	tw := tar.NewWriter(w)
-	x := exporter{fsys: fsys, tw: tw, links: map[uint64]string{}, buf: make([]byte, 1<<20)}
+	aw := archive.NewWriter(w, archive.WriteOptions{})
+	add := func(name, rel string, fi fs.FileInfo) error {
+		err := aw.Add(rel, fi, func() (string, error) { return fsys.Readlink(name) },
+			func() (io.ReadCloser, error) { return fsys.Open(name) })
+		if errors.Is(err, archive.ErrUnsupported) {
+			return nil // sockets cannot be archived
+		}
+		return err
+	}
 	if !fi.IsDir() {
-		if err := x.add(root, path.Base(root), fi); err != nil {
+		if err := add(root, path.Base(root), fi); err != nil {
 			return err
 		}
-		return tw.Close()
+		return aw.Close()
 	}
-	if err := x.add(root, ".", fi); err != nil {
+	if err := add(root, ".", fi); err != nil {
 		return err
 	}
 	_, err = walk(ctx, fsys, root, math.MaxInt, func(name, rel string, _ fs.DirEntry) (bool, error) {
@@ -112,67 +113,10 @@ func (s *Service) exportTar(ctx context.Context, src string, w io.Writer) error 
 		if err != nil {
 			return false, err
 		}
-		return false, x.add(name, rel, info)
+		return false, add(name, rel, info)
 	})
 	if err != nil {
 		return err
 	}
-	return tw.Close()
-}
-
-type exporter struct {
-	fsys  FS
-	tw    *tar.Writer
-	links map[uint64]string // inode → first name, for hard links
-	buf   []byte
-}
-
-func (x *exporter) add(name, rel string, fi fs.FileInfo) error {
-	a, ok := fi.Sys().(*sfs.Attr)
-	if !ok {
-		return fmt.Errorf("export %s: no core attributes", name)
-	}
-	h := &tar.Header{
-		Name: rel, Mode: int64(a.Mode & 0o7777), Uid: int(a.Uid), Gid: int(a.Gid),
-		ModTime: a.Mtime, AccessTime: a.Atime, Format: tar.FormatPAX,
-	}
-	switch a.Mode & syscall.S_IFMT {
-	case syscall.S_IFDIR:
-		h.Typeflag = tar.TypeDir
-		h.Name += "/"
-	case syscall.S_IFLNK:
-		h.Typeflag = tar.TypeSymlink
-		target, err := x.fsys.Readlink(name)
-		if err != nil {
-			return err
-		}
-		h.Linkname = target
-	case syscall.S_IFREG:
-		if first, ok := x.links[a.Ino]; ok {
-			h.Typeflag, h.Linkname = tar.TypeLink, first
-			break
-		}
-		if a.Nlink > 1 {
-			x.links[a.Ino] = rel
-		}
-		h.Typeflag, h.Size = tar.TypeReg, a.Size
-	case syscall.S_IFIFO, syscall.S_IFCHR, syscall.S_IFBLK:
-		h.Typeflag = map[uint32]byte{syscall.S_IFIFO: tar.TypeFifo, syscall.S_IFCHR: tar.TypeChar, syscall.S_IFBLK: tar.TypeBlock}[a.Mode&syscall.S_IFMT]
-		h.Devmajor, h.Devminor = int64(unix.Major(a.Rdev)), int64(unix.Minor(a.Rdev))
-	default:
-		return nil // sockets cannot be archived
-	}
-	if err := x.tw.WriteHeader(h); err != nil {
-		return err
-	}
-	if h.Typeflag != tar.TypeReg {
-		return nil
-	}
-	r, err := x.fsys.Open(name)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	_, err = io.CopyBuffer(x.tw, io.LimitReader(r, h.Size), x.buf)
-	return err
+	return aw.Close()
 }

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar/archive"
 )
@@ -148,7 +147,7 @@ func (t *tarRun) create(ops []string) int {
 		zw = gzip.NewWriter(bw)
 		w = zw
 	}
-	tw := tar.NewWriter(w)
+	aw := archive.NewWriter(w, archive.WriteOptions{GNU: true, Names: fileUser})
 	warned := false
 	for _, name := range ops {
 		member := name
@@ -163,9 +162,9 @@ func (t *tarRun) create(ops []string) int {
 		if !path.IsAbs(abs) {
 			abs = path.Join(t.dir, name)
 		}
-		t.add(tw, member, abs)
+		t.add(aw, member, abs)
 	}
-	if err := tw.Close(); err != nil {
+	if err := aw.Close(); err != nil {
 		env.Errorf("tar", "%v", err)
 		return 2
 	}
@@ -182,7 +181,7 @@ func (t *tarRun) create(ops []string) int {
 	return t.status
 }
 
-func (t *tarRun) add(tw *tar.Writer, member, abs string) {
+func (t *tarRun) add(aw *archive.Writer, member, abs string) {
 	env := t.env
 	if t.ctx.Err() != nil {
 		t.status = 2
@@ -198,51 +197,25 @@ func (t *tarRun) add(tw *tar.Writer, member, abs string) {
 		t.status = 2
 		return
 	}
-	st := fileStat(fi)
-	hdr := &tar.Header{
-		Name: member, Mode: int64(fileModeBits(fi.Mode())), Uid: int(st.Uid), Gid: int(st.Gid),
-		Uname: fileUser(st.Uid), Gname: fileUser(st.Gid), ModTime: fi.ModTime().Truncate(time.Second),
-		Format: tar.FormatGNU,
-	}
-	switch {
-	case fi.IsDir():
-		hdr.Typeflag = tar.TypeDir
-		if !strings.HasSuffix(hdr.Name, "/") {
-			hdr.Name += "/"
-		}
-	case fi.Mode()&fs.ModeSymlink != 0:
-		hdr.Typeflag = tar.TypeSymlink
-		hdr.Linkname, _ = env.FS.Readlink(abs)
-	case fi.Mode().IsRegular():
-		hdr.Typeflag = tar.TypeReg
-		hdr.Size = fi.Size()
-	default:
+	if fi.Mode()&fs.ModeSocket != 0 {
 		env.Errorf("tar", "%s: socket ignored", member)
 		return
 	}
-	if t.verbose {
-		fmt.Fprintln(t.msgs, hdr.Name)
+	name := member
+	if fi.IsDir() && !strings.HasSuffix(name, "/") {
+		name += "/"
 	}
-	if err := tw.WriteHeader(hdr); err != nil {
+	if t.verbose {
+		fmt.Fprintln(t.msgs, name)
+	}
+	err = aw.Add(name, fi, func() (string, error) { return env.FS.Readlink(abs) },
+		func() (io.ReadCloser, error) { return env.FS.Open(abs) })
+	if err != nil {
 		env.Errorf("tar", "%s: %v", member, err)
 		t.status = 2
 		return
 	}
-	switch hdr.Typeflag {
-	case tar.TypeReg:
-		f, err := env.FS.Open(abs)
-		if err != nil {
-			textFileErr(env, "tar", member+": Cannot open", err)
-			t.status = 2
-			return
-		}
-		_, err = io.CopyN(tw, f, hdr.Size)
-		f.Close()
-		if err != nil {
-			env.Errorf("tar", "%s: %v", member, err)
-			t.status = 2
-		}
-	case tar.TypeDir:
+	if fi.IsDir() {
 		ents, err := env.FS.ReadDir(abs)
 		if err != nil {
 			textFileErr(env, "tar", member+": Cannot open", err)
@@ -250,7 +223,7 @@ func (t *tarRun) add(tw *tar.Writer, member, abs string) {
 			return
 		}
 		for _, e := range ents {
-			t.add(tw, hdr.Name+e.Name(), path.Join(abs, e.Name()))
+			t.add(aw, name+e.Name(), path.Join(abs, e.Name()))
 		}
 	}
 }
