@@ -384,7 +384,7 @@ func (x *extractor) file(name string, h *tar.Header, r io.Reader, fail func(erro
 			return fail(fmt.Errorf("not replaced: %w", fs.ErrExist))
 		}
 	}
-	tmp := path.Join(path.Dir(name), ".sqlfs-tar-"+rand.Text()[:12])
+	tmp := path.Join(path.Dir(name), tempPrefix+rand.Text()[:12])
 	w, err := x.fsys.Create(tmp, 0o600)
 	if err != nil {
 		return fail(err)
@@ -410,6 +410,14 @@ func (x *extractor) file(name string, h *tar.Header, r io.Reader, fail func(erro
 	x.st.Files++
 	return nil
 }
+
+// tempPrefix starts the name a regular member is written under until all
+// its data is in.
+const tempPrefix = ".sqlfs-tar-"
+
+// IsTempName reports whether name (a path) is one Extract writes a member
+// under before renaming it into place: listings of what changed skip it.
+func IsTempName(name string) bool { return strings.HasPrefix(path.Base(name), tempPrefix) }
 
 // replace renames tmp to name, which may be a non-directory to replace.
 func (x *extractor) replace(tmp, name string) error {
