@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -444,4 +445,54 @@ func sparsePAX(t *testing.T, realSize int64) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRandomArchivesStayInside extracts random archives of symlinks,
+// directories, files and hard links with climbing names and targets into
+// an unconfined target: whatever they hold, nothing outside the
+// destination may be created or changed.
+func TestRandomArchivesStayInside(t *testing.T) {
+	names := []string{"a", "b", "c", "a/b", "b/c", "a/b/c", "c/../a", "/a", "./b", "a/../../x", "../x"}
+	targets := []string{".", "..", "../..", "a", "a/..", "b/../..", "/", "/etc", "c/d", "a/b/../../.."}
+	types := []byte{tar.TypeDir, tar.TypeReg, tar.TypeSymlink, tar.TypeSymlink, tar.TypeLink}
+	seed := time.Now().UnixNano()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	for i := range 300 {
+		top := t.TempDir()
+		mustMkdir(t, filepath.Join(top, dest))
+		if err := os.WriteFile(filepath.Join(top, "secret"), []byte("secret"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var ms []member
+		for range 1 + rng.IntN(8) {
+			m := member{Type: types[rng.IntN(len(types))], Name: names[rng.IntN(len(names))]}
+			switch m.Type {
+			case tar.TypeReg:
+				m.Name += "/f"[:rng.IntN(2)*2]
+				m.Data = "pwned"
+			case tar.TypeSymlink:
+				m.Link = targets[rng.IntN(len(targets))]
+			case tar.TypeLink:
+				m.Link = append(names, "../secret", "/secret")[rng.IntN(len(names)+2)]
+			}
+			ms = append(ms, m)
+		}
+		_, err := extract(t, osFS{top}, makeTar(t, ms...), Options{})
+		var xe *ExtractError
+		if err != nil && !errors.As(err, &xe) {
+			t.Fatalf("case %d %+v: %v", i, ms, err)
+		}
+		ents, _ := os.ReadDir(top)
+		if len(ents) != 2 {
+			t.Fatalf("case %d %+v: top holds %v", i, ms, ents)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(top, "uploads")); len(ents) != 1 {
+			t.Fatalf("case %d %+v: uploads holds %v", i, ms, ents)
+		}
+		fi, err := os.Stat(filepath.Join(top, "secret"))
+		if b, _ := os.ReadFile(filepath.Join(top, "secret")); err != nil || string(b) != "secret" || fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+			t.Fatalf("case %d %+v: secret changed", i, ms)
+		}
+	}
 }
