@@ -286,7 +286,7 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 		return nil
 	}
 	switch h.Typeflag {
-	case tar.TypeReg, tar.TypeGNUSparse:
+	case tar.TypeReg, tar.TypeCont, tar.TypeGNUSparse: // contiguous files are regular ones, as GNU tar has it
 		return x.file(name, h, r, fail)
 	case tar.TypeSymlink:
 		if err := x.makeRoom(name); err != nil {

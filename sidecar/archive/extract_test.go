@@ -300,13 +300,16 @@ func TestSpecialBitsAndDevices(t *testing.T) {
 
 func TestUnsupportedMemberIsError(t *testing.T) {
 	targets(t, func(t *testing.T, fsys FS, top string) {
-		ar := makeTar(t, member{Type: 'Z', Name: "odd"}, member{Type: tar.TypeReg, Name: "ok", Data: "x"})
+		ar := makeTar(t, member{Type: 'Z', Name: "odd"}, member{Type: tar.TypeReg, Name: "ok", Data: "x"},
+			member{Type: tar.TypeCont, Name: "contiguous", Data: "c"})
 		_, err := extract(t, fsys, ar, Options{})
 		if !errors.Is(err, ErrUnsupported) {
 			t.Fatalf("err = %v, want ErrUnsupported", err)
 		}
-		if _, err := os.Stat(filepath.Join(top, dest, "ok")); err != nil {
-			t.Error(err)
+		for _, n := range []string{"ok", "contiguous"} {
+			if _, err := os.Stat(filepath.Join(top, dest, n)); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 }
