@@ -402,6 +402,9 @@ func (x *extractor) file(name string, h *tar.Header, r io.Reader, fail func(erro
 	}
 	if err != nil {
 		_ = x.fsys.Remove(tmp)
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == tmp {
+			pe.Path = name // the temporary name means nothing to the reader
+		}
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return readErr(err) // the stream broke: stop
 		}

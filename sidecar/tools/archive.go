@@ -45,15 +45,19 @@ func (s *Service) Import(ctx context.Context, dest string, r io.Reader, opts Imp
 		xo.Special = archive.SkipDevices
 	}
 	st, err := archive.Extract(ctx, r, extractTarget{fsys}, root, xo)
+	if err == nil {
+		return st, nil
+	}
+	// The message names the members; the code follows the first cause.
+	code := classify(err).(*Error).Code
 	switch {
-	case err == nil:
 	case errors.Is(err, archive.ErrUnsafePath):
-		err = toolErr(CodeEscape, err, "%v", err)
+		code = CodeEscape
 	case errors.Is(err, archive.ErrTruncated), errors.Is(err, archive.ErrCorrupt),
 		errors.Is(err, archive.ErrDevice), errors.Is(err, archive.ErrUnsupported):
-		err = toolErr(CodeInvalid, err, "%v", err)
+		code = CodeInvalid
 	}
-	return st, classify(err)
+	return st, toolErr(code, err, "%v", err)
 }
 
 // extractTarget is an FS as archive.Extract writes to it. Create may
