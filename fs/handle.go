@@ -94,11 +94,7 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 	}
 	file := f.newFile(n, name, flag)
 	if flag&os.O_TRUNC != 0 && n.isRegular() && n.size > 0 {
-		// truncate takes the locks itself; the new handle keeps n alive.
-		c.mu.Unlock()
-		err := c.truncate(n, 0)
-		c.mu.Lock()
-		if err != nil {
+		if err := c.truncate(n, 0); err != nil {
 			file.closeLocked()
 			return nil, err
 		}
@@ -175,27 +171,20 @@ func (fl *File) writeAt(p []byte, off int64) (int, error) {
 	if err := fl.fs.allowWrite(fl.name); err != nil {
 		return 0, pathError("write", fl.name, err)
 	}
-	n, err := fl.fs.c.writeAt(fl.n, p, off)
+	n, _, err := fl.fs.c.writeAt(fl.n, p, off, false)
 	if n > 0 {
 		fl.wrote.Store(true)
 	}
 	return n, pathError("write", fl.name, err)
 }
 
-// appendData writes at the current end of file under the inode's writer
-// lock, so concurrent appends never interleave.
+// appendData writes at the current end of file, found by writeAt under the
+// locks that make the write, so concurrent appends never overlap.
 func (fl *File) appendData(p []byte) (int, int64, error) {
-	c := fl.fs.c
 	if err := fl.fs.allowWrite(fl.name); err != nil {
 		return 0, 0, pathError("write", fl.name, err)
 	}
-	// Writers of one inode are serialised by writeAt's n.io; the size read
-	// here can only move by a concurrent append, which O_APPEND callers
-	// accept from the kernel too.
-	c.mu.Lock()
-	off := fl.n.size
-	c.mu.Unlock()
-	n, err := c.writeAt(fl.n, p, off)
+	n, off, err := fl.fs.c.writeAt(fl.n, p, 0, true)
 	if n > 0 {
 		fl.wrote.Store(true)
 	}

@@ -76,12 +76,12 @@ func (c *core) walkUncounted(p string, follow bool) (*inode, error) {
 	hops := 0
 	for i := 0; i < len(comps); i++ {
 		name := comps[i]
+		if !n.isDir() {
+			return nil, syscall.ENOTDIR
+		}
 		if name == ".." {
 			n = c.inodes[n.parent]
 			continue
-		}
-		if !n.isDir() {
-			return nil, syscall.ENOTDIR
 		}
 		if len(name) > maxNameLen {
 			return nil, syscall.ENAMETOOLONG
