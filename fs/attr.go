@@ -158,7 +158,7 @@ func (f *FS) Statfs() (Statfs, error) {
 		BlocksFree: uint64(avail / bs),
 		Files:      uint64(files) + freeFiles,
 		FilesFree:  freeFiles,
-		NameMaxLen: maxNameLen,
+		NameMaxLen: MaxNameLen,
 		UsedBytes:  used,
 		QuotaBytes: c.opts.Policy.QuotaBytes,
 		StoreBytes: db + wal,

@@ -58,36 +58,27 @@ func (f *FS) OpenFile(name string, flag int, perm uint32) (*File, error) {
 // openLocked is OpenFile for opens that may change the tree. Called with c.mu held.
 func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File, error) {
 	c := f.c
-	n, err := c.walk(name, true)
+	// O_EXCL refuses any existing name, a dangling symlink included;
+	// otherwise a dangling symlink names where the new file goes.
+	exclusive := flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL
+	res, err := c.resolve(name, !exclusive)
+	if err != nil {
+		return nil, err
+	}
+	n := res.Node
 	switch {
-	case err == nil && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+	case res.Exists && exclusive:
 		return nil, syscall.EEXIST
-	case err == syscall.ENOENT && flag&os.O_CREATE != 0:
-		// A dangling symlink names where the new file goes.
-		target := Clean(name)
-		for hops := 0; ; hops++ {
-			l, lerr := c.walk(target, false)
-			if lerr != nil || !l.isSymlink() {
-				break
-			}
-			if flag&os.O_EXCL != 0 {
-				return nil, syscall.EEXIST
-			}
-			if hops >= maxSymlinks {
-				return nil, syscall.ELOOP
-			}
-			target = resolveLink(target, l.target)
+	case !res.Exists && (flag&os.O_CREATE == 0 || len(res.Rest) > 0):
+		return nil, syscall.ENOENT
+	case !res.Exists:
+		if err := checkName(res.Name); err != nil {
+			return nil, err
 		}
-		parent, base, perr := c.walkParent(target)
-		if perr != nil {
-			return nil, perr
-		}
-		if n, err = c.newInode(f.who, parent, base, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
+		if n, err = c.newInode(f.who, res.Dir, res.Name, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
 			return nil, err
 		}
 		m.nameChanged(m.path)
-	case err != nil:
-		return nil, err
 	}
 	if n.isDir() && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 		return nil, syscall.EISDIR
@@ -102,15 +93,6 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 		m.inodeChanged(m.path)
 	}
 	return file, nil
-}
-
-// resolveLink is where a symlink at linkPath with target points.
-func resolveLink(linkPath, target string) string {
-	if len(target) > 0 && target[0] == '/' {
-		return Clean(target)
-	}
-	dir := linkPath[:max(0, lastSlash(linkPath))]
-	return Clean(dir + "/" + target)
 }
 
 func lastSlash(s string) int {

@@ -224,7 +224,7 @@ func (f *FS) Mknod(name string, mode uint32, rdev uint64) error {
 
 // Symlink creates name as a symbolic link to target.
 func (f *FS) Symlink(target, name string) error {
-	if len(target) > maxPathLen {
+	if len(target) > maxTargetLen {
 		return pathError("symlink", name, syscall.ENAMETOOLONG)
 	}
 	if target == "" {
