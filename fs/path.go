@@ -171,20 +171,26 @@ type PathTree struct {
 	// AboveRoot, when set, is the error for ".." at the root, which
 	// otherwise stays at the root.
 	AboveRoot func() error
+	// MissingDirs lets a missing directory end resolution, the rest
+	// joined on as it is, for callers that create it; otherwise it is
+	// ENOENT, as in the kernel.
+	MissingDirs bool
 }
 
 var rootInfo = newFileInfo("/", Attr{Mode: syscall.S_IFDIR | 0o755})
 
 // Resolve resolves p (absolute, or relative to the root) and returns the
-// physical path it names; a missing component and what follows it are
-// joined on as they are, so a caller can create them.
+// physical path it names. A missing last component is joined on, so a
+// caller can create it (see MissingDirs for missing directories).
 func (t PathTree) Resolve(p string, followLast bool) (string, error) {
 	res, err := Resolve[PathNode](t, PathNode{Path: "/", Info: rootInfo}, p, followLast)
-	if err != nil {
+	switch {
+	case err != nil:
 		return "", err
-	}
-	if res.Exists {
+	case res.Exists:
 		return res.Node.Path, nil
+	case len(res.Rest) > 0 && !t.MissingDirs:
+		return "", syscall.ENOENT
 	}
 	return path.Join(append([]string{res.Dir.Path, res.Name}, res.Rest...)...), nil
 }
