@@ -77,13 +77,16 @@ type Resolution[N any] struct {
 // physical parent of the directory reached so far (so "l/.." with l a
 // link to a/b is a); a non-directory before "/" is ENOTDIR; more than
 // MaxSymlinks links is ELOOP; a component over MaxNameLen bytes is
-// ENAMETOOLONG. An absolute p is resolved from start too: the caller
+// ENAMETOOLONG; a trailing slash follows the last component and requires
+// a directory. An absolute p is resolved from start too: the caller
 // passes the root for it. A missing component ends the walk without error,
 // with Exists false.
 func Resolve[N any](ns Namespace[N], start N, p string, followLast bool) (Resolution[N], error) {
 	res := Resolution[N]{Node: start, Exists: true, Dir: start}
 	cur := start
 	comps := splitPath(p)
+	mustDir := strings.HasSuffix(p, "/") && len(comps) > 0
+	followLast = followLast || mustDir
 	for i, hops := 0, 0; i < len(comps); i++ {
 		name := comps[i]
 		if !ns.IsDir(cur) {
@@ -136,6 +139,9 @@ func Resolve[N any](ns Namespace[N], start N, p string, followLast bool) (Resolu
 			}
 		}
 		cur = next
+	}
+	if mustDir && !ns.IsDir(cur) {
+		return res, syscall.ENOTDIR
 	}
 	res.Node = cur
 	return res, nil

@@ -47,6 +47,8 @@ func TestPathResolution(t *testing.T) {
 		{path: "f/x", err: syscall.ENOTDIR},
 		{path: "f/..", err: syscall.ENOTDIR},
 		{path: "f/.", err: syscall.ENOTDIR},
+		{path: "f/", err: syscall.ENOTDIR},
+		{path: "a/b/c/../../x/", err: syscall.ENOTDIR},
 		{path: "dotdot/f", err: syscall.ENOTDIR},
 		{path: "a/missing/../x", err: syscall.ENOENT},
 		{path: long, want: "long"},
