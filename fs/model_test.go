@@ -763,6 +763,9 @@ func TestModel(t *testing.T) {
 		}
 		h.close()
 		total += len(ops)
+		if seeds > 10 {
+			t.Logf("seed %d: %d ops, %d in all", seed, len(ops), total)
+		}
 		if failed != "" {
 			short := shrink(t, ops)
 			_, why := runOps(t, short)
