@@ -739,7 +739,7 @@ func shrink(t testing.TB, ops []op) []op {
 func TestModel(t *testing.T) {
 	seeds, steps := 4, 1500
 	if os.Getenv("SQLFS_TEST_LONG") != "" {
-		seeds, steps = 100, 10000 // 1M operations
+		seeds, steps = 1000, 1000 // 1M operations, trees kept small
 	}
 	first := uint64(time.Now().UnixNano())
 	if s := os.Getenv("SQLFS_MODEL_SEED"); s != "" {
@@ -763,7 +763,7 @@ func TestModel(t *testing.T) {
 		}
 		h.close()
 		total += len(ops)
-		if seeds > 10 {
+		if seeds > 10 && i%50 == 49 {
 			t.Logf("seed %d: %d ops, %d in all", seed, len(ops), total)
 		}
 		if failed != "" {
