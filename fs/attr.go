@@ -32,8 +32,7 @@ func (f *FS) setattr(op, name string, n *inode, fn func(n *inode) error) error {
 	})
 }
 
-// truncateFile sets the size of name (or of n) as one audited change. The
-// data path takes the locks itself, so c.mu is let go around it.
+// truncateFile sets the size of name (or of n) as one audited change.
 func (f *FS) truncateFile(name string, n *inode, size int64) error {
 	return f.mutate("truncate", name, "", func(m *mutation) error {
 		target, err := f.target(name, n)
@@ -45,11 +44,8 @@ func (f *FS) truncateFile(name string, n *inode, size int64) error {
 		case !target.isRegular():
 			return syscall.EINVAL
 		}
-		f.c.mu.Unlock()
-		err = f.c.truncate(target, size)
-		f.c.mu.Lock()
 		m.inodeChanged(m.path)
-		return err
+		return f.c.truncate(target, size)
 	})
 }
 
@@ -162,7 +158,7 @@ func (f *FS) Statfs() (Statfs, error) {
 		BlocksFree: uint64(avail / bs),
 		Files:      uint64(files) + freeFiles,
 		FilesFree:  freeFiles,
-		NameMaxLen: maxNameLen,
+		NameMaxLen: MaxNameLen,
 		UsedBytes:  used,
 		QuotaBytes: c.opts.Policy.QuotaBytes,
 		StoreBytes: db + wal,

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"syscall"
 
 	"github.com/sqlfs/sqlfs/metrics"
@@ -67,7 +68,7 @@ func (c *core) readAt(n *inode, p []byte, off int64) (int, error) {
 		got[idx] = data
 	})
 	if err != nil {
-		return 0, syscall.EIO
+		return 0, c.readError(n, first*cs, err)
 	}
 	for _, fe := range fetches {
 		copyChunk(p[fe.from:fe.to], got[fe.idx], fe.inChunk)
@@ -95,64 +96,93 @@ func copyChunk(dst, data []byte, off int64) {
 	clear(dst[k:])
 }
 
-// writeAt writes p at off, growing the file as needed.
-func (c *core) writeAt(n *inode, p []byte, off int64) (int, error) {
-	if off < 0 {
-		return 0, syscall.EINVAL
+// errMoved tells an appending writer that the end of file moved (a
+// truncation) while it read the chunk it extends: it starts again at the
+// new end.
+var errMoved = errors.New("end of file moved")
+
+// writeAt writes p at off, growing the file as needed; with appending it
+// writes at the end of file instead, found under the same locks that make
+// the write, so concurrent appends never overlap. It returns the bytes
+// written and the offset they start at.
+func (c *core) writeAt(n *inode, p []byte, off int64, appending bool) (int, int64, error) {
+	if off < 0 && !appending {
+		return 0, off, syscall.EINVAL
 	}
 	cs := c.chunkSize
-	if (off+int64(len(p))+cs-1)/cs > sqlstore.MaxChunks {
-		return 0, syscall.EFBIG
-	}
+	// n.io keeps other writers out; only a truncation, which runs under
+	// c.mu alone, can move the end meanwhile (writeChunk sees it).
 	n.io.Lock()
 	defer n.io.Unlock()
 	written := 0
 	for written < len(p) {
+		if appending && written == 0 {
+			c.mu.Lock()
+			off = n.size
+			c.mu.Unlock()
+		}
+		if (off+int64(len(p))+cs-1)/cs > sqlstore.MaxChunks {
+			return 0, off, syscall.EFBIG
+		}
 		pos := off + int64(written)
 		idx, in := pos/cs, pos%cs
 		piece := p[written:min(len(p), written+int(cs-in))]
-		if err := c.writeChunk(n, idx, in, piece); err != nil {
-			if written > 0 {
-				return written, nil
-			}
-			return 0, err
+		err := c.writeChunk(n, idx, in, piece, appending && written == 0)
+		switch {
+		case errors.Is(err, errMoved):
+			continue
+		case err != nil && written > 0:
+			return written, off, nil
+		case err != nil:
+			return 0, off, err
 		}
 		written += len(piece)
 	}
-	return written, nil
+	return written, off, nil
 }
 
-// writeChunk writes piece at offset in of chunk idx. Called with n.io held.
-func (c *core) writeChunk(n *inode, idx, in int64, piece []byte) error {
+// writeChunk writes piece at offset in of chunk idx; atEnd requires that
+// offset to still be the end of file. Called with n.io held.
+func (c *core) writeChunk(n *inode, idx, in int64, piece []byte, atEnd bool) error {
 	cs := c.chunkSize
 	start := idx * cs
 	end := start + in + int64(len(piece))
 
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err := c.waitForRoom(n, end); err != nil {
-		c.mu.Unlock()
 		return err
 	}
-	ch := n.chunks[idx]
-	// The store holds this chunk's old bytes only if it starts before EOF
-	// and no pending truncation removed it.
-	needBase := ch == nil && start < n.size && idx < n.truncFrom && !(in == 0 && int64(len(piece)) == cs)
-	c.mu.Unlock()
-
 	var base []byte
-	if needBase {
+	for {
+		if atEnd && n.size != start+in {
+			return errMoved
+		}
+		// The store holds this chunk's old bytes only if it starts before
+		// EOF and no pending truncation removed it.
+		if n.chunks[idx] != nil || start >= n.size || idx >= n.truncFrom || in == 0 && int64(len(piece)) == cs {
+			base = nil
+			break
+		}
+		// Read the old bytes without holding up everyone else. Only a
+		// truncation can change this chunk meanwhile (writers wait on
+		// n.io), and it bumps the generation: then read again.
+		gen := n.dataGen
+		c.mu.Unlock()
 		var err error
-		if base, err = c.store.ReadChunk(context.Background(), n.ino, idx); err != nil {
-			return syscall.EIO
+		base, err = c.store.ReadChunk(context.Background(), n.ino, idx)
+		c.mu.Lock()
+		if err != nil {
+			return c.readError(n, idx*cs, err)
+		}
+		if n.dataGen == gen {
+			break
 		}
 	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.inodes[n.ino] != n && n.open == 0 {
 		return syscall.ENOENT
 	}
-	ch = n.chunks[idx]
+	ch := n.chunks[idx]
 	need := in + int64(len(piece))
 	switch {
 	case ch == nil:
@@ -193,18 +223,28 @@ func (c *core) writeChunk(n *inode, idx, in int64, piece []byte) error {
 
 // waitForRoom blocks a writer while too much data waits for the store, and
 // refuses growth past the quota or while the store is failing for lack of
-// space. Called with c.mu held.
+// space. Called with c.mu held; it lets go of it while it waits.
 func (c *core) waitForRoom(n *inode, end int64) error {
-	if q := c.opts.Policy.QuotaBytes; q > 0 && end > n.size && c.used+(end-n.size) > q {
-		metrics.PolicyRefusals.WithLabelValues("quota").Inc()
-		return syscall.ENOSPC
-	}
-	for c.dirtyBytes > c.opts.DirtyLimit {
+	for {
+		if err := c.checkQuota(n, end); err != nil {
+			return err
+		}
+		if c.dirtyBytes <= c.opts.DirtyLimit {
+			return nil
+		}
 		if c.storeErr != nil {
 			return syscall.ENOSPC
 		}
 		c.kickWriter()
 		c.room.Wait()
+	}
+}
+
+// checkQuota refuses growing n to end past the quota. Called with c.mu held.
+func (c *core) checkQuota(n *inode, end int64) error {
+	if q := c.opts.Policy.QuotaBytes; q > 0 && end > n.size && c.used+(end-n.size) > q {
+		metrics.PolicyRefusals.WithLabelValues("quota").Inc()
+		return syscall.ENOSPC
 	}
 	return nil
 }
@@ -234,7 +274,11 @@ func growChunk(b []byte, need, cs int64) []byte {
 }
 
 // truncate sets n's size. Shrinking drops the chunks past the end and
-// zeroes the tail of the last one, so growing later reads zeros.
+// zeroes the tail of the last one, so growing later reads zeros. Called
+// with c.mu held, which it keeps throughout so a truncation is one step of
+// the change that makes it: the rare store read of a tail chunk that is
+// not in RAM happens under it. Writers reading a base chunk meanwhile see
+// the generation move and read again.
 func (c *core) truncate(n *inode, size int64) error {
 	if size < 0 {
 		return syscall.EINVAL
@@ -243,33 +287,19 @@ func (c *core) truncate(n *inode, size int64) error {
 	if (size+cs-1)/cs > sqlstore.MaxChunks {
 		return syscall.EFBIG
 	}
-	n.io.Lock()
-	defer n.io.Unlock()
-	c.mu.Lock()
-	if err := c.waitForRoom(n, size); err != nil {
-		c.mu.Unlock()
+	// No wait for room: a truncation adds at most one chunk to RAM.
+	if err := c.checkQuota(n, size); err != nil {
 		return err
 	}
 	oldSize := n.size
-	c.mu.Unlock()
-
 	tailIdx, tailLen := size/cs, size%cs
 	var base []byte
-	if size < oldSize && tailLen > 0 {
-		c.mu.Lock()
-		_, inRAM := n.chunks[tailIdx]
-		fromStore := !inRAM && tailIdx < n.truncFrom
-		c.mu.Unlock()
-		if fromStore {
-			var err error
-			if base, err = c.store.ReadChunk(context.Background(), n.ino, tailIdx); err != nil {
-				return syscall.EIO
-			}
+	if _, inRAM := n.chunks[tailIdx]; size < oldSize && tailLen > 0 && !inRAM && tailIdx < n.truncFrom {
+		var err error
+		if base, err = c.store.ReadChunk(context.Background(), n.ino, tailIdx); err != nil {
+			return c.readError(n, tailIdx*cs, err)
 		}
 	}
-
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	t := now()
 	n.mtime, n.ctime = t, t
 	n.dataGen++
@@ -313,4 +343,10 @@ func (c *core) truncate(n *inode, size int64) error {
 	c.used -= oldSize - size
 	n.size = size
 	return nil
+}
+
+// readError maps a failed store read of n's data at off to EIO.
+func (c *core) readError(n *inode, off int64, err error) error {
+	c.log.Error("store read failed", "ino", n.ino, "offset", off, "err", err)
+	return syscall.EIO
 }

@@ -1,7 +1,3 @@
-// Package fs is the sqlfs filesystem core: a RAM copy of all metadata over a
-// sqlstore.Store, POSIX semantics, open handles and the data path. The FUSE
-// adapter (fs/fuse) and every sidecar backend use this Go API; none of them
-// speaks SQL.
 package fs
 
 import (

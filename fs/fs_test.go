@@ -20,7 +20,7 @@ import (
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
-func open(t *testing.T, opts sfs.Options) (*sfs.FS, string) {
+func open(t testing.TB, opts sfs.Options) (*sfs.FS, string) {
 	t.Helper()
 	store := filepath.Join(t.TempDir(), "ws.db")
 	f, err := sfs.Open(t.Context(), store, opts)
@@ -44,7 +44,7 @@ func reopen(t *testing.T, f *sfs.FS, store string, opts sfs.Options) *sfs.FS {
 	return g
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

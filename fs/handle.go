@@ -58,47 +58,34 @@ func (f *FS) OpenFile(name string, flag int, perm uint32) (*File, error) {
 // openLocked is OpenFile for opens that may change the tree. Called with c.mu held.
 func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File, error) {
 	c := f.c
-	n, err := c.walk(name, true)
+	// O_EXCL refuses any existing name, a dangling symlink included;
+	// otherwise a dangling symlink names where the new file goes.
+	exclusive := flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL
+	res, err := c.resolve(name, !exclusive)
+	if err != nil {
+		return nil, err
+	}
+	n := res.Node
 	switch {
-	case err == nil && flag&os.O_CREATE != 0 && flag&os.O_EXCL != 0:
+	case res.Exists && exclusive:
 		return nil, syscall.EEXIST
-	case err == syscall.ENOENT && flag&os.O_CREATE != 0:
-		// A dangling symlink names where the new file goes.
-		target := Clean(name)
-		for hops := 0; ; hops++ {
-			l, lerr := c.walk(target, false)
-			if lerr != nil || !l.isSymlink() {
-				break
-			}
-			if flag&os.O_EXCL != 0 {
-				return nil, syscall.EEXIST
-			}
-			if hops >= maxSymlinks {
-				return nil, syscall.ELOOP
-			}
-			target = resolveLink(target, l.target)
+	case !res.Exists && (flag&os.O_CREATE == 0 || len(res.Rest) > 0):
+		return nil, syscall.ENOENT
+	case !res.Exists:
+		if err := checkName(res.Name); err != nil {
+			return nil, err
 		}
-		parent, base, perr := c.walkParent(target)
-		if perr != nil {
-			return nil, perr
-		}
-		if n, err = c.newInode(f.who, parent, base, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
+		if n, err = c.newInode(f.who, res.Dir, res.Name, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
 			return nil, err
 		}
 		m.nameChanged(m.path)
-	case err != nil:
-		return nil, err
 	}
 	if n.isDir() && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 		return nil, syscall.EISDIR
 	}
 	file := f.newFile(n, name, flag)
 	if flag&os.O_TRUNC != 0 && n.isRegular() && n.size > 0 {
-		// truncate takes the locks itself; the new handle keeps n alive.
-		c.mu.Unlock()
-		err := c.truncate(n, 0)
-		c.mu.Lock()
-		if err != nil {
+		if err := c.truncate(n, 0); err != nil {
 			file.closeLocked()
 			return nil, err
 		}
@@ -106,15 +93,6 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 		m.inodeChanged(m.path)
 	}
 	return file, nil
-}
-
-// resolveLink is where a symlink at linkPath with target points.
-func resolveLink(linkPath, target string) string {
-	if len(target) > 0 && target[0] == '/' {
-		return Clean(target)
-	}
-	dir := linkPath[:max(0, lastSlash(linkPath))]
-	return Clean(dir + "/" + target)
 }
 
 func lastSlash(s string) int {
@@ -175,27 +153,20 @@ func (fl *File) writeAt(p []byte, off int64) (int, error) {
 	if err := fl.fs.allowWrite(fl.name); err != nil {
 		return 0, pathError("write", fl.name, err)
 	}
-	n, err := fl.fs.c.writeAt(fl.n, p, off)
+	n, _, err := fl.fs.c.writeAt(fl.n, p, off, false)
 	if n > 0 {
 		fl.wrote.Store(true)
 	}
 	return n, pathError("write", fl.name, err)
 }
 
-// appendData writes at the current end of file under the inode's writer
-// lock, so concurrent appends never interleave.
+// appendData writes at the current end of file, found by writeAt under the
+// locks that make the write, so concurrent appends never overlap.
 func (fl *File) appendData(p []byte) (int, int64, error) {
-	c := fl.fs.c
 	if err := fl.fs.allowWrite(fl.name); err != nil {
 		return 0, 0, pathError("write", fl.name, err)
 	}
-	// Writers of one inode are serialised by writeAt's n.io; the size read
-	// here can only move by a concurrent append, which O_APPEND callers
-	// accept from the kernel too.
-	c.mu.Lock()
-	off := fl.n.size
-	c.mu.Unlock()
-	n, err := c.writeAt(fl.n, p, off)
+	n, off, err := fl.fs.c.writeAt(fl.n, p, 0, true)
 	if n > 0 {
 		fl.wrote.Store(true)
 	}

@@ -37,8 +37,8 @@ type inode struct {
 	// removes them from the store has committed.
 	truncFrom    int64
 	truncPending int
-	// dataGen counts writes and truncations; cached clean chunks of an
-	// older generation are stale. lastRead is the last chunk fetched, to
+	// dataGen counts writes, truncations and releases of committed
+	// chunks; cached clean chunks of an older generation are stale. lastRead is the last chunk fetched, to
 	// spot sequential reads.
 	dataGen  uint64
 	lastRead int64

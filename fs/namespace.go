@@ -36,14 +36,16 @@ func (f *FS) mutate(op, name, name2 string, fn func(m *mutation) error) error {
 	if name2 != "" {
 		m.path2 = Clean(name2)
 	}
-	c.mu.Lock()
-	err := f.allowChange(m)
-	if err == nil {
-		err = fn(m)
-	}
-	c.record(f.who, m, err)
-	inv := c.invalidate
-	c.mu.Unlock()
+	err, inv := func() (err error, inv func([]Change)) {
+		c.mu.Lock()
+		// A panic in fn must not leave every later request waiting.
+		defer c.mu.Unlock()
+		if err = f.allowChange(m); err == nil {
+			err = fn(m)
+		}
+		c.record(f.who, m, err)
+		return err, c.invalidate
+	}()
 	if err == nil && inv != nil && !f.who.Kernel && len(m.stale) > 0 {
 		inv(m.stale)
 	}
@@ -222,7 +224,7 @@ func (f *FS) Mknod(name string, mode uint32, rdev uint64) error {
 
 // Symlink creates name as a symbolic link to target.
 func (f *FS) Symlink(target, name string) error {
-	if len(target) > maxPathLen {
+	if len(target) > maxTargetLen {
 		return pathError("symlink", name, syscall.ENAMETOOLONG)
 	}
 	if target == "" {
@@ -414,8 +416,8 @@ func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 		if flags&RenameExchange != 0 {
 			dst := c.inodes[dstIno]
 			op.children[on], np.children[nn] = dstIno, srcIno
-			c.reparent(dst, op, np)
-			c.reparent(src, np, op)
+			c.reparent(src, op, np)
+			c.reparent(dst, np, op)
 			src.ctime, dst.ctime = t, t
 			c.touchInode(dst)
 		} else {

@@ -20,8 +20,9 @@ type chunkID struct {
 }
 
 // cleanChunk is a chunk as the store held it when the inode's data was at
-// generation gen; any write or truncation bumps the generation and so
-// invalidates every cached chunk of that inode at once.
+// generation gen; any write, truncation or release of a committed chunk
+// bumps the generation and so invalidates every cached chunk of that inode
+// at once.
 type cleanChunk struct {
 	gen  uint64
 	data []byte

@@ -201,6 +201,10 @@ func (c *core) release(b *sqlstore.Batch, captured []capturedChunk) {
 		if cc.n.chunks[cc.idx] == cc.ch {
 			delete(cc.n.chunks, cc.idx)
 			c.dirtyBytes -= int64(cap(cc.ch.data))
+			// A read-ahead may have cached (or be fetching) the bytes this
+			// chunk replaced in the store while it shadowed them from RAM;
+			// once RAM lets go, those bytes must not be served.
+			cc.n.dataGen++
 		}
 	}
 	for _, t := range b.Truncations {

@@ -275,11 +275,13 @@ func (r *run) accessHandler(ctx context.Context, name string, mode interp.Access
 	return nil
 }
 
+// absPath makes name absolute against dir without cleaning it: ".." must
+// be resolved physically, by the view, since a symlink may precede it.
 func absPath(dir, name string) string {
 	if path.IsAbs(name) {
-		return path.Clean(name)
+		return name
 	}
-	return path.Join(dir, name)
+	return dir + "/" + name
 }
 
 // execHandler runs every command that is neither a shell function nor an

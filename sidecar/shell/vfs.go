@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
@@ -20,8 +21,7 @@ const (
 	devNull = "/dev/null"
 	// fifoPrefix is the name the interpreter gives process-substitution
 	// FIFOs (interp's fifoNamePrefix); only those are reachable in fifoDir.
-	fifoPrefix  = "sh-interp-"
-	maxSymlinks = 40 // Linux's MAXSYMLINKS
+	fifoPrefix = "sh-interp-"
 )
 
 // mounts is the shell's filesystem namespace, shared by every command of a
@@ -85,23 +85,22 @@ type view struct {
 
 type dirCache struct {
 	mu sync.RWMutex
-	m  map[string]struct{}
+	m  map[string]fs.FileInfo
 }
 
-func (c *dirCache) has(p string) bool {
+func (c *dirCache) get(p string) fs.FileInfo {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	_, ok := c.m[p]
-	return ok
+	return c.m[p]
 }
 
-func (c *dirCache) add(p string) {
+func (c *dirCache) add(p string, fi fs.FileInfo) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
-		c.m = map[string]struct{}{}
+		c.m = map[string]fs.FileInfo{}
 	}
-	c.m[p] = struct{}{}
+	c.m[p] = fi
 }
 
 func (c *dirCache) clear() {
@@ -149,60 +148,38 @@ func (v *view) lstatRaw(p string) (fs.FileInfo, error) {
 	return nil, pathErr("lstat", p, syscall.ENOENT)
 }
 
-// resolve returns name (made absolute against nothing: callers pass
-// absolute names) with every symlink in its directories replaced by its
-// target, and the last component too when followLast. Symlinks resolve in
-// the shell's namespace, so a link to /workspace/x or /tmp/y works from
-// either mount. The last component need not exist.
+// resolve returns the physical path name leads to, by the fs core's rules
+// (sfs.Resolve): symlinks in its directories are followed, the last
+// component too when followLast, and ".." climbs from where the links led.
+// Symlinks resolve in the shell's namespace, so a link to /workspace/x or
+// /tmp/y works from either mount. The last component need not exist.
 func (v *view) resolve(op, name string, followLast bool) (string, error) {
 	p := path.Clean("/" + name)
-	links := 0
-restart:
 	if pl, _, _ := v.m.locate(p); pl == placeFIFO {
 		return p, nil
 	}
-	comps := splitPath(p)
-	cur := "/"
-	for i, c := range comps {
-		next := path.Join(cur, c)
-		last := i == len(comps)-1
-		if last && !followLast {
-			return next, nil
+	tree := sfs.PathTree{Lstat: v.lstatCached, Readlink: v.readlinkRaw}
+	resolved, err := tree.Resolve(name, followLast)
+	if err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			return "", pathErr(op, name, errno)
 		}
-		if !last && v.dirs.has(next) {
-			cur = next
-			continue
-		}
-		fi, err := v.lstatRaw(next)
-		if err != nil {
-			if last && errors.Is(err, fs.ErrNotExist) {
-				return next, nil
-			}
-			return "", renameErr(err, name, op)
-		}
-		switch {
-		case fi.Mode()&fs.ModeSymlink != 0:
-			links++
-			if links > maxSymlinks {
-				return "", pathErr(op, name, syscall.ELOOP)
-			}
-			target, err := v.readlinkRaw(next)
-			if err != nil {
-				return "", renameErr(err, name, op)
-			}
-			if !path.IsAbs(target) {
-				target = path.Join(cur, target)
-			}
-			p = path.Clean(target + "/" + strings.Join(comps[i+1:], "/"))
-			goto restart
-		case !last && !fi.IsDir():
-			return "", pathErr(op, name, syscall.ENOTDIR)
-		case !last:
-			v.dirs.add(next)
-		}
-		cur = next
+		return "", renameErr(err, name, op)
 	}
-	return cur, nil
+	return resolved, nil
+}
+
+// lstatCached is lstatRaw remembering directories for the rest of the run.
+func (v *view) lstatCached(p string) (fs.FileInfo, error) {
+	if fi := v.dirs.get(p); fi != nil {
+		return fi, nil
+	}
+	fi, err := v.lstatRaw(p)
+	if err == nil && fi.IsDir() {
+		v.dirs.add(p, fi)
+	}
+	return fi, err
 }
 
 func (v *view) readlinkRaw(p string) (string, error) {

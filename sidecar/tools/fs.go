@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
@@ -43,9 +44,6 @@ type FS interface {
 
 // ErrEscape is wrapped by every refusal of a path that leaves the workspace.
 var ErrEscape = errors.New("path escapes the workspace")
-
-// maxSymlinkHops bounds symlink resolution like the kernel's ELOOP limit.
-const maxSymlinkHops = 40
 
 // Clean turns a tool path into a workspace path. Tools take paths relative
 // to the workspace ("src/a.go") or under sidecar.WorkspaceDir
@@ -97,81 +95,40 @@ func display(name string) string {
 	return strings.TrimPrefix(name, "/")
 }
 
-// resolve cleans p and resolves every symlink on the way with the workspace
-// as root: an absolute target under /workspace stays inside, any other
-// absolute target or a relative one climbing above the root is refused.
-// The last element is followed only when follow is set. A missing element
-// ends resolution (the rest is returned as is) so callers can create it.
+// resolve checks p as Clean does and resolves it by the fs core's rules
+// (sfs.Resolve: ".." physical, ELOOP, ENOTDIR) with the workspace as root:
+// an absolute target under /workspace stays inside, any other absolute
+// target or a ".." above the root is refused. The last element is followed
+// only when follow is set. A missing element ends resolution (the rest is
+// returned as is) so callers can create it.
 func resolve(fsys FS, p string, follow bool) (string, error) {
-	name, err := Clean(p)
-	if err != nil {
+	if _, err := Clean(p); err != nil {
 		return "", err
 	}
-	hops := 0
-	done := "/"
-	rest := strings.Split(strings.TrimPrefix(name, "/"), "/")
-	if name == "/" {
-		rest = nil
+	// Clean is lexical; the resolver needs the dots where they were.
+	raw := p
+	if strings.HasPrefix(p, "/") {
+		raw = strings.TrimPrefix(p, sidecar.WorkspaceDir)
 	}
-	for len(rest) > 0 {
-		elem := rest[0]
-		rest = rest[1:]
-		next := path.Join(done, elem)
-		if len(rest) == 0 && !follow {
-			done = next
-			break
-		}
-		fi, err := fsys.Lstat(next)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return path.Join(append([]string{next}, rest...)...), nil
+	tree := sfs.PathTree{
+		Lstat:    fsys.Lstat,
+		Readlink: fsys.Readlink,
+		Abs: func(target string) (string, error) {
+			name, ok := underWorkspace(target)
+			if !ok {
+				return "", fmt.Errorf("%q: a symlink on the way points to %q, outside the workspace: %w", p, target, ErrEscape)
 			}
-			return "", err
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			done = next
-			continue
-		}
-		hops++
-		if hops > maxSymlinkHops {
-			return "", fmt.Errorf("%q: more than %d symlinks to follow: %w", p, maxSymlinkHops, syscall.ELOOP)
-		}
-		target, err := fsys.Readlink(next)
-		if err != nil {
-			return "", err
-		}
-		var base string
-		if strings.HasPrefix(target, "/") {
-			var ok bool
-			if base, ok = underWorkspace(target); !ok {
-				return "", fmt.Errorf("%q: symlink %s points to %q, outside the workspace: %w", p, display(next), target, ErrEscape)
-			}
-		} else {
-			// Check the climb before path.Join hides it at the root.
-			depth := strings.Count(done, "/")
-			if done == "/" {
-				depth = 0
-			}
-			for _, e := range strings.Split(target, "/") {
-				switch e {
-				case "..":
-					depth--
-				case "", ".":
-				default:
-					depth++
-				}
-				if depth < 0 {
-					return "", fmt.Errorf("%q: symlink %s points to %q, outside the workspace: %w", p, display(next), target, ErrEscape)
-				}
-			}
-			base = path.Join(done, target)
-		}
-		// Restart from the link target with the remaining elements.
-		rest = append(strings.Split(strings.TrimPrefix(base, "/"), "/"), rest...)
-		if base == "/" {
-			rest = rest[1:]
-		}
-		done = "/"
+			return name, nil
+		},
+		AboveRoot: func() error {
+			return fmt.Errorf("%q: a symlink on the way climbs above the workspace root: %w", p, ErrEscape)
+		},
+		MissingDirs: true,
 	}
-	return done, nil
+	name, err := tree.Resolve(raw, follow)
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return "", &fs.PathError{Op: "resolve", Path: p, Err: errno}
+	}
+	return name, err
 }

@@ -150,6 +150,8 @@ func TestResolveSymlinks(t *testing.T) {
 		"/loop":         "->loop",
 		"/dirlink":      "->d",
 		"/d/missinglnk": "->nothere",
+		"/e/x":          "e/x",
+		"/e/l":          "->../d", // e/l/.. is /, not /e
 	})
 	for _, tc := range []struct {
 		in     string
@@ -170,6 +172,10 @@ func TestResolveSymlinks(t *testing.T) {
 		{"climb/x", false, "", CodeEscape},
 		{"d/deepclimb", true, "", CodeEscape},
 		{"loop", true, "", CodeInvalid},
+		{"e/l/../e/x", true, "/e/x", ""},
+		{"/workspace/e/l/../d/f", true, "/d/f", ""},
+		{"e/l/../../x", true, "", CodeEscape},
+		{"d/f/../f", true, "", CodeNotDir},
 	} {
 		got, err := resolve(fsys, tc.in, tc.follow)
 		if c := code(classify(err)); c != tc.code || got != tc.want {

@@ -60,12 +60,14 @@ type Env struct {
 	Run func(ctx context.Context, env *Env, args []string) int
 }
 
-// Abs resolves name against the working directory.
+// Abs makes name absolute against the working directory. It does not clean
+// it: ".." is resolved physically by the filesystem, since a symlink may
+// precede it.
 func (e *Env) Abs(name string) string {
 	if path.IsAbs(name) {
-		return path.Clean(name)
+		return name
 	}
-	return path.Join(e.Dir, name)
+	return e.Dir + "/" + name
 }
 
 // Errorf prints "cmd: message" to stderr, the shape coreutils use.

@@ -1,0 +1,78 @@
+// Package fs is the sqlfs filesystem core: a RAM copy of all metadata over a
+// sqlstore.Store, POSIX semantics, open handles and the data path. The FUSE
+// frontends (fs/fuse) and every sidecar backend use this Go API; none of
+// them speaks SQL.
+//
+// # Locks
+//
+// core.mu guards all metadata, every inode's fields, the dirty set and the
+// clean cache. inode.io serialises the data writers of one file, so the
+// read-modify-write of a chunk never races another writer. File.mu guards
+// a handle's offset. The order is File.mu, then inode.io, then core.mu;
+// nothing takes inode.io while holding core.mu.
+//
+// A change (every call that goes through mutate) holds core.mu from its
+// first lookup to its audit record, released by defer, so it is one step
+// that no other change or commit snapshot sees half done, and a panic
+// cannot leave the core locked. core.mu is let go only for store I/O that
+// is not part of a change: a writer reading the old bytes of a chunk it
+// partly overwrites, a read fetching chunks, the read-ahead, and the
+// writer goroutine's Commit; and by waitForRoom while a writer waits for
+// the dirty data to drain. A truncation keeps core.mu throughout, reading
+// the one tail chunk it may need under it.
+//
+// # The chunk protocol
+//
+// A file's data is its chunks in the store overlaid by inode.chunks, the
+// chunks written since the last commit ("dirty"). A read takes, per chunk:
+// the RAM chunk if there is one; zeros if the chunk is at or past the
+// truncation watermark; the clean cache if it holds the chunk at the
+// inode's current generation; else the store.
+//
+//   - A write copies the chunk's old bytes from the store when it covers
+//     only part of it, writes into the RAM chunk and bumps dataGen. The
+//     store read happens without core.mu; if the generation moved meanwhile
+//     (only a truncation can move it, since the writer holds inode.io), the
+//     write reads again. O_APPEND finds the end of file after taking
+//     inode.io and checks it again under core.mu where the bytes land.
+//   - A commit snapshot marks every dirty chunk "captured" and hands its
+//     buffer to the batch. A captured buffer is never written again: a
+//     later write copies it into a new RAM chunk. After a successful commit
+//     the RAM chunk is dropped only if it is still the captured one, and
+//     dataGen is bumped, because a read-ahead may have cached (or be
+//     fetching) the store bytes that chunk shadowed. After a failed commit
+//     captured chunks are dirty again and retried.
+//   - Shrinking a file queues a Truncation{Ino, From} and lowers
+//     inode.truncFrom, the watermark: chunks from it on read as zeros until
+//     every pending truncation of the inode has committed. The kept part of
+//     the last chunk is rewritten into RAM, so growing later reads zeros.
+//   - dataGen counts writes, truncations and releases. Clean-cache entries
+//     and fetches in flight carry the generation they were read at; one of
+//     another generation is never served or stored. So the clean cache never
+//     holds bytes older than what RAM or the store holds.
+//   - The clean cache is a FIFO of store chunks bounded at 64 MiB.
+//
+// # What a commit guarantees
+//
+// The single writer goroutine turns the dirty set into one SQLite
+// transaction per interval (Options.CommitInterval), per Sync or Flush, or
+// when dirty data passes a quarter of Options.DirtyLimit. The snapshot is
+// taken under core.mu, so a commit holds a consistent state of the whole
+// tree: every change that returned before it, and no part of one that had
+// not. Sync returns once everything done before the call is in a synced
+// commit; Flush once it is committed, without waiting for the disk. A
+// failed commit loses nothing: the changes stay in RAM, are retried with
+// their current values, and the error is reported by Sync until a commit
+// succeeds. Close makes a last synced commit. Files unlinked while open
+// are reclaimed at the next open.
+//
+// # Paths
+//
+// Resolve is the one path resolver, used by the core, the shell and the
+// tools: ".." is the physical parent of where the walk has got to, every
+// symlink before a "/" is followed (the last one on request), more than
+// MaxSymlinks links is ELOOP, a non-directory before "/" is ENOTDIR and a
+// component over MaxNameLen bytes is ENAMETOOLONG. A whole path has no
+// length limit. Clean is lexical and names paths for the policy and the
+// audit trail only.
+package fs
