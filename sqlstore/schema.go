@@ -53,7 +53,9 @@ var migrations = []string{
 // SchemaVersion is the schema this program writes.
 var SchemaVersion = len(migrations)
 
-func (s *Store) initSchema(ctx context.Context, opts Options) error {
+// initSchema checks the store's header and brings its schema up to date;
+// create says the file is a new, empty one to make into a store.
+func (s *Store) initSchema(ctx context.Context, opts Options, create bool) error {
 	conn := s.w
 	var id int
 	if err := conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
@@ -63,7 +65,7 @@ func (s *Store) initSchema(ctx context.Context, opts Options) error {
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
 		return s.classify(fmt.Errorf("read store schema: %w", err))
 	}
-	fresh := id == 0 && tables == 0
+	fresh := create && id == 0 && tables == 0
 	if !fresh && id != appID {
 		return fmt.Errorf("%s: %w (a SQLite database of another application)", s.path, ErrNotStore)
 	}
