@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 )
@@ -80,6 +81,24 @@ func (s *Store) Check(ctx context.Context) ([]Problem, error) {
 		if err := rows.Err(); err != nil {
 			return nil, s.classify(err)
 		}
+	}
+	bad, err := s.checkChunkCRCs(ctx)
+	return append(problems, bad...), err
+}
+
+// checkChunkCRCs reads every chunk and compares it with its checksum.
+func (s *Store) checkChunkCRCs(ctx context.Context) ([]Problem, error) {
+	var problems []Problem
+	err := s.scanRaw(ctx, `SELECT key, crc, data FROM chunks`, func(r []driver.Value) error {
+		key, crc := asInt(r[0]), asInt(r[1])
+		data, _ := r[2].([]byte)
+		if _, err := verify(key, crc, data); err != nil {
+			problems = append(problems, Problem{"checksum", fmt.Sprintf("%v (stored %#x, data has %#x)", err, crc, chunkCRC(data))})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("check checksums: %w", err)
 	}
 	return problems, nil
 }

@@ -227,7 +227,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s.r = r
-	if s.readChunk, err = r.PrepareContext(ctx, `SELECT data FROM chunks WHERE key=?`); err != nil {
+	if s.readChunk, err = r.PrepareContext(ctx, `SELECT data, crc FROM chunks WHERE key=?`); err != nil {
 		return s.classify(fmt.Errorf("prepare chunk read: %w", err))
 	}
 	return s.startCheckpointer()
