@@ -50,6 +50,9 @@ type Options struct {
 	Socket string
 	// ChunkSize applies only when the store is created.
 	ChunkSize int
+	// AuditRetention bounds the audit trail; nil means
+	// DefaultAuditRetention.
+	AuditRetention *AuditRetention
 }
 
 // Store is an open workspace store. Commit must be called from one goroutine
@@ -61,6 +64,7 @@ type Store struct {
 	w         *sql.DB // one connection: the writer
 	r         *sql.DB // read pool
 	cp        *checkpointer
+	retention AuditRetention
 	readChunk *sql.Stmt // prepared once: every read of file data runs it
 }
 
@@ -97,7 +101,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: real, lock: lock}
+	s := &Store{path: real, lock: lock, retention: DefaultAuditRetention}
+	if opts.AuditRetention != nil {
+		s.retention = *opts.AuditRetention
+	}
 	if err := s.open(ctx, opts); err != nil {
 		s.closeDBs()
 		lock.release()
