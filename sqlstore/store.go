@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 
 	"github.com/mattn/go-sqlite3"
+	"golang.org/x/sys/unix"
 )
 
 // Root is the inode number of the workspace's root directory.
@@ -136,7 +137,13 @@ func create(ctx context.Context, path string, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("create store %s: %w", path, err)
 	}
-	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
+	err = os.Link(tmp, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		// A filesystem without hard links may still rename without
+		// replacing.
+		err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("create store %s: %w", path, err)
 	}
 	return nil
