@@ -683,7 +683,7 @@ func ioPipe() (*os.File, *os.File) {
 
 func TestEnsureWritable(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to chown")
+		fusetest.Require(t, "this test chowns files", errors.New("not root"))
 	}
 	tests := []struct {
 		name     string
