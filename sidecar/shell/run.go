@@ -159,6 +159,9 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 		// Commands from the registry stop through pipeWriter instead.
 		return []string{routedPrefix + "sigpipe"}, nil
 	}
+	if args = unwrapPrintf(args); args[0] == "printf" {
+		return r.routePrintf(ctx, args), nil
+	}
 	return routeBuiltin(args), nil
 }
 
@@ -290,6 +293,10 @@ func (r *run) execHandler(ctx context.Context, args []string) error {
 	if name, ok := strings.CutPrefix(args[0], routedPrefix); ok {
 		if name == "sigpipe" {
 			return hc.Builtin(ctx, []string{"exit", strconv.Itoa(exitSIGPIPE)})
+		}
+		if fn, ok := builtin.Lookup(name); ok && interp.IsBuiltin(name) {
+			// An interpreter builtin the registry replaces (printf).
+			return exitErr(r.call(ctx, fn, env, append([]string{name}, args[1:]...)))
 		}
 		return exitErr(r.routedBuiltin(hc, env, name, args[1:]))
 	}

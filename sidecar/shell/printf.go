@@ -1,0 +1,82 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
+)
+
+// printf replaces the interpreter's own (no %f, no -v, no `--`): the call
+// handler sends `printf` to the builtin registry's, and `printf -v NAME`
+// becomes an eval of the assignment, since only the interpreter can set a
+// variable in the calling shell (or the function's local scope).
+func (r *run) routePrintf(ctx context.Context, args []string) []string {
+	if len(args) < 2 || args[1] != "-v" {
+		return routed(args)
+	}
+	hc := interp.HandlerCtx(ctx)
+	rest := args[2:]
+	if len(rest) == 0 {
+		fmt.Fprintf(hc.Stderr, "printf: -v: option requires an argument\n%s\n", builtin.PrintfUsage)
+		return statusArgs(2)
+	}
+	name := rest[0]
+	rest = rest[1:]
+	if len(rest) > 0 && rest[0] == "--" {
+		rest = rest[1:]
+	}
+	if !varName.MatchString(name) {
+		fmt.Fprintf(hc.Stderr, "printf: `%s': not a valid identifier\n", name)
+		return statusArgs(2)
+	}
+	if len(rest) == 0 {
+		fmt.Fprintln(hc.Stderr, builtin.PrintfUsage)
+		return statusArgs(2)
+	}
+	var out strings.Builder
+	tz := ""
+	if v := hc.Env.Get("TZ"); v.Exported {
+		tz = v.String()
+	}
+	status := builtin.Printf(ctx, &out, hc.Stderr, tz, rest[0], rest[1:])
+	// A shell variable ends at its first NUL, as in bash.
+	value, _, _ := strings.Cut(out.String(), "\x00")
+	quoted, err := syntax.Quote(value, syntax.LangBash)
+	if err != nil {
+		fmt.Fprintf(hc.Stderr, "printf: %v\n", err)
+		return statusArgs(1)
+	}
+	assign := name + "=" + quoted
+	if status != 0 {
+		assign += fmt.Sprintf("; (exit %d)", status)
+	}
+	return []string{"eval", assign}
+}
+
+// statusArgs is a command that only sets $?.
+func statusArgs(status int) []string {
+	if status == 0 {
+		return []string{"true"}
+	}
+	return []string{"eval", fmt.Sprintf("(exit %d)", status)}
+}
+
+// varName is what printf -v may assign: a name or an array element whose
+// subscript cannot run commands.
+var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]$` + "`" + `]*\])?$`)
+
+// unwrapPrintf strips `builtin` or `command` in front of printf, so the
+// replacement runs for those too.
+func unwrapPrintf(args []string) []string {
+	if len(args) > 1 && (args[0] == "builtin" || args[0] == "command") && args[1] == "printf" {
+		return slices.Clone(args[1:])
+	}
+	return args
+}
