@@ -42,6 +42,7 @@ type run struct {
 	commands atomic.Int64
 	written  atomic.Int64
 	globSeen atomic.Int64 // directory entries read by globbing since the last command
+	glob     globWalk
 
 	mu       sync.Mutex
 	limitHit string
@@ -143,6 +144,7 @@ func (r *run) result(err error) sidecar.Result {
 // and depth budgets and routes the builtins that would reach the host.
 func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) {
 	r.globSeen.Store(0)
+	r.glob.reset()
 	n := r.commands.Add(1)
 	if n > r.limits.MaxCommands {
 		return nil, r.stop("max_commands", "command limit of %d exceeded", r.limits.MaxCommands)
@@ -237,18 +239,6 @@ func asOSPathError(err error) error {
 		return &fs.PathError{Op: le.Op, Path: le.Old, Err: le.Err}
 	}
 	return &fs.PathError{Op: "open", Path: "", Err: err}
-}
-
-func (r *run) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry, error) {
-	hc := interp.HandlerCtx(ctx)
-	ents, err := r.fs.ReadDir(absPath(hc.Dir, name))
-	if err != nil {
-		return nil, err
-	}
-	if n := r.globSeen.Add(int64(len(ents))); n > int64(r.limits.MaxGlobMatches) {
-		return nil, r.stop("max_glob_matches", "glob expansion limit of %d paths exceeded", r.limits.MaxGlobMatches)
-	}
-	return ents, nil
 }
 
 func (r *run) statHandler(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
