@@ -13,7 +13,8 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
-// printf replaces the interpreter's own (no %f, no -v, no `--`): the call
+// printf replaces the interpreter's own (no %f, no -v, no `--`), as echo
+// does (the interpreter's ignore write errors): the call
 // handler sends `printf` to the builtin registry's, and `printf -v NAME`
 // becomes an eval of the assignment, since only the interpreter can set a
 // variable in the calling shell (or the function's local scope).
@@ -72,10 +73,10 @@ func statusArgs(status int) []string {
 // subscript cannot run commands.
 var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]$` + "`" + `]*\])?$`)
 
-// unwrapPrintf strips `builtin` or `command` in front of printf, so the
-// replacement runs for those too.
-func unwrapPrintf(args []string) []string {
-	if len(args) > 1 && (args[0] == "builtin" || args[0] == "command") && args[1] == "printf" {
+// unwrapReplaced strips `builtin` or `command` in front of echo and
+// printf, so the replacements run for those too.
+func unwrapReplaced(args []string) []string {
+	if len(args) > 1 && (args[0] == "builtin" || args[0] == "command") && (args[1] == "printf" || args[1] == "echo") {
 		return slices.Clone(args[1:])
 	}
 	return args

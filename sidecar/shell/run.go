@@ -161,8 +161,11 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 		// Commands from the registry stop through pipeWriter instead.
 		return []string{routedPrefix + "sigpipe"}, nil
 	}
-	if args = unwrapPrintf(args); args[0] == "printf" {
+	switch args = unwrapReplaced(args); args[0] {
+	case "printf":
 		return r.routePrintf(ctx, args), nil
+	case "echo":
+		return routed(args), nil
 	}
 	return routeBuiltin(args), nil
 }
@@ -285,7 +288,7 @@ func (r *run) execHandler(ctx context.Context, args []string) error {
 			return hc.Builtin(ctx, []string{"exit", strconv.Itoa(exitSIGPIPE)})
 		}
 		if fn, ok := builtin.Lookup(name); ok && interp.IsBuiltin(name) {
-			// An interpreter builtin the registry replaces (printf).
+			// An interpreter builtin the registry replaces (echo, printf).
 			return exitErr(r.call(ctx, fn, env, append([]string{name}, args[1:]...)))
 		}
 		return exitErr(r.routedBuiltin(hc, env, name, args[1:]))
@@ -328,17 +331,23 @@ func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args 
 	if f, ok := env.Stdout.(*os.File); ok {
 		defer context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Unix(1, 0)) })()
 	}
-	// SIGPIPE, in-process: once the reader of a pipe is gone, the
-	// command's context ends, so `yes | head` stops the way a process
-	// killed by the signal would.
+	// A failed write ends the command's context, as the process would
+	// die: SIGPIPE once the reader of a pipe is gone (`yes | head`),
+	// otherwise "write error" (`yes > f` on a full disk or past a quota),
+	// which many commands would otherwise ignore and keep writing.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pw := &pipeWriter{w: env.Stdout, cancel: cancel}
+	ow := &outputWriter{w: env.Stdout, cancel: cancel}
 	cenv := *env
-	cenv.Stdout = pw
+	cenv.Stdout = ow
 	code = fn(cctx, &cenv, args)
-	if pw.broken.Load() {
+	switch err := ow.failed(); {
+	case errors.Is(err, syscall.EPIPE):
 		return exitSIGPIPE
+	case err != nil && code == 0 && r.ctx.Err() == nil:
+		// The command ignored it; one that noticed has said so.
+		fmt.Fprintf(env.Stderr, "%s: write error: %s\n", args[0], strerror(err))
+		return 1
 	}
 	return code
 }
@@ -346,21 +355,32 @@ func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args 
 // exitSIGPIPE is the status of a process killed by SIGPIPE.
 const exitSIGPIPE = 128 + 13
 
-// pipeWriter ends its command's context when a write finds the pipe's
-// reader gone.
-type pipeWriter struct {
+// outputWriter is a command's standard output: it remembers the first
+// write error and ends the command's context with it.
+type outputWriter struct {
 	w      io.Writer
 	cancel context.CancelFunc
-	broken atomic.Bool
+	mu     sync.Mutex
+	err    error
 }
 
-func (p *pipeWriter) Write(b []byte) (int, error) {
-	n, err := p.w.Write(b)
-	if errors.Is(err, syscall.EPIPE) {
-		p.broken.Store(true)
-		p.cancel()
+func (o *outputWriter) Write(b []byte) (int, error) {
+	n, err := o.w.Write(b)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+		o.cancel()
 	}
 	return n, err
+}
+
+func (o *outputWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // commandEnv is what a command sees of the shell that runs it.

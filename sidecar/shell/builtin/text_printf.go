@@ -7,15 +7,20 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/itchyny/timefmt-go"
 )
 
-func init() { Register("printf", textPrintf) }
+func init() {
+	Register("printf", textPrintf)
+	Register("echo", textEcho)
+}
 
 // MaxPrintfWidth caps a printf field width or precision. bash allocates
 // whatever a format asks for ("%0100000000d" is 100 MB); past this, printf
@@ -43,11 +48,7 @@ func textPrintf(ctx context.Context, env *Env, args []string) int {
 	out := bufio.NewWriter(env.Stdout)
 	status := Printf(ctx, out, env.Stderr, env.Getenv("TZ"), args[0], args[1:])
 	if err := out.Flush(); err != nil {
-		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-			return 1
-		}
-		env.Errorf("printf", "write error: %s", textStrerror(err))
-		return 1
+		return writeFailed(env, "printf", err)
 	}
 	return status
 }
@@ -68,10 +69,7 @@ func Printf(ctx context.Context, w io.Writer, stderr io.Writer, tz string, forma
 		}
 	}
 	if p.werr != nil {
-		if ctx.Err() == nil {
-			fmt.Fprintf(stderr, "printf: write error: %s\n", textStrerror(p.werr))
-		}
-		return 1
+		return 1 // the caller reports the write error
 	}
 	return p.status
 }
@@ -122,7 +120,7 @@ func (p *printer) once(format string) (stop bool) {
 		c := format[i]
 		switch {
 		case c == '\\':
-			s, n, _ := unescape(format[i:], false)
+			s, n, _ := unescape(format[i:], escFormat)
 			p.write(s)
 			i += n
 		case c != '%':
@@ -250,7 +248,7 @@ func (p *printer) convert(s *spec) (stop bool) {
 		}
 		p.pad(s, a)
 	case 'b':
-		text, _, sawC := unescape(a, true)
+		text, _, sawC := unescape(a, escArg)
 		if s.hasPrec && s.prec < len(text) {
 			text = text[:s.prec]
 		}
@@ -588,15 +586,24 @@ func (p *printer) time(s *spec, a string) string {
 	return text
 }
 
-// unescape decodes the backslash escape at the start of s and returns its
-// text and length; with all it decodes every escape of s, bash's %b (where
-// \0NNN is octal and \c stops all output). Unknown escapes stay as they are.
-func unescape(s string, all bool) (text string, n int, sawC bool) {
+// escapes is which backslash escapes a text takes.
+type escapes int
+
+const (
+	escFormat escapes = iota // printf's format: \NNN octal, one escape at a time
+	escArg                   // printf's %b: \0NNN and \NNN octal, \c stops
+	escEcho                  // echo -e: only \0NNN is octal, \c stops
+)
+
+// unescape decodes backslash escapes. For escFormat it decodes the one at
+// the start of s and returns its length; otherwise all of s, reporting \c
+// (which ends all output). Unknown escapes stay as they are.
+func unescape(s string, mode escapes) (text string, n int, sawC bool) {
 	var b strings.Builder
 	i := 0
 	for i < len(s) {
 		if s[i] != '\\' || i+1 == len(s) {
-			if !all {
+			if mode == escFormat {
 				return s[:1], 1, false
 			}
 			b.WriteByte(s[i])
@@ -625,12 +632,12 @@ func unescape(s string, all bool) (text string, n int, sawC bool) {
 		case '\\':
 			b.WriteByte('\\')
 		case '\'', '"', '?':
-			if all { // %b keeps these escapes, the format drops the backslash
+			if mode != escFormat { // only the format drops these backslashes
 				b.WriteByte('\\')
 			}
 			b.WriteByte(c)
 		case 'c':
-			if all {
+			if mode != escFormat {
 				return b.String(), i, true
 			}
 			b.WriteString(`\c`)
@@ -653,17 +660,22 @@ func unescape(s string, all bool) (text string, n int, sawC bool) {
 			}
 			i = j
 		case '0', '1', '2', '3', '4', '5', '6', '7':
-			// The format's \NNN has up to three digits; %b's takes a
-			// leading 0 plus up to three more.
-			j, limit := i-1, i+2
-			if all && c == '0' {
-				j, limit = i, i+3
+			// Up to three octal digits, after the 0 of \0NNN outside
+			// the format; echo knows no \NNN without the 0.
+			start := i - 1
+			if mode != escFormat && c == '0' {
+				start = i
+			} else if mode == escEcho {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				break
 			}
-			for j < len(s) && j < limit && s[j] >= '0' && s[j] <= '7' {
+			j := start
+			for j < len(s) && j < start+3 && s[j] >= '0' && s[j] <= '7' {
 				j++
 			}
 			v := uint64(0)
-			if start := map[bool]int{true: i, false: i - 1}[all && c == '0']; j > start {
+			if j > start {
 				v, _ = strconv.ParseUint(s[start:j], 8, 32)
 			}
 			b.WriteByte(byte(v))
@@ -672,11 +684,66 @@ func unescape(s string, all bool) (text string, n int, sawC bool) {
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		}
-		if !all {
+		if mode == escFormat {
 			return b.String(), i, false
 		}
 	}
 	return b.String(), i, false
+}
+
+// textEcho is bash's echo builtin: -n, -e, -E (combinable), no `--`.
+func textEcho(ctx context.Context, env *Env, args []string) int {
+	args = args[1:]
+	newline, escape := true, false
+	for len(args) > 0 && len(args[0]) > 1 && args[0][0] == '-' && strings.Trim(args[0][1:], "neE") == "" {
+		for _, c := range args[0][1:] {
+			switch c {
+			case 'n':
+				newline = false
+			case 'e':
+				escape = true
+			case 'E':
+				escape = false
+			}
+		}
+		args = args[1:]
+	}
+	out := bufio.NewWriter(env.Stdout)
+	for i, a := range args {
+		if ctx.Err() != nil {
+			return 1
+		}
+		if i > 0 {
+			out.WriteByte(' ')
+		}
+		if escape {
+			text, _, sawC := unescape(a, escEcho)
+			out.WriteString(text)
+			if sawC {
+				newline = false
+				break
+			}
+			continue
+		}
+		out.WriteString(a)
+	}
+	if newline {
+		out.WriteByte('\n')
+	}
+	if err := out.Flush(); err != nil {
+		return writeFailed(env, "echo", err)
+	}
+	return 0
+}
+
+// writeFailed reports a failed write to standard output as bash's builtins
+// do, unless it is the silent end of SIGPIPE or of cancellation (which
+// makes a blocked pipe write fail with a deadline).
+func writeFailed(env *Env, cmd string, err error) int {
+	if !errors.Is(err, syscall.EPIPE) && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		env.Errorf(cmd, "write error: %s", textStrerror(err))
+	}
+	return 1
 }
 
 // shellQuote is bash's %q: backslashes before the shell's special
