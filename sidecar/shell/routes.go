@@ -2,8 +2,8 @@ package shell
 
 import (
 	"bytes"
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
