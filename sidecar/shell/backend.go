@@ -131,6 +131,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	limits.MaxCommands = cmp.Or(limits.MaxCommands, def.MaxCommands)
 	limits.MaxCallDepth = cmp.Or(limits.MaxCallDepth, def.MaxCallDepth)
 	limits.MaxGlobMatches = cmp.Or(limits.MaxGlobMatches, def.MaxGlobMatches)
+	limits.MaxProcs = cmp.Or(limits.MaxProcs, def.MaxProcs)
 	if req.Timeout > 0 {
 		limits.Timeout = req.Timeout
 	}
@@ -181,6 +182,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 
 	done := make(chan error, 1)
 	go func() {
+		r.labelProcs()
 		defer func() {
 			if p := recover(); p != nil {
 				b.log.Error("shell interpreter panic", "panic", p)

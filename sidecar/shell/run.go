@@ -28,6 +28,7 @@ import (
 // interpreter and command started on its behalf (pipelines, subshells,
 // sh -c, xargs) shares it.
 type run struct {
+	id     string // labels the run's goroutines (procLabel)
 	b      *Backend
 	limits sidecar.Limits
 	ctx    context.Context
@@ -39,10 +40,11 @@ type run struct {
 	stderr    io.Writer
 	rawStderr io.Writer // the caller's, for the backend's own messages
 
-	commands atomic.Int64
-	written  atomic.Int64
-	globSeen atomic.Int64 // directory entries read by globbing since the last command
-	glob     globWalk
+	commands        atomic.Int64
+	startGoroutines int // the process's, when the run began
+	written         atomic.Int64
+	globSeen        atomic.Int64 // directory entries read by globbing since the last command
+	glob            globWalk
 
 	mu       sync.Mutex
 	limitHit string
@@ -61,7 +63,8 @@ var errTimeout = errors.New("timeout")
 func newRun(parent context.Context, b *Backend, limits sidecar.Limits, stdout, stderr io.Writer) *run {
 	ctx, cancel := context.WithCancelCause(parent)
 	tctx, tcancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimeout)
-	r := &run{b: b, limits: limits, ctx: tctx}
+	r := &run{id: strconv.FormatUint(execIDs.Add(1), 10), b: b, limits: limits, ctx: tctx,
+		startGoroutines: runtime.NumGoroutine()}
 	r.cancel = func(cause error) {
 		cancel(cause)
 		tcancel()
@@ -154,6 +157,9 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	// that many levels.
 	if n%depthEvery == 0 && callDepth(r.limits.MaxCallDepth) > r.limits.MaxCallDepth {
 		return nil, r.stop("max_call_depth", "call depth limit of %d exceeded", r.limits.MaxCallDepth)
+	}
+	if err := r.checkProcs(); err != nil {
+		return nil, err
 	}
 	if (args[0] == "echo" || args[0] == "printf") && readerGone(interp.HandlerCtx(ctx).Stdout) {
 		// The interpreter's own writers ignore EPIPE; a shell process
