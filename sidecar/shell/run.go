@@ -34,6 +34,9 @@ type run struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	fs     *view
+	// fifoDir is the host directory of this run's process-substitution
+	// FIFOs, removed when the exec ends.
+	fifoDir string
 
 	out       *outputLimiter
 	stdout    io.Writer
