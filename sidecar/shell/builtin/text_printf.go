@@ -708,7 +708,7 @@ func textEcho(ctx context.Context, env *Env, args []string) int {
 		}
 		args = args[1:]
 	}
-	out := bufio.NewWriter(env.Stdout)
+	var out strings.Builder
 	for i, a := range args {
 		if ctx.Err() != nil {
 			return 1
@@ -730,7 +730,7 @@ func textEcho(ctx context.Context, env *Env, args []string) int {
 	if newline {
 		out.WriteByte('\n')
 	}
-	if err := out.Flush(); err != nil {
+	if _, err := io.WriteString(env.Stdout, out.String()); err != nil {
 		return writeFailed(env, "echo", err)
 	}
 	return 0
