@@ -125,10 +125,12 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 			r.fs.m = &m
 		}
 	}
-	defer r.cancel(nil)
+	// Deferred first, so it runs after the cancel below has stopped the
+	// run.
 	fifoDir, removeFIFOs := b.m.fifos.execDir(r.id)
 	defer removeFIFOs()
 	r.fifoDir = fifoDir
+	defer r.cancel(nil)
 
 	dir := sidecar.WorkspaceDir
 	if req.Dir != "" {

@@ -128,7 +128,31 @@ func (f fifoRoot) execDir(id string) (dir string, remove func()) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return none, func() {}
 	}
-	return dir, func() { _ = os.RemoveAll(dir) }
+	return dir, func() { releaseFIFOs(dir) }
+}
+
+// releaseFIFOs removes an exec's FIFO directory after its run is
+// cancelled. A process substitution that nobody read or wrote has left the
+// interpreter's goroutine blocked in open(2) for good (and its thread with
+// it): opening each FIFO at both ends (O_RDWR never blocks on Linux) lets
+// those opens return, unlinking stops later ones from blocking, and
+// closing ours gives their reads EOF and their writes EPIPE.
+func releaseFIFOs(dir string) {
+	ents, _ := os.ReadDir(dir)
+	var held []*os.File
+	for _, e := range ents {
+		if e.Type()&fs.ModeNamedPipe == 0 {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, e.Name()), os.O_RDWR|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			held = append(held, f)
+		}
+	}
+	_ = os.RemoveAll(dir)
+	for _, f := range held {
+		f.Close()
+	}
 }
 
 // isFIFO reports whether p names a process-substitution FIFO in one of the

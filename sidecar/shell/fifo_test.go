@@ -3,6 +3,7 @@ package shell
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -81,8 +82,12 @@ func TestFIFODirCleanup(t *testing.T) {
 		"cat <(echo hi) >/dev/null; diff <(echo a) <(echo a)",
 		"while read l; do :; done < <(yes)", // killed by the timeout
 		"cat <(sleep 60)",
+		"echo <(echo never read); sleep 60", // the writer waits for a reader
+		"echo >(cat); sleep 60",             // the reader waits for a writer
 	} {
+		baseline := runtime.NumGoroutine()
 		got := execReq(t, b, sidecar.Request{Command: cmd, Limits: sidecar.Limits{Timeout: 300 * time.Millisecond}})
+		settled(t, baseline)
 		if strings.Contains(got.stderr, "fifo") {
 			t.Errorf("%s: %s", cmd, got.stderr)
 		}
