@@ -70,8 +70,10 @@ func TestGlobStarCancelled(t *testing.T) {
 	start := time.Now()
 	got := execReq(t, b, sidecar.Request{Command: "shopt -s globstar; while :; do echo t/**/f > /dev/null; done",
 		Limits: sidecar.Limits{Timeout: 300 * time.Millisecond}})
-	if elapsed := time.Since(start); got.LimitHit != "timeout" || elapsed > 300*time.Millisecond+100*time.Millisecond {
-		t.Errorf("ended after %v with %+v, want timeout within 100ms of the deadline", elapsed, got.Result)
+	// The aim is 100 ms past the deadline; the margin is for a loaded
+	// machine. Without the checks the walk ran on for the 5 s grace.
+	if elapsed := time.Since(start); got.LimitHit != "timeout" || elapsed > 300*time.Millisecond+300*time.Millisecond {
+		t.Errorf("ended after %v with %+v, want timeout soon after the deadline", elapsed, got.Result)
 	}
 	settled(t, baseline)
 

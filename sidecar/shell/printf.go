@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/interp"
@@ -73,11 +72,24 @@ func statusArgs(status int) []string {
 // subscript cannot run commands.
 var varName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\[[^]$` + "`" + `]*\])?$`)
 
-// unwrapReplaced strips `builtin` or `command` in front of echo and
-// printf, so the replacements run for those too.
-func unwrapReplaced(args []string) []string {
-	if len(args) > 1 && (args[0] == "builtin" || args[0] == "command") && (args[1] == "printf" || args[1] == "echo") {
-		return slices.Clone(args[1:])
+// replaceBuiltin sends echo and printf to the registry's versions, also
+// behind `builtin` or `command`, but not a call of a shell function that
+// has one of those names.
+func (r *run) replaceBuiltin(ctx context.Context, args []string) ([]string, bool) {
+	name := args[0]
+	if len(args) > 1 && (name == "builtin" || name == "command") {
+		name = args[1]
+		if name == "printf" || name == "echo" {
+			args = args[1:]
+		}
+	} else if (name == "printf" || name == "echo") && funcDefined(interp.HandlerCtx(ctx), name) {
+		return nil, false
 	}
-	return args
+	switch name {
+	case "printf":
+		return r.routePrintf(ctx, args), true
+	case "echo":
+		return routed(args), true
+	}
+	return nil, false
 }

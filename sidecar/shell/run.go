@@ -170,11 +170,8 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 		// Commands from the registry stop through pipeWriter instead.
 		return []string{routedPrefix + "sigpipe"}, nil
 	}
-	switch args = unwrapReplaced(args); args[0] {
-	case "printf":
-		return r.routePrintf(ctx, args), nil
-	case "echo":
-		return routed(args), nil
+	if args, ok := r.replaceBuiltin(ctx, args); ok {
+		return args, nil
 	}
 	return routeBuiltin(args), nil
 }
