@@ -58,7 +58,7 @@ func sh(t testing.TB, b *Backend, command string) execOut {
 // baseline: an exec that ended left nothing of itself running.
 func settled(t testing.TB, baseline int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(2 * time.Second * slowdown)
 	for runtime.NumGoroutine() > baseline {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
