@@ -257,10 +257,15 @@ func (p *printer) convert(s *spec) (stop bool) {
 			return true
 		}
 	case 'q', 'Q':
+		// %Q cuts the argument to the precision, %q the quoted text.
 		if s.verb == 'Q' && s.hasPrec && s.prec < len(a) {
 			a = a[:s.prec]
 		}
-		p.pad(s, shellQuote(a))
+		q := shellQuote(a)
+		if s.verb == 'q' && s.hasPrec && s.prec < len(q) {
+			q = q[:s.prec]
+		}
+		p.pad(s, q)
 	case 'c':
 		c := "\x00" // bash prints the empty argument's terminating NUL
 		if a != "" {
@@ -272,7 +277,13 @@ func (p *printer) convert(s *spec) (stop bool) {
 		p.pad(s, formatInt(s, v < 0, abs(v), 10, false))
 	case 'u', 'o', 'x', 'X':
 		v := p.integer(a, true)
-		base := map[byte]int{'u': 10, 'o': 8, 'x': 16, 'X': 16}[s.verb]
+		base := 16
+		switch s.verb {
+		case 'u':
+			base = 10
+		case 'o':
+			base = 8
+		}
 		p.pad(s, formatInt(s, false, v, base, s.verb == 'X'))
 	case 'f', 'F', 'e', 'E', 'g', 'G':
 		p.pad(s, formatFloat(s, p.float(a)))
@@ -335,7 +346,10 @@ func formatInt(s *spec, neg bool, mag uint64, base int, upper bool) string {
 		case base == 8 && !strings.HasPrefix(digits, "0"):
 			digits = "0" + digits
 		case base == 16 && mag != 0:
-			prefix = map[bool]string{false: "0x", true: "0X"}[upper]
+			prefix = "0x"
+			if upper {
+				prefix = "0X"
+			}
 		}
 	}
 	return zeroPad(s, prefix, digits, !s.hasPrec)
@@ -642,7 +656,12 @@ func unescape(s string, mode escapes) (text string, n int, sawC bool) {
 			}
 			b.WriteString(`\c`)
 		case 'x', 'u', 'U':
-			digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+			digits := 2 // \xHH, \uHHHH, \UHHHHHHHH
+			if c == 'u' {
+				digits = 4
+			} else if c == 'U' {
+				digits = 8
+			}
 			j := i
 			for j < len(s) && j-i < digits && digitValue(s[j]) < 16 {
 				j++

@@ -3,10 +3,16 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // The formats are checked against bash by the corpus (testdata/corpus/
@@ -70,3 +76,83 @@ func TestPrintfWriteError(t *testing.T) {
 		t.Errorf("stderr %q, want %q", errb.String(), want)
 	}
 }
+
+// Random formats and arguments, printed by bash's printf and by Printf,
+// must agree byte for byte, exit status included. The generator stays
+// within what float64 renders like bash's long double (precisions up to 10)
+// and leaves out %a and %(…)T.
+func TestPrintfRandomAgainstBash(t *testing.T) {
+	if _, err := os.Stat("/bin/bash"); err != nil {
+		t.Skip("needs /bin/bash as the reference")
+	}
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	args := []string{"0", "7", "-3", "42", "255", "-1", "010", "0x1f", "65536", "-300",
+		"1.5", "-0.25", "3.14159", "1e10", "2.5", "abc", "", "a b", "é", "'A", "12abc", "1,5",
+		"inf", "nan", "-inf", `a\tb`, `\101\0101`, "it's", "~x", "#h", "-5", " 9"}
+	const cases = 1000
+	var script strings.Builder
+	var want strings.Builder
+	type tc struct {
+		format string
+		args   []string
+	}
+	var all []tc
+	for range cases {
+		var f strings.Builder
+		for range 1 + rng.IntN(3) {
+			f.WriteString(pick("", "x", "<", "|", `\n`, `\t`, `\\`, `\x41`, `\101`, "%%", " "))
+			f.WriteString("%")
+			for _, flag := range "-+ #0" {
+				if rng.IntN(5) == 0 {
+					f.WriteRune(flag)
+				}
+			}
+			f.WriteString(pick("", "", "3", "8", "12", "*"))
+			verb := pick("d", "i", "u", "o", "x", "X", "f", "F", "e", "E", "g", "G", "s", "c", "b", "q")
+			switch {
+			case rng.IntN(3) != 0:
+			case strings.Contains("fFeEgG", verb):
+				// Not .*: a long double has more digits than a float64.
+				f.WriteString(pick(".", ".0", ".2", ".5", ".10"))
+			default:
+				f.WriteString(pick(".", ".0", ".2", ".5", ".10", ".*"))
+			}
+			f.WriteString(verb)
+		}
+		c := tc{format: f.String()}
+		for range rng.IntN(5) {
+			c.args = append(c.args, pick(args...))
+		}
+		all = append(all, c)
+		quoted := []string{shQuote(c.format)}
+		for _, a := range c.args {
+			quoted = append(quoted, shQuote(a))
+		}
+		fmt.Fprintf(&script, "printf %s 2>/dev/null; echo \"$? \x1e\"\n", strings.Join(quoted, " "))
+		var out bytes.Buffer
+		status := Printf(context.Background(), &out, io.Discard, "", c.format, c.args)
+		fmt.Fprintf(&want, "%s%d \x1e\n", out.String(), status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", script.String())
+	cmd.Env = []string{"LC_ALL=C.UTF-8"}
+	bashOut, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bash: %v", err)
+	}
+	got, ours := strings.Split(string(bashOut), "\x1e\n"), strings.Split(want.String(), "\x1e\n")
+	for i := range min(len(got), len(ours), len(all)) {
+		if got[i] != ours[i] {
+			t.Errorf("printf %q %q:\nbash %q\nours %q", all[i].format, all[i].args, got[i], ours[i])
+		}
+	}
+	if len(got) != len(ours) {
+		t.Errorf("bash printed %d cases, we %d", len(got), len(ours))
+	}
+}
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
