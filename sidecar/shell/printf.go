@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -40,12 +41,16 @@ func (r *run) routePrintf(ctx context.Context, args []string) []string {
 		fmt.Fprintln(hc.Stderr, builtin.PrintfUsage)
 		return statusArgs(2)
 	}
-	var out strings.Builder
+	out := &cappedBuilder{left: maxPrintfVar}
 	tz := ""
 	if v := hc.Env.Get("TZ"); v.Exported {
 		tz = v.String()
 	}
-	status := builtin.Printf(ctx, &out, hc.Stderr, tz, rest[0], rest[1:])
+	status := builtin.Printf(ctx, out, hc.Stderr, tz, rest[0], rest[1:])
+	if out.left < 0 {
+		fmt.Fprintf(hc.Stderr, "printf: -v %s: value over the limit of %d bytes\n", name, maxPrintfVar)
+		return statusArgs(1)
+	}
 	// A shell variable ends at its first NUL, as in bash.
 	value, _, _ := strings.Cut(out.String(), "\x00")
 	quoted, err := syntax.Quote(value, syntax.LangBash)
@@ -92,4 +97,29 @@ func (r *run) replaceBuiltin(ctx context.Context, args []string) ([]string, bool
 		return routed(args), true
 	}
 	return nil, false
+}
+
+// maxPrintfVar caps what printf -v may assign: the value is built in memory
+// whole, and `printf -v x '%1000000s' {1..5000}` would be 5 GB.
+const maxPrintfVar = 64 << 20
+
+var errPrintfVar = errors.New("value too large")
+
+// cappedBuilder collects printf -v's value up to left bytes.
+type cappedBuilder struct {
+	strings.Builder
+	left int
+}
+
+func (b *cappedBuilder) Write(p []byte) (int, error) {
+	return b.WriteString(string(p))
+}
+
+// WriteString is what Printf calls (through io.WriteString); it must
+// not bypass the cap.
+func (b *cappedBuilder) WriteString(s string) (int, error) {
+	if b.left -= len(s); b.left < 0 {
+		return 0, errPrintfVar
+	}
+	return b.Builder.WriteString(s)
 }

@@ -72,3 +72,12 @@ func TestWriteErrors(t *testing.T) {
 		})
 	}
 }
+
+// printf -v builds its value in memory: past 64 MiB it fails instead.
+func TestPrintfVarCapped(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	got := sh(t, b, "printf -v x '%1000000s' {1..200}; echo \"rc=$? ${#x}\"; printf -v y '%1000s' {1..3}; echo ${#y}")
+	if got.stdout != "rc=1 0\n3000\n" || !strings.Contains(got.stderr, "printf: -v x: value over the limit of 67108864 bytes") {
+		t.Errorf("got %q, stderr %q", got.stdout, got.stderr)
+	}
+}
