@@ -1,0 +1,203 @@
+// The globals every program starts with. Modules load lazily: most
+// programs touch only console and maybe fs.
+const g = globalThis;
+let util;
+const lazyUtil = () => util || (util = require('util'));
+
+g.__describe = (v) => {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v === 'function') return `function ${v.name}`;
+  if (typeof v === 'object') return v.constructor && v.constructor.name ? `an instance of ${v.constructor.name}` : lazyUtil().inspect(v, { depth: -1 });
+  let s = lazyUtil().inspect(v);
+  if (s.length > 28) s = `${s.slice(0, 25)}...`;
+  return `type ${typeof v} (${s})`;
+};
+g.__typeError = (code, msg) => {
+  const e = new TypeError(msg);
+  e.code = code;
+  return e;
+};
+g.__inspect = (v) => lazyUtil().inspect(v);
+g.__promiseState = (p) => native.promiseState(p);
+
+if (!Error.captureStackTrace) {
+  Error.captureStackTrace = (obj) => {
+    const s = new Error().stack.split('\n');
+    s.splice(1, 1);
+    Object.defineProperty(obj, 'stack', { value: s.join('\n').replace(/^Error/, `${obj.name || 'Error'}${obj.message ? `: ${obj.message}` : ''}`), writable: true, configurable: true });
+  };
+}
+
+const print = (fd) => (...args) => native.write(fd, `${lazyUtil().format(...args)}\n`);
+const counts = new Map(), timers = new Map();
+let groupIndent = '';
+const indented = (fd) => (...args) => {
+  const s = lazyUtil().format(...args);
+  native.write(fd, `${groupIndent ? s.split('\n').map((l) => groupIndent + l).join('\n') : s}\n`);
+};
+g.console = {
+  log: indented(1), info: indented(1), debug: indented(1),
+  error: indented(2), warn: indented(2), trace: (...a) => indented(2)(`Trace: ${lazyUtil().format(...a)}`),
+  dir: (v, o) => native.write(1, `${lazyUtil().inspect(v, o)}\n`),
+  table: (v) => print(1)(v),
+  assert: (c, ...a) => { if (!c) indented(2)('Assertion failed' + (a.length ? `: ${lazyUtil().format(...a)}` : '')); },
+  count: (l = 'default') => { const c = (counts.get(l) || 0) + 1; counts.set(l, c); indented(1)(`${l}: ${c}`); },
+  countReset: (l = 'default') => counts.delete(l),
+  time: (l = 'default') => timers.set(l, Date.now()),
+  timeEnd: (l = 'default') => { const t = timers.get(l); timers.delete(l); if (t !== undefined) indented(1)(`${l}: ${Date.now() - t}ms`); },
+  timeLog: (l = 'default', ...a) => { const t = timers.get(l); if (t !== undefined) indented(1)(`${l}: ${Date.now() - t}ms`, ...a); },
+  group: (...a) => { if (a.length) indented(1)(...a); groupIndent += '  '; },
+  groupEnd: () => { groupIndent = groupIndent.slice(2); },
+};
+
+// Timers.
+class Timeout {
+  constructor(id, repeat) { this._id = id; this._repeat = repeat; this._ref = true; }
+  ref() { this._ref = true; native.refTimer(this._id, true); return this; }
+  unref() { this._ref = false; native.refTimer(this._id, false); return this; }
+  hasRef() { return this._ref; }
+  close() { native.clearTimer(this._id); return this; }
+  [Symbol.toPrimitive]() { return this._id; }
+}
+const fnArg = (fn) => {
+  if (typeof fn !== 'function') throw g.__typeError('ERR_INVALID_ARG_TYPE', `The "callback" argument must be of type function. Received ${g.__describe(fn)}`);
+  return fn;
+};
+g.setTimeout = (fn, ms, ...args) => new Timeout(native.setTimer(fnArg(fn), Number(ms) || 0, false, args), false);
+g.setInterval = (fn, ms, ...args) => new Timeout(native.setTimer(fnArg(fn), Number(ms) || 0, true, args), true);
+g.clearTimeout = g.clearInterval = (t) => { if (t !== undefined && t !== null) native.clearTimer(typeof t === 'object' ? t._id : Number(t)); };
+class Immediate { constructor() { this._cancelled = false; } ref() { return this; } unref() { return this; } hasRef() { return true; } }
+g.setImmediate = (fn, ...args) => {
+  fnArg(fn);
+  const im = new Immediate();
+  native.queueTask(() => { if (!im._cancelled) fn(...args); });
+  return im;
+};
+g.clearImmediate = (im) => { if (im) im._cancelled = true; };
+g.queueMicrotask = (fn) => { fnArg(fn); Promise.resolve().then(() => fn()); };
+
+g.structuredClone = function clone(v, seen = new Map()) {
+  if (typeof v !== 'object' || v === null) {
+    if (typeof v === 'function' || typeof v === 'symbol') {
+      const e = new Error(`${String(v)} could not be cloned.`); e.name = 'DataCloneError'; throw e;
+    }
+    return v;
+  }
+  if (seen.has(v)) return seen.get(v);
+  let out;
+  if (v instanceof Date) return new Date(v.getTime());
+  if (v instanceof RegExp) return new RegExp(v.source, v.flags);
+  if (ArrayBuffer.isView(v)) return v.slice();
+  if (v instanceof Map) { out = new Map(); seen.set(v, out); for (const [k, x] of v) out.set(clone(k, seen), clone(x, seen)); return out; }
+  if (v instanceof Set) { out = new Set(); seen.set(v, out); for (const x of v) out.add(clone(x, seen)); return out; }
+  out = Array.isArray(v) ? [] : {};
+  seen.set(v, out);
+  for (const k of Object.keys(v)) out[k] = clone(v[k], seen);
+  return out;
+};
+
+class TextEncoder {
+  get encoding() { return 'utf-8'; }
+  encode(s = '') { const b = Buffer.from(String(s), 'utf8'); return new Uint8Array(b.buffer, b.byteOffset, b.length); }
+  encodeInto(s, dest) { const b = this.encode(s); const n = Math.min(b.length, dest.length); dest.set(b.subarray(0, n)); return { read: s.length, written: n }; }
+}
+class TextDecoder {
+  constructor(enc = 'utf-8', o = {}) {
+    enc = String(enc).toLowerCase();
+    if (!['utf-8', 'utf8', 'unicode-1-1-utf-8', 'latin1', 'ascii', 'utf-16le'].includes(enc)) {
+      const e = new RangeError(`The "${enc}" encoding is not supported`); e.code = 'ERR_ENCODING_NOT_SUPPORTED'; throw e;
+    }
+    this._enc = enc.startsWith('utf') && enc !== 'utf-16le' ? 'utf8' : enc; this.fatal = !!o.fatal; this.ignoreBOM = !!o.ignoreBOM;
+  }
+  get encoding() { return this._enc === 'utf8' ? 'utf-8' : this._enc; }
+  decode(b) {
+    if (b === undefined) return '';
+    const buf = b instanceof ArrayBuffer ? Buffer.from(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    let s = buf.toString(this._enc);
+    if (!this.ignoreBOM && s.charCodeAt(0) === 0xfeff) s = s.slice(1);
+    return s;
+  }
+}
+g.TextEncoder = TextEncoder;
+g.TextDecoder = TextDecoder;
+
+g.fetch = async (input) => {
+  if (!native.fetchAllowed()) {
+    const e = new TypeError('fetch failed');
+    e.cause = Object.assign(new Error(`network access is disabled for this exec (fetch ${String(input && input.url || input)})`), { code: 'ERR_SQLFS_NO_NETWORK' });
+    throw e;
+  }
+  throw new TypeError('fetch failed: this build of sqlfs has no network client for JavaScript');
+};
+
+// process.
+const env = native.env();
+let exitCode;
+let emitter;
+const events = () => emitter || (emitter = new (require('events'))());
+const hrtime = (prev) => {
+  const ns = native.hrtime();
+  let s = Math.floor(ns / 1e9), n = ns % 1e9;
+  if (prev) { s -= prev[0]; n -= prev[1]; if (n < 0) { s--; n += 1e9; } }
+  return [s, n];
+};
+hrtime.bigint = () => BigInt(native.hrtime());
+const stream = (fd) => ({
+  fd, isTTY: false, writable: true,
+  write(s, enc, cb) {
+    if (typeof enc === 'function') cb = enc;
+    native.write(fd, typeof s === 'string' ? s : Buffer.from(s));
+    if (cb) native.queueTask(() => cb());
+    return true;
+  },
+  end(s) { if (s !== undefined) this.write(s); },
+  on() { return this; }, once() { return this; }, emit() { return false; },
+});
+g.process = {
+  title: 'node', version: 'v20.20.2', versions: { node: '20.20.2', v8: '0', uv: '0', modules: '115' },
+  platform: 'linux', arch: 'x64', pid: 1, ppid: 0, execPath: '/usr/bin/node', release: { name: 'node' },
+  argv: native.argv(), argv0: 'node', execArgv: [], env,
+  config: { variables: {} }, features: {},
+  stdout: stream(1), stderr: stream(2),
+  stdin: { fd: 0, isTTY: false, on() { return this; } },
+  cwd: () => native.cwd(),
+  chdir: (d) => native.chdir(String(d)),
+  exit(code) {
+    if (code !== undefined) process.exitCode = code;
+    g.__emitExit();
+    native.exit(process.exitCode ?? 0);
+  },
+  abort() { native.exit(134); },
+  get exitCode() { return exitCode; },
+  set exitCode(c) { exitCode = c; native.setExitCode(c === undefined ? 0 : Number(c) | 0); },
+  hrtime,
+  nextTick: (fn, ...args) => { Promise.resolve().then(() => fn(...args)); },
+  uptime: () => native.hrtime() / 1e9,
+  memoryUsage: Object.assign(() => ({ rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 }), { rss: () => 0 }),
+  cpuUsage: () => ({ user: 0, system: 0 }),
+  umask: () => 0o22,
+  getuid: () => 1000, getgid: () => 1000, geteuid: () => 1000, getegid: () => 1000,
+  kill() { throw Object.assign(new Error('kill EPERM'), { code: 'EPERM' }); },
+  emitWarning: (w) => native.write(2, `(node:1) ${w instanceof Error ? `${w.name}: ${w.message}` : `Warning: ${w}`}\n`),
+  on(...a) { events().on(...a); return this; },
+  once(...a) { events().once(...a); return this; },
+  off(...a) { events().off(...a); return this; },
+  removeListener(...a) { events().removeListener(...a); return this; },
+  removeAllListeners(...a) { events().removeAllListeners(...a); return this; },
+  emit: (...a) => events().emit(...a),
+  listenerCount: (t) => (emitter ? emitter.listenerCount(t) : 0),
+  binding() { throw new Error('No such module'); },
+};
+let exited = false;
+g.__emitExit = () => {
+  if (exited) return;
+  exited = true;
+  if (emitter) emitter.emit('exit', exitCode ?? 0);
+};
+g.__printResult = (v) => native.write(1, `${typeof v === 'string' ? v : lazyUtil().inspect(v)}\n`);
+g.__runMain = (fn, file) => {
+  const module = { id: '.', filename: file, loaded: false, exports: {}, children: [], paths: [] };
+  require.main = module;
+  fn.call(module.exports, module.exports, require, module, file, file.slice(0, file.lastIndexOf('/')) || '/');
+  module.loaded = true;
+};
