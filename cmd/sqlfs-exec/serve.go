@@ -64,6 +64,7 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 		return nil, err
 	}
 	w := &workspace{fs: f, backends: map[string]sidecar.Backend{"shell": shell.New(f, shell.Options{Logger: o.logger})}}
+	addJSBackend(w.backends, o)
 	if o.mount != "" {
 		if w.mount, err = fuse.Start(ctx, f, o.mount, fuse.Options{AllowOther: true, FSName: "sqlfs:" + store}); err != nil {
 			return nil, errors.Join(err, w.close())
