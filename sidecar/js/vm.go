@@ -37,6 +37,7 @@ type vm struct {
 	timerSeq int64
 	live     map[int64]*timer
 
+	invoker    goja.Callable
 	rejections map[*goja.Promise]struct{} // rejected with no handler yet
 	exitCode   int
 	files      fdTable
@@ -52,7 +53,7 @@ type timer struct {
 	interval time.Duration
 	repeat   bool
 	ref      bool
-	fn       goja.Callable
+	fn       goja.Value
 	args     []goja.Value
 	index    int
 }
@@ -149,8 +150,8 @@ func (v *vm) natives() map[string]any {
 				t.ref = ref
 			}
 		},
-		"queueTask": func(fn goja.Callable) {
-			v.tasks = append(v.tasks, func() error { _, err := fn(goja.Undefined()); return err })
+		"queueTask": func(fn goja.Value) {
+			v.tasks = append(v.tasks, func() error { return v.invoke(fn) })
 		},
 		"exit": func(code int) {
 			v.exitCode = code
@@ -197,7 +198,7 @@ func (v *vm) environ() map[string]string {
 	return out
 }
 
-func (v *vm) setTimer(fn goja.Callable, ms float64, repeat bool, args []goja.Value) int64 {
+func (v *vm) setTimer(fn goja.Value, ms float64, repeat bool, args []goja.Value) int64 {
 	if ms < 1 || ms != ms {
 		ms = 1 // as Node: a delay below 1 ms is 1 ms
 	}
@@ -256,10 +257,20 @@ func (v *vm) loop() error {
 		} else {
 			delete(v.live, t.id)
 		}
-		if _, err := t.fn(goja.Undefined(), t.args...); err != nil {
+		if err := v.invoke(t.fn, t.args...); err != nil {
 			return err
 		}
 	}
+}
+
+// invoke calls a callback from the event loop through the prelude's
+// __invoke, so process.nextTick callbacks run before the promise jobs.
+func (v *vm) invoke(fn goja.Value, args ...goja.Value) error {
+	if v.invoker == nil {
+		v.invoker, _ = goja.AssertFunction(v.rt.Get("__invoke"))
+	}
+	_, err := v.invoker(goja.Undefined(), append([]goja.Value{fn}, args...)...)
+	return err
 }
 
 func (v *vm) anyRef() bool {

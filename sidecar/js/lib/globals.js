@@ -130,6 +130,16 @@ g.fetch = async (input) => {
   throw new TypeError('fetch failed: this build of sqlfs has no network client for JavaScript');
 };
 
+// process.nextTick callbacks run before the promise jobs: every callback
+// from the event loop goes through __invoke, which drains them first.
+const ticks = [];
+let tickScheduled = false;
+function drainTicks() {
+  tickScheduled = false;
+  while (ticks.length) { const [fn, args] = ticks.shift(); fn(...args); }
+}
+g.__invoke = (fn, ...args) => { try { fn(...args); } finally { drainTicks(); } };
+
 // process.
 const env = native.env();
 let exitCode;
@@ -171,7 +181,10 @@ g.process = {
   get exitCode() { return exitCode; },
   set exitCode(c) { exitCode = c; native.setExitCode(c === undefined ? 0 : Number(c) | 0); },
   hrtime,
-  nextTick: (fn, ...args) => { Promise.resolve().then(() => fn(...args)); },
+  nextTick(fn, ...args) {
+    ticks.push([fnArg(fn), args]);
+    if (!tickScheduled) { tickScheduled = true; Promise.resolve().then(drainTicks); }
+  },
   uptime: () => native.hrtime() / 1e9,
   memoryUsage: Object.assign(() => ({ rss: 0, heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 }), { rss: () => 0 }),
   cpuUsage: () => ({ user: 0, system: 0 }),
@@ -198,6 +211,10 @@ g.__printResult = (v) => native.write(1, `${typeof v === 'string' ? v : lazyUtil
 g.__runMain = (fn, file) => {
   const module = { id: '.', filename: file, loaded: false, exports: {}, children: [], paths: [] };
   require.main = module;
-  fn.call(module.exports, module.exports, require, module, file, file.slice(0, file.lastIndexOf('/')) || '/');
+  try {
+    fn.call(module.exports, module.exports, require, module, file, file.slice(0, file.lastIndexOf('/')) || '/');
+  } finally {
+    drainTicks();
+  }
   module.loaded = true;
 };
