@@ -15,7 +15,7 @@ BIN        := bin
 # make fio, and the reference tools the shell backend's corpus compares with.
 DEB_PKGS   := fuse3 libfuse3-dev libfuse-dev pkg-config gcc sqlite3 busybox-static \
               libseccomp-dev prometheus fio tar gzip git bash coreutils grep sed mawk \
-              diffutils jq file util-linux tree
+              diffutils jq file util-linux tree nodejs curl
 TEST_TIMEOUT ?= 20m
 
 .PHONY: all deps build test vet demo bench fio rootfs demo-pdf clean

@@ -21,6 +21,10 @@ import (
 // They are synchronous and throw Node's errors; the prelude builds the
 // promise and callback forms over them.
 
+// umask is the file mode creation mask programs run with, as Node's
+// default under a login shell.
+const umask = 0o022
+
 // uvErrors are libuv's messages, which Node puts in its error messages.
 var uvErrors = map[syscall.Errno]string{
 	syscall.ENOENT:       "no such file or directory",
@@ -244,7 +248,7 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				panic(v.rt.NewTypeError(err.Error()))
 			}
-			f, err := fsys.OpenFile(v.resolve(p), fl, iofs.FileMode(mode&0o777))
+			f, err := fsys.OpenFile(v.resolve(p), fl, iofs.FileMode(mode&0o777&^umask))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}
@@ -288,6 +292,7 @@ func (v *vm) fsNatives() map[string]any {
 		},
 		"mkdir": func(p string, mode uint32, recursive bool) goja.Value {
 			abs := v.resolve(p)
+			mode &^= umask
 			if !recursive {
 				if err := fsys.Mkdir(abs, iofs.FileMode(mode&0o7777)); err != nil {
 					v.throwFS(err, "mkdir", p)
@@ -315,6 +320,9 @@ func (v *vm) fsNatives() map[string]any {
 		},
 		"rmdir": func(p string) {
 			abs := v.resolve(p)
+			if b := path.Base(p); b == "." || b == ".." {
+				v.throwFS(syscall.EINVAL, "rmdir", p) // as rmdir(2)
+			}
 			fi, err := fsys.Lstat(abs)
 			if err == nil && !fi.IsDir() {
 				err = syscall.ENOTDIR
@@ -434,7 +442,7 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				panic(v.rt.NewTypeError(err.Error()))
 			}
-			f, err := fsys.OpenFile(v.resolve(p), fl, iofs.FileMode(mode&0o777))
+			f, err := fsys.OpenFile(v.resolve(p), fl, iofs.FileMode(mode&0o777&^umask))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}

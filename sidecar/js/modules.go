@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
@@ -99,15 +100,15 @@ func reexportGlobal(name string) require.ModuleLoader {
 // loadSource reads a module file for require: workspace files, with
 // TypeScript and ES modules transformed.
 func (v *vm) loadSource(name string) ([]byte, error) {
-	data, err := readAll(v.env.FS, name)
-	if err != nil {
-		if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, errIsDir) {
+	if fi, err := v.env.FS.Stat(name); err != nil || fi.IsDir() {
+		if err == nil || errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, require.ModuleFileDoesNotExistError
 		}
 		return nil, err
 	}
-	if fi, err := v.env.FS.Stat(name); err == nil && fi.IsDir() {
-		return nil, require.ModuleFileDoesNotExistError
+	data, err := readAll(v.env.FS, name)
+	if err != nil {
+		return nil, err
 	}
 	switch path.Ext(name) {
 	case ".json", ".js", ".cjs":
@@ -121,8 +122,6 @@ func (v *vm) loadSource(name string) ([]byte, error) {
 	}
 	return []byte(out), nil
 }
-
-var errIsDir = errors.New("is a directory")
 
 // execSync runs a command line in the shell that runs this program, with
 // its filesystem and limits, and returns its status and output.

@@ -111,7 +111,27 @@ func (v *vm) setup() error {
 		reg.RegisterNativeModule(name, load)
 		reg.RegisterNativeModule("node:"+name, load)
 	}
-	reg.Enable(v.rt)
+	req := reg.Enable(v.rt)
+	// require as Node reports a missing module. A Go function, so that
+	// require still finds its caller's directory one frame up.
+	if err := v.rt.Set("require", func(call goja.FunctionCall) goja.Value {
+		id := call.Argument(0).String()
+		mod, err := req.Require(id)
+		if err == nil {
+			return mod
+		}
+		if errors.Is(err, require.InvalidModuleError) || errors.Is(err, require.NoSuchBuiltInModuleError) {
+			e, _ := v.rt.New(v.rt.Get("Error"), v.rt.ToValue(fmt.Sprintf("Cannot find module '%s'", id)))
+			_ = e.Set("code", "MODULE_NOT_FOUND")
+			panic(e)
+		}
+		if ex, ok := err.(*goja.Exception); ok {
+			panic(ex.Value())
+		}
+		panic(v.rt.NewGoError(err))
+	}); err != nil {
+		return err
+	}
 	buffer.Enable(v.rt)
 	url.Enable(v.rt)
 

@@ -513,3 +513,37 @@ func (f *budgetFile) Write(p []byte) (int, error) {
 	}
 	return f.File.Write(p)
 }
+
+// ReadAt, WriteAt, Seek and Truncate reach the file below when it has them
+// (the JavaScript backend's file handles read and write at offsets).
+func (f *budgetFile) ReadAt(p []byte, off int64) (int, error) {
+	if ra, ok := f.File.(io.ReaderAt); ok {
+		return ra.ReadAt(p, off)
+	}
+	return 0, pathErr("read", f.name, syscall.EINVAL)
+}
+
+func (f *budgetFile) WriteAt(p []byte, off int64) (int, error) {
+	wa, ok := f.File.(io.WriterAt)
+	if !ok {
+		return 0, pathErr("write", f.name, syscall.EINVAL)
+	}
+	if err := f.run.chargeWrite(int64(len(p))); err != nil {
+		return 0, pathErr("write", f.name, syscall.EFBIG)
+	}
+	return wa.WriteAt(p, off)
+}
+
+func (f *budgetFile) Seek(off int64, whence int) (int64, error) {
+	if s, ok := f.File.(io.Seeker); ok {
+		return s.Seek(off, whence)
+	}
+	return 0, pathErr("seek", f.name, syscall.ESPIPE)
+}
+
+func (f *budgetFile) Truncate(size int64) error {
+	if t, ok := f.File.(interface{ Truncate(int64) error }); ok {
+		return t.Truncate(size)
+	}
+	return pathErr("truncate", f.name, syscall.EINVAL)
+}

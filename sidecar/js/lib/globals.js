@@ -17,6 +17,12 @@ g.__typeError = (code, msg) => {
   e.code = code;
   return e;
 };
+// Buffer#slice is subarray in Node; goja_nodejs lacks it.
+Buffer.prototype.slice = function slice(start, end) { return this.subarray(start, end); };
+
+if (!Buffer.byteLength) Buffer.byteLength = (s, enc) => (typeof s === 'string' ? Buffer.from(s, enc).length : s.byteLength);
+if (!Buffer.isBuffer) Buffer.isBuffer = (b) => b instanceof Buffer;
+
 g.__inspect = (v) => lazyUtil().inspect(v);
 g.__promiseState = (p) => native.promiseState(p);
 

@@ -138,7 +138,7 @@ function formatProperty(ctx, obj, key, recurseTimes, arrayItem) {
     str = desc.set ? '[Setter]' : 'undefined';
   }
   if (arrayItem) return str;
-  return `${formatKey(key)}: ${str}`;
+  return desc.enumerable === false ? `[${String(key)}]: ${str}` : `${formatKey(key)}: ${str}`;
 }
 
 function ctorName(o) {
@@ -197,8 +197,9 @@ function formatRaw(ctx, v, recurseTimes) {
     isArray = true;
     formatter = (ctx, v, rt) => { const out = []; ctx.indentationLvl += 2; for (const val of v) out.push(formatValue(ctx, val, rt)); ctx.indentationLvl -= 2; return out; };
   } else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) {
-    const name = ctor || 'TypedArray';
-    if (typeof Buffer === 'function' && v instanceof Buffer) {
+    const isBuffer = typeof Buffer === 'function' && v instanceof Buffer;
+    const name = isBuffer ? 'Buffer' : ctor || 'TypedArray';
+    if (isBuffer) {
       const hex = [];
       for (let i = 0; i < Math.min(v.length, 50); i++) hex.push(v[i].toString(16).padStart(2, '0'));
       let s = `<${name} ${hex.join(' ')}`.trimEnd();
