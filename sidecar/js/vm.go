@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/dop251/goja"
-	"github.com/dop251/goja_nodejs/buffer"
+	_ "github.com/dop251/goja_nodejs/buffer" // the buffer module
 	"github.com/dop251/goja_nodejs/require"
-	"github.com/dop251/goja_nodejs/url"
+	_ "github.com/dop251/goja_nodejs/url" // the url module
 
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
@@ -132,8 +132,6 @@ func (v *vm) setup() error {
 	}); err != nil {
 		return err
 	}
-	buffer.Enable(v.rt)
-	url.Enable(v.rt)
 
 	v.native = v.rt.NewObject()
 	for name, fn := range v.natives() {

@@ -17,11 +17,27 @@ g.__typeError = (code, msg) => {
   e.code = code;
   return e;
 };
-// Buffer#slice is subarray in Node; goja_nodejs lacks it.
-Buffer.prototype.slice = function slice(start, end) { return this.subarray(start, end); };
-
-if (!Buffer.byteLength) Buffer.byteLength = (s, enc) => (typeof s === 'string' ? Buffer.from(s, enc).length : s.byteLength);
-if (!Buffer.isBuffer) Buffer.isBuffer = (b) => b instanceof Buffer;
+// Buffer and URL load on first use: most programs never touch them.
+const lazyGlobal = (name, load) => Object.defineProperty(g, name, {
+  configurable: true,
+  enumerable: false,
+  get() {
+    const v = load();
+    Object.defineProperty(g, name, { value: v, writable: true, configurable: true, enumerable: false });
+    return v;
+  },
+  set(v) { Object.defineProperty(g, name, { value: v, writable: true, configurable: true, enumerable: false }); },
+});
+lazyGlobal('Buffer', () => {
+  const B = require('buffer').Buffer;
+  // What Node has and goja_nodejs lacks.
+  B.prototype.slice = function slice(start, end) { return this.subarray(start, end); };
+  if (!B.byteLength) B.byteLength = (s, enc) => (typeof s === 'string' ? B.from(s, enc).length : s.byteLength);
+  if (!B.isBuffer) B.isBuffer = (b) => b instanceof B;
+  return B;
+});
+lazyGlobal('URL', () => require('url').URL);
+lazyGlobal('URLSearchParams', () => require('url').URLSearchParams);
 
 g.__inspect = (v) => lazyUtil().inspect(v);
 g.__promiseState = (p) => native.promiseState(p);
@@ -37,8 +53,16 @@ if (!Error.captureStackTrace) {
 const print = (fd) => (...args) => native.write(fd, `${lazyUtil().format(...args)}\n`);
 const counts = new Map(), timers = new Map();
 let groupIndent = '';
+// Plain values print without loading util, as util.format would.
+const plain = (args) => {
+  for (const a of args) {
+    const t = typeof a;
+    if (!(t === 'string' || t === 'boolean' || a === undefined || a === null || (t === 'number' && !Object.is(a, -0)))) return false;
+  }
+  return typeof args[0] !== 'string' || !args[0].includes('%');
+};
 const indented = (fd) => (...args) => {
-  const s = lazyUtil().format(...args);
+  const s = plain(args) ? args.map(String).join(' ') : lazyUtil().format(...args);
   native.write(fd, `${groupIndent ? s.split('\n').map((l) => groupIndent + l).join('\n') : s}\n`);
 };
 g.console = {
