@@ -21,7 +21,7 @@ let sum = 0;
 for (let i = 0; i < 1000; i++) sum += JSON.parse(fs.readFileSync(d + '/f' + i + '.json', 'utf8')).i;
 if (sum !== 499500) throw new Error('sum ' + sum);`
 
-func BenchmarkConsoleLog(b *testing.B)  { benchProgram(b, `console.log(1)`) }
+func BenchmarkConsoleLog(b *testing.B) { benchProgram(b, `console.log(1)`) }
 func BenchmarkSmallFiles(b *testing.B) { benchProgram(b, smallFilesProgram) }
 
 func benchProgram(b *testing.B, code string) {
