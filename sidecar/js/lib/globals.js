@@ -34,6 +34,47 @@ lazyGlobal('Buffer', () => {
   B.prototype.slice = function slice(start, end) { return this.subarray(start, end); };
   if (!B.byteLength) B.byteLength = (s, enc) => (typeof s === 'string' ? B.from(s, enc).length : s.byteLength);
   if (!B.isBuffer) B.isBuffer = (b) => b instanceof B;
+  if (!B.prototype.copy) {
+    B.prototype.copy = function copy(target, targetStart = 0, sourceStart = 0, sourceEnd = this.length) {
+      const part = this.subarray(sourceStart, sourceEnd);
+      const n = Math.max(0, Math.min(part.length, target.length - targetStart));
+      target.set(part.subarray(0, n), targetStart);
+      return n;
+    };
+  }
+  // One byte per character: latin1 (binary) and ascii, which goja_nodejs lacks.
+  const byteEnc = (e) => typeof e === 'string' && ['latin1', 'binary', 'ascii'].includes(e.toLowerCase());
+  const from = B.from;
+  B.from = function (v, enc, len) {
+    if (typeof v === 'string' && byteEnc(enc)) {
+      const b = B.alloc(v.length);
+      for (let i = 0; i < v.length; i++) b[i] = v.charCodeAt(i) & 0xff;
+      return b;
+    }
+    return from.call(this, v, enc, len);
+  };
+  const toString = B.prototype.toString;
+  B.prototype.toString = function (enc, start, end) {
+    if (!byteEnc(enc)) return toString.call(this, enc, start, end);
+    const ascii = enc.toLowerCase() === 'ascii';
+    let out = '';
+    for (let i = start ?? 0; i < (end ?? this.length); i++) out += String.fromCharCode(ascii ? this[i] & 0x7f : this[i]);
+    return out;
+  };
+  // write(string[, offset[, length]][, encoding]): the encoding may come early.
+  const write = B.prototype.write;
+  B.prototype.write = function (s, offset, length, encoding) {
+    if (typeof offset === 'string') [encoding, offset, length] = [offset, 0, undefined];
+    else if (typeof length === 'string') [encoding, length] = [length, undefined];
+    offset = offset ?? 0;
+    length = length ?? this.length - offset;
+    if (byteEnc(encoding)) {
+      const n = Math.min(length, s.length, this.length - offset);
+      for (let i = 0; i < n; i++) this[offset + i] = s.charCodeAt(i) & 0xff;
+      return n;
+    }
+    return write.call(this, s, offset, length, encoding);
+  };
   return B;
 });
 lazyGlobal('URL', () => require('url').URL);
