@@ -2,6 +2,10 @@ package js
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -116,6 +120,24 @@ echo '{"n": 21}' > data.json
 printf 'const d = require("./data.json"); console.log(require("./lib")(d.n), process.argv.slice(2).join(","))' > main.js
 node main.js p q; node -p '[1, "a"]'; node -e 'console.log(40 + 2)'; echo 'console.log("stdin")' | node`})
 	want := "42 p,q\n[ 1, 'a' ]\n42\nstdin\n"
+	if out.stdout != want || out.ExitCode != 0 {
+		t.Errorf("stdout %q exit %d stderr %q; want %q", out.stdout, out.ExitCode, out.stderr, want)
+	}
+}
+
+func TestFetchAllowed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Echo", r.Header.Get("X-In"))
+		w.WriteHeader(201)
+		fmt.Fprintf(w, `{"method":%q,"body":%q}`, r.Method, body)
+	}))
+	defer srv.Close()
+	b, _, _ := newTestBackend(t, Options{AllowNetwork: true})
+	out := run(t, b, sidecar.Request{Command: `const r = await fetch('` + srv.URL + `', { method: 'post', body: 'hi', headers: { 'X-In': 'v' } });
+console.log(r.status, r.ok, r.headers.get('x-echo'), await r.json());
+await fetch('http://127.0.0.1:1/').catch((e) => console.log(e.message));`})
+	want := "201 true v { method: 'POST', body: 'hi' }\nfetch failed\n"
 	if out.stdout != want || out.ExitCode != 0 {
 		t.Errorf("stdout %q exit %d stderr %q; want %q", out.stdout, out.ExitCode, out.stderr, want)
 	}

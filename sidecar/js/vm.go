@@ -184,6 +184,7 @@ func (v *vm) natives() map[string]any {
 		"fs":           v.fsNatives(),
 		"execSync":     v.execSync,
 		"fetchAllowed": func() bool { return v.cfg.allowNetwork },
+		"fetch":        v.fetch,
 		"publish":      v.publish,
 		"promiseState": func(val goja.Value) map[string]any {
 			p, ok := val.Export().(*goja.Promise)

@@ -192,13 +192,62 @@ class TextDecoder {
 g.TextEncoder = TextEncoder;
 g.TextDecoder = TextDecoder;
 
-g.fetch = async (input) => {
+class Headers {
+  constructor(init) {
+    this._m = new Map();
+    if (!init) return;
+    const pairs = init instanceof Headers ? [...init] : Array.isArray(init) ? init : Object.entries(init);
+    for (const [k, v] of pairs) this.append(k, v);
+  }
+  append(k, v) { k = String(k).toLowerCase(); this._m.set(k, this._m.has(k) ? `${this._m.get(k)}, ${v}` : String(v)); }
+  set(k, v) { this._m.set(String(k).toLowerCase(), String(v)); }
+  get(k) { return this._m.get(String(k).toLowerCase()) ?? null; }
+  has(k) { return this._m.has(String(k).toLowerCase()); }
+  delete(k) { this._m.delete(String(k).toLowerCase()); }
+  forEach(fn) { for (const [k, v] of this._m) fn(v, k, this); }
+  keys() { return this._m.keys(); }
+  values() { return this._m.values(); }
+  entries() { return this._m.entries(); }
+  [Symbol.iterator]() { return this._m.entries(); }
+}
+class Response {
+  constructor(body, init = {}) {
+    this._body = body === undefined || body === null ? Buffer.alloc(0) : Buffer.from(body);
+    this.status = init.status ?? 200;
+    this.statusText = init.statusText ?? '';
+    this.headers = new Headers(init.headers);
+    this.url = init.url ?? '';
+    this.bodyUsed = false;
+  }
+  get ok() { return this.status >= 200 && this.status < 300; }
+  _take() {
+    if (this.bodyUsed) throw new TypeError('Body is unusable: Body has already been read');
+    this.bodyUsed = true;
+    return this._body;
+  }
+  async text() { return this._take().toString('utf8'); }
+  async json() { return JSON.parse(this._take().toString('utf8')); }
+  async arrayBuffer() { const b = this._take(); return b.buffer.slice(b.byteOffset, b.byteOffset + b.length); }
+  async bytes() { return new Uint8Array(this._take()); }
+}
+g.Headers = Headers;
+g.Response = Response;
+g.fetch = async (input, init = {}) => {
+  const url = String(input && input.url || input);
   if (!native.fetchAllowed()) {
     const e = new TypeError('fetch failed');
-    e.cause = Object.assign(new Error(`network access is disabled for this exec (fetch ${String(input && input.url || input)})`), { code: 'ERR_SQLFS_NO_NETWORK' });
+    e.cause = Object.assign(new Error(`network access is disabled for this exec (fetch ${url})`), { code: 'ERR_SQLFS_NO_NETWORK' });
     throw e;
   }
-  throw new TypeError('fetch failed: this build of sqlfs has no network client for JavaScript');
+  const headers = [...new Headers(init.headers)];
+  const body = init.body === undefined || init.body === null ? '' : typeof init.body === 'string' ? init.body : Buffer.from(init.body);
+  let r;
+  try {
+    r = native.fetch(url, String(init.method || 'GET').toUpperCase(), headers, body);
+  } catch (err) {
+    throw Object.assign(new TypeError('fetch failed'), { cause: err });
+  }
+  return new Response(r.body, { status: r.status, statusText: r.statusText, headers: r.headers, url: r.url });
 };
 
 // process.nextTick callbacks run before the promise jobs: every callback
