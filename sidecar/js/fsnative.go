@@ -172,8 +172,18 @@ type fileLike interface {
 	Stat() (iofs.FileInfo, error)
 }
 
+// stdinFile is fd 0: the program's standard input.
+type stdinFile struct{ io.Reader }
+
+func (stdinFile) Write([]byte) (int, error)    { return 0, syscall.EBADF }
+func (stdinFile) Close() error                 { return nil }
+func (stdinFile) Stat() (iofs.FileInfo, error) { return nil, syscall.EINVAL }
+
 func (v *vm) file(fd int, call string) *openFile {
 	f := v.files.files[fd]
+	if f == nil && fd == 0 && v.env.Stdin != nil {
+		f = &openFile{f: stdinFile{v.env.Stdin}, name: "/dev/stdin"}
+	}
 	if f == nil {
 		e, _ := v.rt.New(v.rt.Get("Error"), v.rt.ToValue("EBADF: bad file descriptor, "+call))
 		_ = e.Set("errno", -int(syscall.EBADF))

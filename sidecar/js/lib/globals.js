@@ -261,6 +261,30 @@ function drainTicks() {
 g.__invoke = (fn, ...args) => { try { fn(...args); } finally { drainTicks(); } };
 
 // process.
+let stdinStream;
+function makeStdin() {
+  // The whole input arrives as one 'data' event, then 'end'.
+  let stdin;
+  const start = () => {
+    if (stdin.started) return;
+    stdin.started = true;
+    native.queueTask(() => {
+      const data = require('fs').readFileSync(0);
+      if (data.length) stdin.emit('data', stdin.encoding ? data.toString(stdin.encoding) : data);
+      stdin.emit('end');
+      stdin.emit('close');
+    });
+  };
+  stdin = Object.assign(new (require('events'))(), {
+    fd: 0, isTTY: false, started: false, encoding: null,
+    setEncoding(e) { this.encoding = e; return this; },
+    resume() { start(); return this; },
+    pause() { return this; },
+  });
+  const on = stdin.on;
+  stdin.on = stdin.addListener = function (ev, fn) { on.call(this, ev, fn); if (ev === 'data' || ev === 'end' || ev === 'readable') start(); return this; };
+  return stdin;
+}
 const env = native.env();
 let exitCode;
 let emitter;
@@ -289,7 +313,7 @@ g.process = {
   argv: native.argv(), argv0: 'node', execArgv: [], env,
   config: { variables: {} }, features: {},
   stdout: stream(1), stderr: stream(2),
-  stdin: { fd: 0, isTTY: false, on() { return this; } },
+  get stdin() { return stdinStream || (stdinStream = makeStdin()); },
   cwd: () => native.cwd(),
   chdir: (d) => native.chdir(String(d)),
   exit(code) {
