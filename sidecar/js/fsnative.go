@@ -93,10 +93,54 @@ func (v *vm) abs(base, name string) string {
 	return path.Join(base, name)
 }
 
-func (v *vm) resolve(p string) string { return v.abs(v.cwd, p) }
+// resolve makes a program's path absolute. As the kernel does, an empty
+// path names nothing and a trailing slash needs a directory.
+func (v *vm) resolve(call, p string) string {
+	if p == "" {
+		v.throwFS(syscall.ENOENT, call, p)
+	}
+	abs := v.abs(v.cwd, p)
+	if strings.HasSuffix(p, "/") && abs != "/" {
+		if fi, err := v.env.FS.Stat(abs); err == nil && !fi.IsDir() {
+			v.throwFS(syscall.ENOTDIR, call, p)
+		}
+	}
+	return abs
+}
+
+// createPath resolves a path a file is to be created at: a trailing slash
+// makes that EISDIR, as open(2) with O_CREAT.
+func (v *vm) createPath(call, p string, flag int) string {
+	if flag&os.O_CREATE != 0 && strings.HasSuffix(p, "/") {
+		v.throwFS(syscall.EISDIR, call, p)
+	}
+	return v.resolve(call, p)
+}
+
+// lstat is lstat(2) of abs, named p by the program: a trailing slash
+// follows a final symlink and needs a directory.
+func (v *vm) lstat(abs, p string) (iofs.FileInfo, error) {
+	if !strings.HasSuffix(p, "/") {
+		return v.env.FS.Lstat(abs)
+	}
+	fi, err := v.env.FS.Stat(abs)
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	return fi, err
+}
+
+// dirPath resolves a path whose trailing slash, if any, the call itself
+// judges (mkdir, rename, symlink, lstat).
+func (v *vm) dirPath(call, p string) string {
+	if p == "" {
+		v.throwFS(syscall.ENOENT, call, p)
+	}
+	return v.abs(v.cwd, p)
+}
 
 func (v *vm) chdir(dir string) {
-	p := v.resolve(dir)
+	p := v.resolve("chdir", dir)
 	fi, err := v.env.FS.Stat(p)
 	if err == nil && !fi.IsDir() {
 		err = syscall.ENOTDIR
@@ -247,7 +291,7 @@ func (v *vm) fsNatives() map[string]any {
 	fsys := v.env.FS
 	return map[string]any{
 		"readFile": func(p string, enc goja.Value) goja.Value {
-			data, err := readAll(fsys, v.resolve(p))
+			data, err := readAll(fsys, v.resolve("open", p))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}
@@ -258,7 +302,7 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				panic(v.rt.NewTypeError(err.Error()))
 			}
-			f, err := fsys.OpenFile(v.resolve(p), fl, iofs.FileMode(mode&0o777&^umask))
+			f, err := fsys.OpenFile(v.createPath("open", p, fl), fl, iofs.FileMode(mode&0o777&^umask))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}
@@ -275,10 +319,10 @@ func (v *vm) fsNatives() map[string]any {
 			var err error
 			call := "stat"
 			if follow {
-				fi, err = fsys.Stat(v.resolve(p))
+				fi, err = fsys.Stat(v.resolve("stat", p))
 			} else {
 				call = "lstat"
-				fi, err = fsys.Lstat(v.resolve(p))
+				fi, err = v.lstat(v.dirPath(call, p), p)
 			}
 			if err != nil {
 				v.throwFS(err, call, p)
@@ -286,11 +330,14 @@ func (v *vm) fsNatives() map[string]any {
 			return statArray(fi)
 		},
 		"exists": func(p string) bool {
-			_, err := fsys.Stat(v.resolve(p))
+			if p == "" {
+				return false
+			}
+			_, err := fsys.Stat(v.resolve("stat", p))
 			return err == nil
 		},
 		"readdir": func(p string) [][]any {
-			ents, err := fsys.ReadDir(v.resolve(p))
+			ents, err := fsys.ReadDir(v.resolve("scandir", p))
 			if err != nil {
 				v.throwFS(err, "scandir", p)
 			}
@@ -301,8 +348,17 @@ func (v *vm) fsNatives() map[string]any {
 			return out
 		},
 		"mkdir": func(p string, mode uint32, recursive bool) goja.Value {
-			abs := v.resolve(p)
+			abs := v.dirPath("mkdir", p)
 			mode &^= umask
+			if fi, err := fsys.Lstat(abs); err == nil && (!recursive || !fi.IsDir()) {
+				if recursive && strings.HasSuffix(p, "/") {
+					v.throwFS(syscall.ENOTDIR, "mkdir", p)
+				}
+				if _, serr := fsys.Stat(abs); recursive && errors.Is(serr, syscall.ELOOP) {
+					v.throwFS(serr, "mkdir", p) // mkdir -p stats what exists
+				}
+				v.throwFS(syscall.EEXIST, "mkdir", p)
+			}
 			if !recursive {
 				if err := fsys.Mkdir(abs, iofs.FileMode(mode&0o7777)); err != nil {
 					v.throwFS(err, "mkdir", p)
@@ -318,6 +374,9 @@ func (v *vm) fsNatives() map[string]any {
 					}
 					break
 				}
+				if !errors.Is(err, iofs.ErrNotExist) {
+					v.throwFS(err, "mkdir", p)
+				}
 				first = d
 			}
 			if err := fsys.MkdirAll(abs, iofs.FileMode(mode&0o7777)); err != nil {
@@ -326,10 +385,17 @@ func (v *vm) fsNatives() map[string]any {
 			if first == "" {
 				return goja.Undefined()
 			}
-			return v.rt.ToValue(first)
+			// Node answers in the caller's form: p without the names
+			// below the first directory made.
+			q := p
+			for range strings.Count(abs, "/") - strings.Count(first, "/") {
+				q = strings.TrimRight(q, "/")
+				q = q[:max(strings.LastIndex(q, "/"), 0)]
+			}
+			return v.rt.ToValue(q)
 		},
 		"rmdir": func(p string) {
-			abs := v.resolve(p)
+			abs := v.dirPath("rmdir", p)
 			if b := path.Base(p); b == "." || b == ".." {
 				v.throwFS(syscall.EINVAL, "rmdir", p) // as rmdir(2)
 			}
@@ -345,8 +411,11 @@ func (v *vm) fsNatives() map[string]any {
 			}
 		},
 		"unlink": func(p string) {
-			abs := v.resolve(p)
+			abs := v.dirPath("unlink", p)
 			fi, err := fsys.Lstat(abs)
+			if err == nil && strings.HasSuffix(p, "/") && !fi.IsDir() {
+				err = syscall.ENOTDIR // unlink(2) does not follow; the slash wants a directory
+			}
 			if err == nil && fi.IsDir() {
 				err = syscall.EISDIR
 			}
@@ -358,8 +427,11 @@ func (v *vm) fsNatives() map[string]any {
 			}
 		},
 		"rm": func(p string, recursive, force bool) {
-			abs := v.resolve(p)
-			fi, err := fsys.Lstat(abs)
+			if p == "" && force {
+				return
+			}
+			abs := v.dirPath("lstat", p)
+			fi, err := v.lstat(abs, p)
 			switch {
 			case err != nil && force && errors.Is(err, iofs.ErrNotExist):
 				return
@@ -382,51 +454,77 @@ func (v *vm) fsNatives() map[string]any {
 			}
 		},
 		"rename": func(from, to string) {
-			if err := fsys.Rename(v.resolve(from), v.resolve(to)); err != nil {
+			src, dst := v.dirPath("rename", from), v.dirPath("rename", to)
+			if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
+				fi, err := fsys.Lstat(src)
+				if err == nil && !fi.IsDir() {
+					err = syscall.ENOTDIR
+				}
+				if err == nil {
+					if dfi, derr := fsys.Lstat(dst); derr == nil && !dfi.IsDir() {
+						err = syscall.ENOTDIR
+					}
+				}
+				if err != nil {
+					v.throwFS(err, "rename", from, to)
+				}
+			}
+			if err := fsys.Rename(src, dst); err != nil {
 				v.throwFS(err, "rename", from, to)
 			}
 		},
 		"link": func(from, to string) {
-			if err := fsys.Link(v.resolve(from), v.resolve(to)); err != nil {
+			if err := fsys.Link(v.resolve("link", from), v.resolve("link", to)); err != nil {
 				v.throwFS(err, "link", from, to)
 			}
 		},
 		"symlink": func(target, p string) {
-			if err := fsys.Symlink(target, v.resolve(p)); err != nil {
+			abs := v.dirPath("symlink", p)
+			if target == "" {
+				v.throwFS(syscall.ENOENT, "symlink", target, p)
+			}
+			if strings.HasSuffix(p, "/") {
+				err := error(syscall.ENOENT)
+				if _, lerr := fsys.Lstat(abs); lerr == nil {
+					err = syscall.EEXIST
+				}
+				v.throwFS(err, "symlink", target, p)
+			}
+			if err := fsys.Symlink(target, abs); err != nil {
 				v.throwFS(err, "symlink", target, p)
 			}
 		},
 		"readlink": func(p string) string {
-			t, err := fsys.Readlink(v.resolve(p))
+			t, err := fsys.Readlink(v.resolve("readlink", p))
 			if err != nil {
 				v.throwFS(err, "readlink", p)
 			}
 			return t
 		},
 		"realpath": func(p string) string {
-			r, err := v.realpath(v.resolve(p))
+			r, err := v.realpath(v.resolve("realpath", p))
 			if err != nil {
 				v.throwFS(err, "realpath", p)
 			}
 			return r
 		},
 		"access": func(p string, mode int) {
-			if _, err := fsys.Stat(v.resolve(p)); err != nil {
+			if _, err := fsys.Stat(v.resolve("access", p)); err != nil {
 				v.throwFS(err, "access", p)
 			}
 		},
 		"chmod": func(p string, mode uint32) {
-			if err := fsys.Chmod(v.resolve(p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
+			if err := fsys.Chmod(v.resolve("chmod", p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
 				v.throwFS(err, "chmod", p)
 			}
 		},
 		"utimes": func(p string, atime, mtime float64) {
-			if err := fsys.Chtimes(v.resolve(p), secs(atime), secs(mtime)); err != nil {
+			if err := fsys.Chtimes(v.resolve("utime", p), secs(atime), secs(mtime)); err != nil {
 				v.throwFS(err, "utime", p)
 			}
 		},
 		"truncate": func(p string, size int64) {
-			if err := fsys.Truncate(v.resolve(p), size); err != nil {
+			if err := fsys.Truncate(v.resolve("open", p), size); err != nil {
 				v.throwFS(err, "open", p)
 			}
 		},
@@ -436,7 +534,7 @@ func (v *vm) fsNatives() map[string]any {
 		"mkdtemp": func(prefix string) string {
 			for range 100 {
 				p := prefix + randomSuffix()
-				err := fsys.Mkdir(v.resolve(p), 0o700)
+				err := fsys.Mkdir(v.resolve("mkdtemp", p), 0o700)
 				if err == nil {
 					return p
 				}
@@ -452,7 +550,7 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				panic(v.rt.NewTypeError(err.Error()))
 			}
-			f, err := fsys.OpenFile(v.resolve(p), fl, iofs.FileMode(mode&0o777&^umask))
+			f, err := fsys.OpenFile(v.createPath("open", p, fl), fl, iofs.FileMode(mode&0o777&^umask))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}
@@ -570,23 +668,34 @@ func (v *vm) encode(data []byte, enc goja.Value) goja.Value {
 
 func (v *vm) copyFile(src, dst string, flags int) {
 	fsys := v.env.FS
-	in, err := fsys.Open(v.resolve(src))
+	in, err := fsys.Open(v.resolve("copyfile", src))
 	if err != nil {
 		v.throwFS(err, "copyfile", src, dst)
 	}
 	defer in.Close()
 	fi, err := in.Stat()
-	if err == nil && fi.IsDir() {
-		err = syscall.EISDIR
-	}
 	if err != nil {
 		v.throwFS(err, "copyfile", src, dst)
+	}
+	dstAbs := v.createPath("copyfile", dst, os.O_CREATE)
+	if fi.IsDir() {
+		// As libuv: the destination is opened before the copy fails.
+		if _, err := fsys.Stat(path.Dir(dstAbs)); err != nil {
+			v.throwFS(err, "copyfile", src, dst)
+		}
+		v.throwFS(syscall.EISDIR, "copyfile", src, dst)
+	}
+	if dfi, err := fsys.Stat(dstAbs); err == nil && sameFile(fi, dfi) {
+		if flags&1 != 0 {
+			v.throwFS(syscall.EEXIST, "copyfile", src, dst)
+		}
+		return // a file copied onto itself stays as it is (opening it with O_TRUNC would empty it)
 	}
 	fl := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	if flags&1 != 0 { // COPYFILE_EXCL
 		fl |= os.O_EXCL
 	}
-	out, err := fsys.OpenFile(v.resolve(dst), fl, fi.Mode().Perm())
+	out, err := fsys.OpenFile(dstAbs, fl, fi.Mode().Perm())
 	if err != nil {
 		v.throwFS(err, "copyfile", src, dst)
 	}
@@ -597,6 +706,13 @@ func (v *vm) copyFile(src, dst string, flags int) {
 	if err != nil {
 		v.throwFS(err, "copyfile", src, dst)
 	}
+}
+
+// sameFile reports whether two stats describe one inode.
+func sameFile(a, b iofs.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && sa.Ino == sb.Ino && sa.Dev == sb.Dev
 }
 
 // realpath resolves every symlink of an absolute path, as realpath(3).

@@ -132,7 +132,7 @@ func (v *vm) execSync(cmd, dir, input string, env map[string]string) map[string]
 	e.Stdin = strings.NewReader(input)
 	e.Dir = v.cwd
 	if dir != "" {
-		e.Dir = v.resolve(dir)
+		e.Dir = v.resolve("spawn", dir)
 	}
 	if env != nil {
 		e.Environ = func() []string {

@@ -436,7 +436,9 @@ func (v *view) Rename(oldname, newname string) error {
 func (v *view) Symlink(target, name string) error {
 	t, inner, err := v.target("symlink", name, false, syscall.EEXIST)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		// Outside every place a link cannot be made; a missing parent
+		// inside one is ENOENT, as symlink(2).
+		if pl, _, _ := v.m.locate(path.Clean(name)); errors.Is(err, fs.ErrNotExist) && pl == placeNone {
 			return pathErr("symlink", name, syscall.EACCES)
 		}
 		return err
