@@ -142,3 +142,21 @@ await fetch('http://127.0.0.1:1/').catch((e) => console.log(e.message));`})
 		t.Errorf("stdout %q exit %d stderr %q; want %q", out.stdout, out.ExitCode, out.stderr, want)
 	}
 }
+
+// TestHostIsolation: a program sees the workspace, /tmp and /dev/null and
+// nothing of the host, whatever path it tries.
+func TestHostIsolation(t *testing.T) {
+	b, _, _ := newTestBackend(t, Options{})
+	out := run(t, b, sidecar.Request{Command: `const fs = require('fs');
+for (const p of ['/etc/passwd', '../../etc/passwd', '/proc/self/environ', '/workspace/../etc/hostname']) {
+  try { fs.readFileSync(p); console.log('READ', p) } catch (e) { console.log(e.code) }
+}
+try { fs.writeFileSync('/etc/x', 'x'); console.log('WROTE') } catch (e) { console.log(e.code) }
+try { require('/etc/passwd'); console.log('REQUIRED') } catch (e) { console.log(e.code) }
+console.log(require('child_process').execSync('cat /etc/passwd 2>&1; echo $?', { encoding: 'utf8' }).trim().split('\n').pop());
+fs.writeFileSync('/tmp/scratch', 'ok'); console.log(fs.readFileSync('/tmp/scratch', 'utf8'), process.env.HOME, process.env.GOPATH)`})
+	want := "ENOENT\nENOENT\nENOENT\nENOENT\nENOENT\nMODULE_NOT_FOUND\n1\nok /workspace undefined\n"
+	if out.stdout != want {
+		t.Errorf("stdout %q, want %q; stderr %q", out.stdout, want, out.stderr)
+	}
+}
