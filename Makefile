@@ -15,7 +15,7 @@ BIN        := bin
 # make fio, and the reference tools the shell backend's corpus compares with.
 DEB_PKGS   := fuse3 libfuse3-dev libfuse-dev pkg-config gcc sqlite3 busybox-static \
               libseccomp-dev prometheus fio tar gzip git bash coreutils grep sed mawk \
-              diffutils jq file util-linux tree
+              diffutils jq file util-linux tree nodejs curl
 TEST_TIMEOUT ?= 20m
 # The packages with real concurrency (the core's writer and read-ahead, FUSE
 # request threads, the store's background writer, exec backends, the API)
@@ -27,7 +27,7 @@ PLAIN_PKGS := ./cmd/... ./bench/... ./fio/...
 # rounds of the crash test, the core's long model-based run).
 LONG_TIMEOUT ?= 3h
 
-.PHONY: all deps build test test-long vet demo bench fio rootfs demo-pdf clean
+.PHONY: all deps build test test-long vet demo bench fio rootfs demo-pdf demo-publish clean
 
 all: build
 
@@ -85,6 +85,25 @@ demo: build
 	$$B/sqlfs-mount $(DEMO)/workspace.db $(DEMO)/mnt & pid=$$!; \
 	until grep -qs " $(DEMO)/mnt " /proc/mounts; do kill -0 $$pid; sleep 0.1; done; \
 	cat $(DEMO)/mnt/entry $(DEMO)/mnt/src/app/NOTES; kill -TERM $$pid; wait $$pid
+
+PUBLISH_ADDR ?= 127.0.0.1:18080
+
+# A JS exec draws a PNG and publishes it; curl fetches it through the link
+# and the bytes are checked against the workspace's copy.
+demo-publish: build
+	@set -e; B=$(CURDIR)/$(BIN); D=$(DEMO)/publish; rm -rf $$D; mkdir -p $$D; \
+	$$B/sqlfs-exec serve --store $$D/ws.db --public-addr $(PUBLISH_ADDR) 2>$$D/serve.log & pid=$$!; \
+	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
+	until [ -e $$D/ws.db.publish-url ]; do kill -0 $$pid; sleep 0.1; done; \
+	url=$$($$B/sqlfs-exec run --store $$D/ws.db --backend js -- "$$(cat sidecar/publish/demo.js)"); \
+	echo "== the JS exec published: $$url"; \
+	curl -sSf -D $$D/headers -o $$D/fetched.png "$$url"; grep -i '^content-type' $$D/headers; \
+	$$B/sqlfs-exec export --store $$D/ws.db out $$D/stored; \
+	cmp $$D/fetched.png $$D/stored/chart.png && echo "== fetched bytes equal the workspace's out/chart.png"; \
+	file $$D/fetched.png; \
+	$$B/sqlfs-exec publish --store $$D/ws.db --revoke-all; \
+	code=$$(curl -s -o /dev/null -w '%{http_code}' "$$url"); echo "== after --revoke-all the link answers $$code"; test "$$code" = 404; \
+	$$B/sqlfs-exec log --store $$D/ws.db | grep -E 'publish|download'
 
 bench: build
 	$(GO) run ./bench -tmpfs -mount-bin $(BIN)/sqlfs-mount $(BENCHFLAGS)

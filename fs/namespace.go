@@ -557,3 +557,11 @@ func (f *FS) ReadDirAttrs(name string) ([]DirEntry, []Attr, error) {
 	}
 	return ents, attrs, nil
 }
+
+// Record adds an event that changes nothing in the tree (a published link,
+// a download) to the audit trail under the view's actor.
+func (f *FS) Record(op, name string, err error) {
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	f.c.record(f.who, &mutation{op: op, path: Clean(name)}, err)
+}

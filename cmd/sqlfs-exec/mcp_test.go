@@ -48,7 +48,7 @@ func TestMCPStdio(t *testing.T) {
 			}
 			cs := session(t)
 			lt, err := cs.ListTools(ctxTimeout(t), nil)
-			if err != nil || len(lt.Tools) != 8 {
+			if err != nil || len(lt.Tools) != 9 {
 				t.Fatalf("tools: %v %v", lt, err)
 			}
 			file := strings.ReplaceAll(name, " ", "_") + ".txt"

@@ -18,9 +18,10 @@ func init() {
 	register("run", "run one command against a workspace and exit with its status", runCmd)
 }
 
-const runUsage = `usage: sqlfs-exec run --store STORE [--backend shell|container] [--cwd DIR] [--timeout D] [--] COMMAND
+const runUsage = `usage: sqlfs-exec run --store STORE [--backend shell|js|container] [--cwd DIR] [--timeout D] [--] COMMAND
 
-Runs COMMAND (a POSIX shell command line) with the workspace at /workspace,
+Runs COMMAND (a POSIX shell command line; with --backend js, a JavaScript
+program) with the workspace at /workspace,
 passes its output through and exits with its status. When a process owns
 the store (sqlfs-exec serve), the command runs there; otherwise the store is
 opened here. The container backend opened here mounts the workspace on a
@@ -33,7 +34,7 @@ const maxRunStdin = 16 << 20
 
 func runCmd(ctx context.Context, args []string) int {
 	fset, ws := clientFlags("run", runUsage)
-	backend := fset.String("backend", "shell", "exec backend: shell or container")
+	backend := fset.String("backend", "shell", "exec backend: shell, js or container")
 	cwd := fset.String("cwd", sidecar.WorkspaceDir, "working `directory`, absolute or relative to "+sidecar.WorkspaceDir)
 	timeout := fset.Duration("timeout", sidecar.DefaultLimits.Timeout, "wall-clock limit")
 	var cf containerFlags

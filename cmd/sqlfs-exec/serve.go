@@ -32,6 +32,7 @@ type workspaceOptions struct {
 	container      *containerFlags // the container backend, over the mount
 	logger         *slog.Logger
 	auditRetention *sqlstore.AuditRetention // nil: the store's default
+	publicURL      string                   // base URL of published links, "" for the one recorded beside the store
 }
 
 // workspace is a store opened by this process with its tools.
@@ -79,7 +80,11 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 			w.backends[cb.Name()] = cb
 		}
 	}
-	w.svc = tools.NewForCore(f, w.backends, tools.Options{})
+	topts, err := addJSBackend(store, f, w.backends, o)
+	if err != nil {
+		return nil, errors.Join(err, w.close())
+	}
+	w.svc = tools.NewForCore(f, w.backends, topts)
 	return w, nil
 }
 
@@ -169,6 +174,8 @@ func runServe(ctx context.Context, args []string) int {
 		interval    = fs.Duration("commit-interval", time.Second, "longest time a change waits for its commit")
 		grace       = fs.Duration("grace", 10*time.Second, "how long shutdown lets running execs finish before cancelling them")
 		metricsAddr = fs.String("metrics-addr", "", "also serve Prometheus metrics at http://`HOST:PORT`/metrics (the API serves /metrics too)")
+		publicAddr  = fs.String("public-addr", "", "serve published links (sqlfs-exec publish) on `HOST:PORT`, without authentication (off by default)")
+		publicURL   = fs.String("public-url", "", "base `URL` published links start with (default http://PUBLIC-ADDR)")
 		readOnlyG   listFlag
 		hiddenG     listFlag
 		cf          containerFlags
@@ -206,6 +213,7 @@ func runServe(ctx context.Context, args []string) int {
 	ws, err := openWorkspace(ctx, *store, workspaceOptions{
 		policy: policy, socket: api.Advertised(addr), commitInterval: *interval,
 		mount: *mount, container: &cf, logger: log, auditRetention: &retention,
+		publicURL: publicBase(*publicAddr, *publicURL),
 	})
 	if err != nil {
 		return fail("serve", err)
@@ -215,6 +223,11 @@ func runServe(ctx context.Context, args []string) int {
 	ln, err := api.Listen(addr, token != "")
 	if err != nil {
 		return fail("serve", errors.Join(err, ws.close()))
+	}
+	if *publicAddr != "" {
+		if err := servePublic(ctx, *store, ws.fs, *publicAddr, publicBase(*publicAddr, *publicURL), log); err != nil {
+			return fail("serve", errors.Join(err, ln.Close(), ws.close()))
+		}
 	}
 	if *metricsAddr != "" {
 		go func() {

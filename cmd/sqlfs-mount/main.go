@@ -21,6 +21,7 @@ import (
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/js"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -199,7 +200,7 @@ func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, log *slog.Logger) 
 		return func() {}, err
 	}
 	sh := shell.New(fsys, shell.Options{Logger: log})
-	svc := tools.NewForCore(fsys, map[string]sidecar.Backend{"shell": sh}, tools.Options{})
+	svc := tools.NewForCore(fsys, map[string]sidecar.Backend{"shell": sh, "js": js.New(sh, js.Options{})}, tools.Options{})
 	srv := api.NewServer(api.Config{Tools: svc, Grace: 5 * time.Second, Version: metrics.Version, Logger: log})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})

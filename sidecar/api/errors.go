@@ -48,6 +48,7 @@ var statusOf = map[tools.Code]int{
 	tools.CodeTooLarge:  http.StatusRequestEntityTooLarge,
 	tools.CodeNoSpace:   http.StatusInsufficientStorage,
 	tools.CodeCanceled:  http.StatusServiceUnavailable,
+	tools.CodeNoPublish: http.StatusServiceUnavailable,
 }
 
 // body turns any error into its JSON body and HTTP status.

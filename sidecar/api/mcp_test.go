@@ -46,7 +46,7 @@ func checkMCP(t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if strings.Join(names, " ") != "delete edit exec find grep ls read write" {
+	if strings.Join(names, " ") != "delete edit exec find grep ls publish read write" {
 		t.Errorf("tools %v", names)
 	}
 	for _, tc := range []struct {

@@ -116,9 +116,14 @@ var toolset = []tool{
 		"Run a POSIX shell command line with the workspace at /workspace (the default working directory) and return its exit code, stdout and stderr "+
 			"(each capped; redirect large output to a file and read it in pages). "+
 			"Choose the backend: shell (default) is an in-process shell with built-in coreutils-style commands (ls, cat, grep, sed, awk, find, jq, sort, wc, diff, xargs…), "+
-			"instant and best for inspecting and transforming files; container runs a real Linux userland for real programs (compilers, interpreters, package managers, git, test runners). "+
+			"instant and best for inspecting and transforming files; js runs the command as a Node.js program (a fresh runtime per exec, node:fs/promises and the other core modules on the workspace, import/export, TypeScript, top-level await) in about a millisecond; "+
+			"container runs a real Linux userland for real programs (compilers, interpreters, package managers, git, test runners). "+
 			"The result lists the workspace paths the command changed.",
 		false, true, (*tools.Service).ExecTool),
+	def("publish", "Publish link",
+		"Make a public, signed link to a workspace file or directory that anyone can download until it expires (default 1 hour, at most 30 days); "+
+			"a directory downloads as a .tar.gz. Use it to hand the user an artifact (an image, a report, a build). Links cannot be revoked one by one."+pathNote,
+		true, false, (*tools.Service).Publish),
 }
 
 func findTool(name string) (tool, bool) {

@@ -413,7 +413,9 @@ func (v *view) Rename(oldname, newname string) error {
 func (v *view) Symlink(target, name string) error {
 	t, inner, err := v.target("symlink", name, false, syscall.EEXIST)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		// Outside every place a link cannot be made; a missing parent
+		// inside one is ENOENT, as symlink(2).
+		if pl, _, _ := v.m.locate(path.Clean(name)); errors.Is(err, fs.ErrNotExist) && pl == placeNone {
 			return pathErr("symlink", name, syscall.EACCES)
 		}
 		return err
@@ -489,4 +491,38 @@ func (f *budgetFile) Write(p []byte) (int, error) {
 		return 0, pathErr("write", f.name, syscall.EFBIG)
 	}
 	return f.File.Write(p)
+}
+
+// ReadAt, WriteAt, Seek and Truncate reach the file below when it has them
+// (the JavaScript backend's file handles read and write at offsets).
+func (f *budgetFile) ReadAt(p []byte, off int64) (int, error) {
+	if ra, ok := f.File.(io.ReaderAt); ok {
+		return ra.ReadAt(p, off)
+	}
+	return 0, pathErr("read", f.name, syscall.EINVAL)
+}
+
+func (f *budgetFile) WriteAt(p []byte, off int64) (int, error) {
+	wa, ok := f.File.(io.WriterAt)
+	if !ok {
+		return 0, pathErr("write", f.name, syscall.EINVAL)
+	}
+	if err := f.run.chargeWrite(int64(len(p))); err != nil {
+		return 0, pathErr("write", f.name, syscall.EFBIG)
+	}
+	return wa.WriteAt(p, off)
+}
+
+func (f *budgetFile) Seek(off int64, whence int) (int64, error) {
+	if s, ok := f.File.(io.Seeker); ok {
+		return s.Seek(off, whence)
+	}
+	return 0, pathErr("seek", f.name, syscall.ESPIPE)
+}
+
+func (f *budgetFile) Truncate(size int64) error {
+	if t, ok := f.File.(interface{ Truncate(int64) error }); ok {
+		return t.Truncate(size)
+	}
+	return pathErr("truncate", f.name, syscall.EINVAL)
 }

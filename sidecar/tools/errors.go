@@ -33,6 +33,7 @@ const (
 	CodeCanceled  Code = "canceled"
 	CodeInternal  Code = "internal"
 	CodeNoExec    Code = "unknown_exec"
+	CodeNoPublish Code = "publishing_unavailable"
 )
 
 // Error is a tool failure with a message written for the model.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/archive"
@@ -36,6 +37,9 @@ type Options struct {
 	Audit func(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error)
 	// KeepFinished is how many finished execs stay listed.
 	KeepFinished int
+	// Publish makes a public link to a workspace path for actor; nil
+	// makes the publish tool report that no public listener runs.
+	Publish func(ctx context.Context, actor, path string, ttl time.Duration) (string, error)
 }
 
 func (o Options) withDefaults() Options {

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/js"
+	"github.com/sqlfs/sqlfs/sidecar/publish"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+func init() {
+	register("publish", "make a signed, expiring public link to a workspace file or directory", runPublish)
+}
+
+const publishUsage = `usage: sqlfs-exec publish --store STORE [--ttl 1h] PATH
+       sqlfs-exec publish --store STORE --revoke-all
+
+Prints a public link to PATH (a file, or a directory served as .tar.gz)
+that works until the TTL passes, through the public listener of
+'sqlfs-exec serve --public-addr'. --revoke-all rotates the store's signing
+key (STORE.publish-key), which ends every link made so far.
+
+`
+
+// publishFunc is how the tools and the js backend make links, or nil when
+// the workspace has no public base URL.
+type publishFunc = func(ctx context.Context, actor, path string, ttl time.Duration) (string, error)
+
+// newPublisher makes links for the store at store, served at base (or at
+// the base URL a serving process recorded beside the store).
+func newPublisher(store string, f *sfs.FS, base string) (publishFunc, error) {
+	if base == "" {
+		b, err := os.ReadFile(publish.BaseURLPath(store))
+		if err != nil {
+			// No public listener runs for this store: publishing is unavailable.
+			return nil, nil
+		}
+		base = string(b)
+	}
+	links, err := publish.Open(store, base)
+	if err != nil {
+		return nil, err
+	}
+	return publish.Publisher{Links: links, FS: f}.PublishAs, nil
+}
+
+// jsPublisher adapts a publishFunc to sqlfs:publish.
+type jsPublisher struct{ fn publishFunc }
+
+func (p jsPublisher) Publish(ctx context.Context, path string, ttlSeconds float64) (string, error) {
+	return p.fn(ctx, "exec:js", path, time.Duration(ttlSeconds*float64(time.Second)))
+}
+
+// addJSBackend adds the JavaScript backend, which runs programs through the
+// shell backend, and returns the tools' options with publishing wired.
+func addJSBackend(store string, f *sfs.FS, backends map[string]sidecar.Backend, o workspaceOptions) (tools.Options, error) {
+	pub, err := newPublisher(store, f, o.publicURL)
+	if err != nil {
+		return tools.Options{}, err
+	}
+	var opts js.Options
+	if pub != nil {
+		opts.Publisher = jsPublisher{pub}
+	}
+	backends["js"] = js.New(backends["shell"], opts)
+	return tools.Options{Publish: pub}, nil
+}
+
+// servePublic serves published links on addr until ctx ends and records
+// the base URL beside the store for `sqlfs-exec publish`.
+func servePublic(ctx context.Context, store string, f *sfs.FS, addr, base string, log *slog.Logger) error {
+	links, err := publish.Open(store, base)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("public listener: %w", err)
+	}
+	if err := os.WriteFile(publish.BaseURLPath(store), []byte(base), 0o600); err != nil {
+		ln.Close()
+		return fmt.Errorf("public listener: %w", err)
+	}
+	srv := &http.Server{Handler: publish.Handler(f, links, log), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		os.Remove(publish.BaseURLPath(store))
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("public listener stopped", "addr", addr, "err", err)
+		}
+	}()
+	log.Info("serving published links", "addr", ln.Addr().String(), "base", base)
+	return nil
+}
+
+func runPublish(ctx context.Context, args []string) int {
+	fset, ws := clientFlags("publish", publishUsage)
+	ttl := fset.Duration("ttl", publish.DefaultTTL, "how long the link works")
+	revoke := fset.Bool("revoke-all", false, "rotate the signing key, ending every link made so far")
+	base := fset.String("base-url", "", "base `URL` of the public listener, when the serving process is not running here")
+	if code, ok := parseFlags(fset, args); !ok {
+		return code
+	}
+	if ws.store == "" || (*revoke != (fset.NArg() == 0)) || fset.NArg() > 1 {
+		fset.Usage()
+		return 2
+	}
+	if *revoke {
+		if err := publish.RotateKey(ws.store); err != nil {
+			return fail("publish", err)
+		}
+		fmt.Println("signing key rotated: every published link is revoked")
+		return 0
+	}
+	ws.local = workspaceOptions{publicURL: *base}
+	in, _ := json.Marshal(tools.PublishInput{Path: fset.Arg(0), TTLSeconds: ttl.Seconds()})
+	return ws.run(ctx, "publish", func(conn api.Conn) int {
+		res, err := conn.Call(ctx, "publish", in)
+		if err != nil {
+			return fail("publish", err)
+		}
+		var out tools.PublishOutput
+		if err := json.Unmarshal(res.Result, &out); err != nil {
+			return fail("publish", err)
+		}
+		fmt.Println(out.URL)
+		return 0
+	})
+}
+
+// publicBase is the base URL of links served on addr.
+func publicBase(addr, url string) string {
+	if url != "" || addr == "" {
+		return url
+	}
+	return "http://" + addr
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPublish runs the owner with a public listener: a js exec and the
+// publish command make links, the listener serves them, --revoke-all ends
+// them, and without a listener publish says why it cannot.
+func TestPublish(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "ws.db")
+	if _, stderr, code := sqlfsExec(t, "", "publish", "--store", store, "x"); code == 0 || !strings.Contains(stderr, "public listener") {
+		t.Errorf("publish with no listener: exit %d, %q", code, stderr)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	startOwner(t, store, "--public-addr", addr)
+
+	jsURL, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--backend", "js", "--",
+		`require('fs').writeFileSync('report.txt', 'numbers\n'); require('sqlfs:publish').publish('report.txt').then(console.log)`)
+	if code != 0 || !strings.HasPrefix(jsURL, "http://"+addr+"/p/report.txt?") {
+		t.Fatalf("js publish: exit %d, %q, %q", code, jsURL, stderr)
+	}
+	cliURL, stderr, code := sqlfsExec(t, "", "publish", "--store", store, "--ttl", "5m", "report.txt")
+	if code != 0 {
+		t.Fatalf("publish: exit %d, %q", code, stderr)
+	}
+	for _, u := range []string{jsURL, cliURL} {
+		if status, body := fetch(t, strings.TrimSpace(u)); status != 200 || body != "numbers\n" {
+			t.Errorf("GET %s: %d %q", u, status, body)
+		}
+	}
+	if _, _, code := sqlfsExec(t, "", "publish", "--store", store, "--revoke-all"); code != 0 {
+		t.Fatalf("revoke-all: exit %d", code)
+	}
+	if status, _ := fetch(t, strings.TrimSpace(cliURL)); status != http.StatusNotFound {
+		t.Errorf("after --revoke-all: %d", status)
+	}
+}
+
+func fetch(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

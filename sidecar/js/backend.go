@@ -1,0 +1,66 @@
+// Package js is the JavaScript exec backend: each exec runs a program in a
+// fresh goja runtime with Node's core modules (fs, path, util, events,
+// child_process, …) over the workspace, ES modules and TypeScript through
+// esbuild, and `node` as a command of the shell backend. Programs run
+// inside the shell backend's machinery, so the workspace, /tmp, the audit
+// actor, the timeout, the output cap and the write budget are the shell's;
+// the memory budget is this package's.
+package js
+
+import (
+	"context"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// AllowNetwork lets programs use fetch; without it fetch rejects.
+	AllowNetwork bool
+	// MaxHeapBytes is how much the heap may grow while one program runs
+	// before it is stopped; zero means DefaultMaxHeapBytes.
+	MaxHeapBytes int64
+	// Publisher serves sqlfs:publish; nil makes publish fail with a clear
+	// error.
+	Publisher Publisher
+}
+
+// Backend runs JavaScript: Request.Command is the program's source.
+type Backend struct {
+	shell sidecar.Backend
+	cfg   config
+}
+
+var _ sidecar.Backend = (*Backend)(nil)
+
+// New returns a JavaScript backend that runs programs through shell (a
+// shell backend, which knows the `node` command this package registers).
+// The caller keeps ownership of shell.
+func New(shell sidecar.Backend, opts Options) *Backend {
+	cfg := config{allowNetwork: opts.AllowNetwork, maxHeapBytes: opts.MaxHeapBytes, publisher: opts.Publisher}
+	if cfg.maxHeapBytes <= 0 {
+		cfg.maxHeapBytes = DefaultMaxHeapBytes
+	}
+	return &Backend{shell: shell, cfg: cfg}
+}
+
+// Name implements sidecar.Backend.
+func (b *Backend) Name() string { return "js" }
+
+// Close implements sidecar.Backend; the shell backend is the caller's.
+func (b *Backend) Close() error { return nil }
+
+// Exec runs req.Command as a Node program (`node -e`), with the request's
+// directory, environment, streams, limits and actor.
+func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result, error) {
+	src, err := syntax.Quote(req.Command, syntax.LangBash)
+	if err != nil {
+		// Only NUL bytes cannot be quoted; no program contains one.
+		return sidecar.Result{}, err
+	}
+	req.Command = "node -e " + src
+	cfg := b.cfg
+	return b.shell.Exec(context.WithValue(ctx, configKey{}, &cfg), req)
+}

@@ -1,0 +1,162 @@
+package js
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+func TestPrograms(t *testing.T) {
+	b, _, _ := newTestBackend(t, Options{})
+	for _, tc := range []struct {
+		name, code, stdout string
+		exit               int
+		stderr             string
+	}{
+		{"print", `console.log(1)`, "1\n", 0, ""},
+		{"event loop order", `setTimeout(() => console.log('timer'), 1); setImmediate(() => console.log('immediate'));
+			Promise.resolve().then(() => console.log('micro')); process.nextTick(() => console.log('tick')); console.log('sync')`,
+			"sync\ntick\nmicro\nimmediate\ntimer\n", 0, ""},
+		{"interval cleared", `let n = 0; const t = setInterval(() => { if (++n === 3) { clearInterval(t); console.log(n); } }, 1)`, "3\n", 0, ""},
+		{"unref timer does not hold", `setTimeout(() => console.log('never'), 10000).unref(); console.log('done')`, "done\n", 0, ""},
+		{"pending promise ends", `new Promise(() => {}); console.log('x')`, "x\n", 0, ""},
+		{"uncaught error", `function f() { throw new Error('boom'); } f()`, "", 1, "Error: boom\n    at f ("},
+		{"uncaught in timer", `setTimeout(() => { throw new TypeError('late'); }, 1)`, "", 1, "TypeError: late"},
+		{"unhandled rejection", `Promise.reject(new Error('rej'))`, "", 1, "Error: rej"},
+		{"exit code", `process.exitCode = 3; console.log('a')`, "a\n", 3, ""},
+		{"exit runs exit handlers", `process.on('exit', (c) => console.log('bye', c)); process.exit(4); console.log('no')`, "bye 4\n", 4, ""},
+		{"syntax error", `let = ;`, "", 1, "SyntaxError"},
+		{"typescript", `const n: number = 2; interface P { x: number } const p: P = { x: n }; console.log(p)`, "{ x: 2 }\n", 0, ""},
+		{"esm import", `import { join } from 'node:path'; export const x = 1; console.log(join('a', 'b'))`, "a/b\n", 0, ""},
+		{"top-level await", `import { setTimeout as sleep } from 'node:timers/promises'; await sleep(1); console.log(await Promise.resolve(5))`, "5\n", 0, ""},
+		{"fetch refused", `fetch('http://example.com/').catch((e) => console.log(e.message, '|', e.cause.code))`, "fetch failed | ERR_SQLFS_NO_NETWORK\n", 0, ""},
+		{"sqlfs:git unavailable", `try { require('sqlfs:git') } catch (e) { console.log(e.code) }`, "ERR_SQLFS_UNAVAILABLE\n", 0, ""},
+		{"child_process", `const cp = require('child_process'); require('fs').writeFileSync('f', 'x\ny\n'); console.log(cp.execSync('wc -l < f', { encoding: 'utf8' }).trim());
+			try { cp.execSync('exit 3', { stdio: 'pipe' }) } catch (e) { console.log(e.status) }`, "2\n3\n", 0, ""},
+		{"fs error fields", `try { require('fs').readFileSync('missing.txt') } catch (e) { console.log(e.code, e.errno, e.syscall, e.path, e.message) }`,
+			"ENOENT -2 open missing.txt ENOENT: no such file or directory, open 'missing.txt'\n", 0, ""},
+		{"promises error fields", `require('fs/promises').rmdir('nodir').catch((e) => console.log(e.code, e.syscall))`, "ENOENT rmdir\n", 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := run(t, b, sidecar.Request{Command: tc.code})
+			if out.stdout != tc.stdout || out.ExitCode != tc.exit || !strings.Contains(out.stderr, tc.stderr) {
+				t.Errorf("got exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr containing %q",
+					out.ExitCode, out.stdout, out.stderr, tc.exit, tc.stdout, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestLimits(t *testing.T) {
+	b, _, _ := newTestBackend(t, Options{MaxHeapBytes: 64 << 20})
+	for _, tc := range []struct {
+		name   string
+		code   string
+		limits sidecar.Limits
+		check  func(out execOut) bool
+	}{
+		{"infinite loop", `for (;;) {}`, sidecar.Limits{Timeout: 200 * time.Millisecond},
+			func(out execOut) bool { return out.TimedOut && out.ExitCode == 124 }},
+		{"never-settling interval", `new Promise(() => setInterval(() => {}, 5))`, sidecar.Limits{Timeout: 200 * time.Millisecond},
+			func(out execOut) bool { return out.TimedOut && out.ExitCode == 124 }},
+		{"async loop", `(async () => { for (;;) await null })()`, sidecar.Limits{Timeout: 200 * time.Millisecond},
+			func(out execOut) bool { return out.TimedOut && out.ExitCode == 124 }},
+		{"output cap", `for (let i = 0; i < 10000; i++) console.log('x'.repeat(99))`, sidecar.Limits{MaxOutputBytes: 1000},
+			func(out execOut) bool {
+				return out.Truncated && out.ExitCode == 0 && len(out.stdout) < 1200 && strings.Contains(out.stdout, "output truncated")
+			}},
+		{"heap budget", `const a = []; for (;;) a.push(new Array(1e5).fill(1.5))`, sidecar.Limits{Timeout: 30 * time.Second},
+			func(out execOut) bool {
+				return out.ExitCode == 134 && strings.Contains(out.stderr, "heap out of memory")
+			}},
+		{"write budget", `require('fs').writeFileSync('big', Buffer.alloc(1 << 20))`, sidecar.Limits{MaxWriteBytes: 1000},
+			func(out execOut) bool { return out.ExitCode != 0 && out.LimitHit == "max_write_bytes" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			out := run(t, b, sidecar.Request{Command: tc.code, Limits: tc.limits})
+			if !tc.check(out) {
+				t.Errorf("exit %d, timed out %v, truncated %v, limit %q, stdout %.200q, stderr %.300q",
+					out.ExitCode, out.TimedOut, out.Truncated, out.LimitHit, out.stdout, out.stderr)
+			}
+			// A stopped program ends soon after its deadline, even under -race.
+			if d := time.Since(start); tc.limits.Timeout > 0 && tc.limits.Timeout < time.Second && d > tc.limits.Timeout+5*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+}
+
+func TestFreshRuntimeAndAudit(t *testing.T) {
+	b, _, fsys := newTestBackend(t, Options{})
+	run(t, b, sidecar.Request{Command: `globalThis.leak = 1; require('fs').writeFileSync('a.txt', 'x')`, Actor: "exec:js-test"})
+	if out := run(t, b, sidecar.Request{Command: `console.log(typeof leak)`}); out.stdout != "undefined\n" {
+		t.Errorf("second exec sees %q of the first", out.stdout)
+	}
+	if err := fsys.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := fsys.Store().Audit(context.Background(), sqlstore.AuditFilter{Actor: "exec:js-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) == 0 || evs[len(evs)-1].Path != "/a.txt" {
+		t.Errorf("audit for exec:js-test: %+v", evs)
+	}
+}
+
+func TestNodeCommand(t *testing.T) {
+	_, sh, _ := newTestBackend(t, Options{})
+	out := run(t, sh, sidecar.Request{Command: `echo 'module.exports = (a) => a * 2' > lib.js
+echo '{"n": 21}' > data.json
+printf 'const d = require("./data.json"); console.log(require("./lib")(d.n), process.argv.slice(2).join(","))' > main.js
+node main.js p q; node -p '[1, "a"]'; node -e 'console.log(40 + 2)'; echo 'console.log("stdin")' | node`})
+	want := "42 p,q\n[ 1, 'a' ]\n42\nstdin\n"
+	if out.stdout != want || out.ExitCode != 0 {
+		t.Errorf("stdout %q exit %d stderr %q; want %q", out.stdout, out.ExitCode, out.stderr, want)
+	}
+}
+
+func TestFetchAllowed(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Echo", r.Header.Get("X-In"))
+		w.WriteHeader(201)
+		fmt.Fprintf(w, `{"method":%q,"body":%q}`, r.Method, body)
+	}))
+	defer srv.Close()
+	b, _, _ := newTestBackend(t, Options{AllowNetwork: true})
+	out := run(t, b, sidecar.Request{Command: `const r = await fetch('` + srv.URL + `', { method: 'post', body: 'hi', headers: { 'X-In': 'v' } });
+console.log(r.status, r.ok, r.headers.get('x-echo'), await r.json());
+await fetch('http://127.0.0.1:1/').catch((e) => console.log(e.message));`})
+	want := "201 true v { method: 'POST', body: 'hi' }\nfetch failed\n"
+	if out.stdout != want || out.ExitCode != 0 {
+		t.Errorf("stdout %q exit %d stderr %q; want %q", out.stdout, out.ExitCode, out.stderr, want)
+	}
+}
+
+// TestHostIsolation: a program sees the workspace, /tmp and /dev/null and
+// nothing of the host, whatever path it tries.
+func TestHostIsolation(t *testing.T) {
+	b, _, _ := newTestBackend(t, Options{})
+	out := run(t, b, sidecar.Request{Command: `const fs = require('fs');
+for (const p of ['/etc/passwd', '../../etc/passwd', '/proc/self/environ', '/workspace/../etc/hostname']) {
+  try { fs.readFileSync(p); console.log('READ', p) } catch (e) { console.log(e.code) }
+}
+try { fs.writeFileSync('/etc/x', 'x'); console.log('WROTE') } catch (e) { console.log(e.code) }
+try { require('/etc/passwd'); console.log('REQUIRED') } catch (e) { console.log(e.code) }
+console.log(require('child_process').execSync('cat /etc/passwd 2>&1; echo $?', { encoding: 'utf8' }).trim().split('\n').pop());
+fs.writeFileSync('/tmp/scratch', 'ok'); console.log(fs.readFileSync('/tmp/scratch', 'utf8'), process.env.HOME, process.env.GOPATH)`})
+	want := "ENOENT\nENOENT\nENOENT\nENOENT\nENOENT\nMODULE_NOT_FOUND\n1\nok /workspace undefined\n"
+	if out.stdout != want {
+		t.Errorf("stdout %q, want %q; stderr %q", out.stdout, want, out.stderr)
+	}
+}

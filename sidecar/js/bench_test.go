@@ -1,0 +1,49 @@
+package js
+
+import (
+	"context"
+	"io"
+	"os/exec"
+	"testing"
+
+	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// The benchmarks run each program end to end in the js backend (store)
+// and as a node process on a native directory (native), side by side:
+// compare the two ns/op as a ratio.
+
+const smallFilesProgram = `const fs = require('fs');
+const d = fs.mkdtempSync('run-');
+for (let i = 0; i < 1000; i++) fs.writeFileSync(d + '/f' + i + '.json', JSON.stringify({ i, name: 'file ' + i, tags: ['a', 'b'] }));
+let sum = 0;
+for (let i = 0; i < 1000; i++) sum += JSON.parse(fs.readFileSync(d + '/f' + i + '.json', 'utf8')).i;
+if (sum !== 499500) throw new Error('sum ' + sum);`
+
+func BenchmarkConsoleLog(b *testing.B) { benchProgram(b, `console.log(1)`) }
+func BenchmarkSmallFiles(b *testing.B) { benchProgram(b, smallFilesProgram) }
+
+func benchProgram(b *testing.B, code string) {
+	b.Run("store", func(b *testing.B) {
+		be, _, _ := newTestBackend(b, Options{})
+		for b.Loop() {
+			res, err := be.Exec(context.Background(), sidecar.Request{Command: code, Stdout: io.Discard})
+			if err != nil || res.ExitCode != 0 {
+				b.Fatalf("exit %d: %v", res.ExitCode, err)
+			}
+		}
+	})
+	b.Run("native", func(b *testing.B) {
+		node, err := exec.LookPath("node")
+		fusetest.Require(b, "nodejs", err)
+		dir := b.TempDir()
+		for b.Loop() {
+			cmd := exec.Command(node, "-e", code)
+			cmd.Dir = dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("node: %v\n%s", err, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,129 @@
+package js
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// TestCorpusAgainstNode runs every script of testdata/corpus with Debian's
+// node in a native directory and with the js backend in a workspace
+// directory, and compares stdout, the exit status and the tree the script
+// left behind.
+func TestCorpusAgainstNode(t *testing.T) {
+	node, err := exec.LookPath("node")
+	fusetest.Require(t, "nodejs (Debian package nodejs)", err)
+	scripts, err := filepath.Glob("testdata/corpus/*.js")
+	if err != nil || len(scripts) < 60 {
+		t.Fatalf("corpus: %d scripts, %v", len(scripts), err)
+	}
+	b, _, fsys := newTestBackend(t, Options{})
+	for _, script := range scripts {
+		name := strings.TrimSuffix(filepath.Base(script), ".js")
+		t.Run(name, func(t *testing.T) {
+			code, err := os.ReadFile(script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			cmd := exec.Command(node, "-e", string(code))
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8"}
+			var nodeOut bytes.Buffer
+			cmd.Stdout = &nodeOut
+			cmd.Stderr = &bytes.Buffer{}
+			nodeExit := 0
+			if err := cmd.Run(); err != nil {
+				ee, ok := err.(*exec.ExitError)
+				if !ok {
+					t.Fatalf("node: %v", err)
+				}
+				nodeExit = ee.ExitCode()
+			}
+
+			if err := fsys.Mkdir("/"+name, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out := run(t, b, sidecar.Request{Command: string(code), Dir: name})
+			if out.ExitCode != nodeExit {
+				t.Errorf("exit %d, node %d; stderr:\n%s", out.ExitCode, nodeExit, out.stderr)
+			}
+			if out.stdout != nodeOut.String() {
+				t.Errorf("stdout differs\n--- sqlfs\n%s--- node\n%s--- stderr\n%s", out.stdout, nodeOut.String(), out.stderr)
+			}
+			if got, want := storeTree(t, fsys, "/"+name), nativeTree(t, dir); got != want {
+				t.Errorf("tree differs\n--- sqlfs\n%s--- node\n%s", got, want)
+			}
+		})
+	}
+}
+
+// A tree is listed one entry a line: path, type, and contents or target.
+func nativeTree(t *testing.T, root string) string {
+	var lines []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || p == root {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			lines = append(lines, fmt.Sprintf("%s -> %s", rel, target))
+		case d.IsDir():
+			lines = append(lines, rel+"/")
+		default:
+			data, _ := os.ReadFile(p)
+			lines = append(lines, fmt.Sprintf("%s %q", rel, data))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return joinSorted(lines)
+}
+
+func storeTree(t *testing.T, fsys *sfs.FS, root string) string {
+	var lines []string
+	var walk func(dir string)
+	walk = func(dir string) {
+		ents, err := fsys.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			p := path.Join(dir, e.Name)
+			rel := strings.TrimPrefix(p, root+"/")
+			switch e.Mode & syscall.S_IFMT {
+			case syscall.S_IFLNK:
+				target, _ := fsys.Readlink(p)
+				lines = append(lines, fmt.Sprintf("%s -> %s", rel, target))
+			case syscall.S_IFDIR:
+				lines = append(lines, rel+"/")
+				walk(p)
+			default:
+				data, _ := fsys.ReadFile(p)
+				lines = append(lines, fmt.Sprintf("%s %q", rel, data))
+			}
+		}
+	}
+	walk(root)
+	return joinSorted(lines)
+}
+
+func joinSorted(lines []string) string {
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n"
+}

@@ -1,0 +1,751 @@
+package js
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"math/rand/v2"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/dop251/goja"
+	"github.com/dop251/goja_nodejs/buffer"
+)
+
+// The fs natives work on the shell's filesystem (builtin.FS), so every
+// change goes through the fs core under the exec's actor and write budget.
+// They are synchronous and throw Node's errors; the prelude builds the
+// promise and callback forms over them.
+
+// umask is the file mode creation mask programs run with, as Node's
+// default under a login shell.
+const umask = 0o022
+
+// uvErrors are libuv's messages, which Node puts in its error messages.
+var uvErrors = map[syscall.Errno]string{
+	syscall.ENOENT:       "no such file or directory",
+	syscall.EEXIST:       "file already exists",
+	syscall.ENOTDIR:      "not a directory",
+	syscall.EISDIR:       "illegal operation on a directory",
+	syscall.ENOTEMPTY:    "directory not empty",
+	syscall.EACCES:       "permission denied",
+	syscall.EPERM:        "operation not permitted",
+	syscall.EINVAL:       "invalid argument",
+	syscall.EBADF:        "bad file descriptor",
+	syscall.ELOOP:        "too many symbolic links encountered",
+	syscall.EXDEV:        "cross-device link not permitted",
+	syscall.EROFS:        "read-only file system",
+	syscall.ENOSPC:       "no space left on device",
+	syscall.EFBIG:        "file too large",
+	syscall.ENAMETOOLONG: "name too long",
+}
+
+var errnoNames = map[syscall.Errno]string{
+	syscall.ENOENT: "ENOENT", syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR",
+	syscall.EISDIR: "EISDIR", syscall.ENOTEMPTY: "ENOTEMPTY", syscall.EACCES: "EACCES",
+	syscall.EPERM: "EPERM", syscall.EINVAL: "EINVAL", syscall.EBADF: "EBADF",
+	syscall.ELOOP: "ELOOP", syscall.EXDEV: "EXDEV", syscall.EROFS: "EROFS",
+	syscall.ENOSPC: "ENOSPC", syscall.EFBIG: "EFBIG", syscall.ENAMETOOLONG: "ENAMETOOLONG",
+	syscall.EIO: "EIO", syscall.EDQUOT: "EDQUOT",
+}
+
+// throwFS throws err as Node's fs errors look: code, errno, syscall, path
+// (and dest for two-path calls), message "CODE: text, syscall 'path'".
+func (v *vm) throwFS(err error, call, p string, dest ...string) {
+	errno := syscall.EIO
+	if e, ok := errors.AsType[syscall.Errno](err); ok {
+		errno = e
+	}
+	code := errnoNames[errno]
+	if code == "" {
+		code = "E" + strings.ToUpper(strings.ReplaceAll(errno.Error(), " ", "_"))
+	}
+	text := uvErrors[errno]
+	if text == "" {
+		text = errno.Error()
+	}
+	msg := fmt.Sprintf("%s: %s, %s '%s'", code, text, call, p)
+	if len(dest) > 0 {
+		msg += fmt.Sprintf(" -> '%s'", dest[0])
+	}
+	e, _ := v.rt.New(v.rt.Get("Error"), v.rt.ToValue(msg))
+	_ = e.Set("errno", -int(errno))
+	_ = e.Set("code", code)
+	_ = e.Set("syscall", call)
+	_ = e.Set("path", p)
+	if len(dest) > 0 {
+		_ = e.Set("dest", dest[0])
+	}
+	panic(e)
+}
+
+func (v *vm) abs(base, name string) string {
+	if path.IsAbs(name) {
+		return path.Clean(name)
+	}
+	if base == "" {
+		base = v.cwd
+	}
+	return path.Join(base, name)
+}
+
+// resolve makes a program's path absolute. As the kernel does, an empty
+// path names nothing and a trailing slash needs a directory.
+func (v *vm) resolve(call, p string) string {
+	if p == "" {
+		v.throwFS(syscall.ENOENT, call, p)
+	}
+	abs := v.abs(v.cwd, p)
+	if strings.HasSuffix(p, "/") && abs != "/" {
+		if fi, err := v.env.FS.Stat(abs); err == nil && !fi.IsDir() {
+			v.throwFS(syscall.ENOTDIR, call, p)
+		}
+	}
+	return abs
+}
+
+// createPath resolves a path a file is to be created at: a trailing slash
+// makes that EISDIR, as open(2) with O_CREAT.
+func (v *vm) createPath(call, p string, flag int) string {
+	if flag&os.O_CREATE != 0 && strings.HasSuffix(p, "/") {
+		v.throwFS(syscall.EISDIR, call, p)
+	}
+	return v.resolve(call, p)
+}
+
+// lstat is lstat(2) of abs, named p by the program: a trailing slash
+// follows a final symlink and needs a directory.
+func (v *vm) lstat(abs, p string) (iofs.FileInfo, error) {
+	if !strings.HasSuffix(p, "/") {
+		return v.env.FS.Lstat(abs)
+	}
+	fi, err := v.env.FS.Stat(abs)
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	return fi, err
+}
+
+// dirPath resolves a path whose trailing slash, if any, the call itself
+// judges (mkdir, rename, symlink, lstat).
+func (v *vm) dirPath(call, p string) string {
+	if p == "" {
+		v.throwFS(syscall.ENOENT, call, p)
+	}
+	return v.abs(v.cwd, p)
+}
+
+func (v *vm) chdir(dir string) {
+	p := v.resolve("chdir", dir)
+	fi, err := v.env.FS.Stat(p)
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		v.throwFS(err, "chdir", dir)
+	}
+	v.cwd = p
+}
+
+// openFlags turns Node's flags ("r", "w+", "ax", or a number) into os.O_*.
+func openFlags(flag goja.Value) (int, error) {
+	if flag == nil || goja.IsUndefined(flag) || goja.IsNull(flag) {
+		return os.O_RDONLY, nil
+	}
+	if n, ok := flag.Export().(int64); ok {
+		return int(n), nil
+	}
+	switch flag.String() {
+	case "r", "rs", "sr":
+		return os.O_RDONLY, nil
+	case "r+", "rs+", "sr+":
+		return os.O_RDWR, nil
+	case "w":
+		return os.O_WRONLY | os.O_CREATE | os.O_TRUNC, nil
+	case "wx", "xw":
+		return os.O_WRONLY | os.O_CREATE | os.O_TRUNC | os.O_EXCL, nil
+	case "w+":
+		return os.O_RDWR | os.O_CREATE | os.O_TRUNC, nil
+	case "wx+", "xw+":
+		return os.O_RDWR | os.O_CREATE | os.O_TRUNC | os.O_EXCL, nil
+	case "a", "as", "sa":
+		return os.O_WRONLY | os.O_CREATE | os.O_APPEND, nil
+	case "ax", "xa":
+		return os.O_WRONLY | os.O_CREATE | os.O_APPEND | os.O_EXCL, nil
+	case "a+", "as+", "sa+":
+		return os.O_RDWR | os.O_CREATE | os.O_APPEND, nil
+	case "ax+", "xa+":
+		return os.O_RDWR | os.O_CREATE | os.O_APPEND | os.O_EXCL, nil
+	}
+	return 0, fmt.Errorf("invalid flag %q", flag.String())
+}
+
+func (v *vm) bytesOf(data goja.Value) []byte {
+	if o, ok := data.(*goja.Object); ok {
+		var b []byte
+		if err := v.rt.ExportTo(o, &b); err == nil {
+			return b
+		}
+		if ab, ok := o.Export().(goja.ArrayBuffer); ok {
+			return ab.Bytes()
+		}
+	}
+	return []byte(data.String())
+}
+
+// fdTable holds the program's open files; Node numbers them from 3 up.
+type fdTable struct {
+	next  int
+	files map[int]*openFile
+}
+
+type openFile struct {
+	f    fileLike
+	name string
+	pos  int64
+}
+
+type fileLike interface {
+	io.Reader
+	io.Writer
+	io.Closer
+	Stat() (iofs.FileInfo, error)
+}
+
+// stdinFile is fd 0: the program's standard input.
+type stdinFile struct{ io.Reader }
+
+func (stdinFile) Write([]byte) (int, error)    { return 0, syscall.EBADF }
+func (stdinFile) Close() error                 { return nil }
+func (stdinFile) Stat() (iofs.FileInfo, error) { return nil, syscall.EINVAL }
+
+func (v *vm) file(fd int, call string) *openFile {
+	f := v.files.files[fd]
+	if f == nil && fd == 0 && v.env.Stdin != nil {
+		f = &openFile{f: stdinFile{v.env.Stdin}, name: "/dev/stdin"}
+	}
+	if f == nil {
+		e, _ := v.rt.New(v.rt.Get("Error"), v.rt.ToValue("EBADF: bad file descriptor, "+call))
+		_ = e.Set("errno", -int(syscall.EBADF))
+		_ = e.Set("code", "EBADF")
+		_ = e.Set("syscall", call)
+		panic(e)
+	}
+	return f
+}
+
+// statArray is Node's internal stat layout: dev, mode, nlink, uid, gid,
+// rdev, blksize, ino, size, blocks, then the times in ms.
+func statArray(fi iofs.FileInfo) []float64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return []float64{0, float64(unixMode(fi)), 1, 0, 0, 0, 4096, 0, float64(fi.Size()), 0, ms(fi.ModTime()), ms(fi.ModTime()), ms(fi.ModTime()), ms(fi.ModTime())}
+	}
+	ts := func(t syscall.Timespec) float64 { return float64(t.Sec)*1e3 + float64(t.Nsec)/1e6 }
+	return []float64{float64(st.Dev), float64(st.Mode), float64(st.Nlink), float64(st.Uid), float64(st.Gid),
+		float64(st.Rdev), float64(st.Blksize), float64(st.Ino), float64(st.Size), float64(st.Blocks),
+		ts(st.Atim), ts(st.Mtim), ts(st.Ctim), ts(st.Ctim)}
+}
+
+func ms(t time.Time) float64 { return float64(t.UnixNano()) / 1e6 }
+
+func unixMode(fi iofs.FileInfo) uint32 {
+	m := uint32(fi.Mode().Perm())
+	switch {
+	case fi.IsDir():
+		m |= syscall.S_IFDIR
+	case fi.Mode()&iofs.ModeSymlink != 0:
+		m |= syscall.S_IFLNK
+	default:
+		m |= syscall.S_IFREG
+	}
+	return m
+}
+
+// direntType is libuv's UV_DIRENT_* for a mode.
+func direntType(m iofs.FileMode) int {
+	switch {
+	case m.IsRegular():
+		return 1
+	case m.IsDir():
+		return 2
+	case m&iofs.ModeSymlink != 0:
+		return 3
+	case m&iofs.ModeNamedPipe != 0:
+		return 4
+	case m&iofs.ModeSocket != 0:
+		return 5
+	case m&iofs.ModeCharDevice != 0:
+		return 6
+	case m&iofs.ModeDevice != 0:
+		return 7
+	}
+	return 0
+}
+
+func (v *vm) fsNatives() map[string]any {
+	fsys := v.env.FS
+	return map[string]any{
+		"readFile": func(p string, enc goja.Value) goja.Value {
+			data, err := readAll(fsys, v.resolve("open", p))
+			if err != nil {
+				v.throwFS(err, "open", p)
+			}
+			return v.encode(data, enc)
+		},
+		"writeFile": func(p string, data goja.Value, flag goja.Value, mode uint32) {
+			fl, err := openFlags(flag)
+			if err != nil {
+				panic(v.rt.NewTypeError(err.Error()))
+			}
+			f, err := fsys.OpenFile(v.createPath("open", p, fl), fl, iofs.FileMode(mode&0o777&^umask))
+			if err != nil {
+				v.throwFS(err, "open", p)
+			}
+			_, werr := f.Write(v.bytesOf(data))
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				v.throwFS(werr, "write", p)
+			}
+		},
+		"stat": func(p string, follow bool) []float64 {
+			var fi iofs.FileInfo
+			var err error
+			call := "stat"
+			if follow {
+				fi, err = fsys.Stat(v.resolve("stat", p))
+			} else {
+				call = "lstat"
+				fi, err = v.lstat(v.dirPath(call, p), p)
+			}
+			if err != nil {
+				v.throwFS(err, call, p)
+			}
+			return statArray(fi)
+		},
+		"exists": func(p string) bool {
+			if p == "" {
+				return false
+			}
+			_, err := fsys.Stat(v.resolve("stat", p))
+			return err == nil
+		},
+		"readdir": func(p string) [][]any {
+			ents, err := fsys.ReadDir(v.resolve("scandir", p))
+			if err != nil {
+				v.throwFS(err, "scandir", p)
+			}
+			out := make([][]any, len(ents))
+			for i, e := range ents {
+				out[i] = []any{e.Name(), direntType(e.Type())}
+			}
+			return out
+		},
+		"mkdir": func(p string, mode uint32, recursive bool) goja.Value {
+			abs := v.dirPath("mkdir", p)
+			mode &^= umask
+			if fi, err := fsys.Lstat(abs); err == nil && (!recursive || !fi.IsDir()) {
+				if recursive && strings.HasSuffix(p, "/") {
+					v.throwFS(syscall.ENOTDIR, "mkdir", p)
+				}
+				if _, serr := fsys.Stat(abs); recursive && errors.Is(serr, syscall.ELOOP) {
+					v.throwFS(serr, "mkdir", p) // mkdir -p stats what exists
+				}
+				v.throwFS(syscall.EEXIST, "mkdir", p)
+			}
+			if !recursive {
+				if err := fsys.Mkdir(abs, iofs.FileMode(mode&0o7777)); err != nil {
+					v.throwFS(err, "mkdir", p)
+				}
+				return goja.Undefined()
+			}
+			first := ""
+			for d := abs; d != "/"; d = path.Dir(d) {
+				fi, err := fsys.Stat(d)
+				if err == nil {
+					if !fi.IsDir() {
+						v.throwFS(syscall.ENOTDIR, "mkdir", p)
+					}
+					break
+				}
+				if !errors.Is(err, iofs.ErrNotExist) {
+					v.throwFS(err, "mkdir", p)
+				}
+				first = d
+			}
+			if err := fsys.MkdirAll(abs, iofs.FileMode(mode&0o7777)); err != nil {
+				v.throwFS(err, "mkdir", p)
+			}
+			if first == "" {
+				return goja.Undefined()
+			}
+			// Node answers in the caller's form: p without the names
+			// below the first directory made.
+			q := p
+			for range strings.Count(abs, "/") - strings.Count(first, "/") {
+				q = strings.TrimRight(q, "/")
+				q = q[:max(strings.LastIndex(q, "/"), 0)]
+			}
+			return v.rt.ToValue(q)
+		},
+		"rmdir": func(p string) {
+			abs := v.dirPath("rmdir", p)
+			if b := path.Base(p); b == "." || b == ".." {
+				v.throwFS(syscall.EINVAL, "rmdir", p) // as rmdir(2)
+			}
+			fi, err := fsys.Lstat(abs)
+			if err == nil && !fi.IsDir() {
+				err = syscall.ENOTDIR
+			}
+			if err == nil {
+				err = fsys.Remove(abs)
+			}
+			if err != nil {
+				v.throwFS(err, "rmdir", p)
+			}
+		},
+		"unlink": func(p string) {
+			abs := v.dirPath("unlink", p)
+			fi, err := fsys.Lstat(abs)
+			if err == nil && strings.HasSuffix(p, "/") && !fi.IsDir() {
+				err = syscall.ENOTDIR // unlink(2) does not follow; the slash wants a directory
+			}
+			if err == nil && fi.IsDir() {
+				err = syscall.EISDIR
+			}
+			if err == nil {
+				err = fsys.Remove(abs)
+			}
+			if err != nil {
+				v.throwFS(err, "unlink", p)
+			}
+		},
+		"rm": func(p string, recursive, force bool) {
+			if p == "" && force {
+				return
+			}
+			abs := v.dirPath("lstat", p)
+			fi, err := v.lstat(abs, p)
+			switch {
+			case err != nil && force && errors.Is(err, iofs.ErrNotExist):
+				return
+			case err != nil:
+				v.throwFS(err, "lstat", p)
+			case fi.IsDir() && !recursive:
+				e, _ := v.rt.New(v.rt.Get("Error"), v.rt.ToValue(fmt.Sprintf("Path is a directory: rm returned EISDIR (is a directory) %s", p)))
+				_ = e.Set("code", "ERR_FS_EISDIR")
+				_ = e.Set("errno", 21)
+				_ = e.Set("syscall", "rm")
+				_ = e.Set("path", p)
+				panic(e)
+			case fi.IsDir():
+				err = fsys.RemoveAll(abs)
+			default:
+				err = fsys.Remove(abs)
+			}
+			if err != nil {
+				v.throwFS(err, "rm", p)
+			}
+		},
+		"rename": func(from, to string) {
+			src, dst := v.dirPath("rename", from), v.dirPath("rename", to)
+			if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
+				fi, err := fsys.Lstat(src)
+				if err == nil && !fi.IsDir() {
+					err = syscall.ENOTDIR
+				}
+				if err == nil {
+					if dfi, derr := fsys.Lstat(dst); derr == nil && !dfi.IsDir() {
+						err = syscall.ENOTDIR
+					}
+				}
+				if err != nil {
+					v.throwFS(err, "rename", from, to)
+				}
+			}
+			if err := fsys.Rename(src, dst); err != nil {
+				v.throwFS(err, "rename", from, to)
+			}
+		},
+		"link": func(from, to string) {
+			if err := fsys.Link(v.resolve("link", from), v.resolve("link", to)); err != nil {
+				v.throwFS(err, "link", from, to)
+			}
+		},
+		"symlink": func(target, p string) {
+			abs := v.dirPath("symlink", p)
+			if target == "" {
+				v.throwFS(syscall.ENOENT, "symlink", target, p)
+			}
+			if strings.HasSuffix(p, "/") {
+				err := error(syscall.ENOENT)
+				if _, lerr := fsys.Lstat(abs); lerr == nil {
+					err = syscall.EEXIST
+				}
+				v.throwFS(err, "symlink", target, p)
+			}
+			if err := fsys.Symlink(target, abs); err != nil {
+				v.throwFS(err, "symlink", target, p)
+			}
+		},
+		"readlink": func(p string) string {
+			t, err := fsys.Readlink(v.resolve("readlink", p))
+			if err != nil {
+				v.throwFS(err, "readlink", p)
+			}
+			return t
+		},
+		"realpath": func(p string) string {
+			r, err := v.realpath(v.resolve("realpath", p))
+			if err != nil {
+				v.throwFS(err, "realpath", p)
+			}
+			return r
+		},
+		"access": func(p string, mode int) {
+			if _, err := fsys.Stat(v.resolve("access", p)); err != nil {
+				v.throwFS(err, "access", p)
+			}
+		},
+		"chmod": func(p string, mode uint32) {
+			if err := fsys.Chmod(v.resolve("chmod", p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
+				v.throwFS(err, "chmod", p)
+			}
+		},
+		"utimes": func(p string, atime, mtime float64) {
+			if err := fsys.Chtimes(v.resolve("utime", p), secs(atime), secs(mtime)); err != nil {
+				v.throwFS(err, "utime", p)
+			}
+		},
+		"truncate": func(p string, size int64) {
+			if err := fsys.Truncate(v.resolve("open", p), size); err != nil {
+				v.throwFS(err, "open", p)
+			}
+		},
+		"copyFile": func(src, dst string, flags int) {
+			v.copyFile(src, dst, flags)
+		},
+		"mkdtemp": func(prefix string) string {
+			for range 100 {
+				p := prefix + randomSuffix()
+				err := fsys.Mkdir(v.resolve("mkdtemp", p), 0o700)
+				if err == nil {
+					return p
+				}
+				if !errors.Is(err, iofs.ErrExist) {
+					v.throwFS(err, "mkdtemp", prefix+"XXXXXX")
+				}
+			}
+			v.throwFS(syscall.EEXIST, "mkdtemp", prefix+"XXXXXX")
+			return ""
+		},
+		"open": func(p string, flag goja.Value, mode uint32) int {
+			fl, err := openFlags(flag)
+			if err != nil {
+				panic(v.rt.NewTypeError(err.Error()))
+			}
+			f, err := fsys.OpenFile(v.createPath("open", p, fl), fl, iofs.FileMode(mode&0o777&^umask))
+			if err != nil {
+				v.throwFS(err, "open", p)
+			}
+			if v.files.files == nil {
+				v.files = fdTable{next: 3, files: map[int]*openFile{}}
+			}
+			fd := v.files.next
+			v.files.next++
+			v.files.files[fd] = &openFile{f: f, name: p}
+			return fd
+		},
+		"close": func(fd int) {
+			f := v.file(fd, "close")
+			delete(v.files.files, fd)
+			if err := f.f.Close(); err != nil {
+				v.throwFS(err, "close", f.name)
+			}
+		},
+		"read": func(fd int, buf goja.Value, off, length int, pos int64) int {
+			f := v.file(fd, "read")
+			b := v.bytesOf(buf)
+			if off < 0 || off > len(b) || length < 0 || off+length > len(b) {
+				panic(v.rt.NewTypeError("The value of \"length\" is out of range."))
+			}
+			p := b[off : off+length]
+			var n int
+			var err error
+			if ra, ok := f.f.(io.ReaderAt); ok && pos >= 0 {
+				n, err = ra.ReadAt(p, pos)
+			} else {
+				n, err = io.ReadFull(f.f, p)
+			}
+			if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+				v.throwFS(err, "read", f.name)
+			}
+			return n
+		},
+		"write": func(fd int, data goja.Value, pos int64) int {
+			f := v.file(fd, "write")
+			b := v.bytesOf(data)
+			var n int
+			var err error
+			if wa, ok := f.f.(io.WriterAt); ok && pos >= 0 {
+				n, err = wa.WriteAt(b, pos)
+			} else {
+				n, err = f.f.Write(b)
+			}
+			if err != nil {
+				v.throwFS(err, "write", f.name)
+			}
+			return n
+		},
+		"fstat": func(fd int) []float64 {
+			f := v.file(fd, "fstat")
+			fi, err := f.f.Stat()
+			if err != nil {
+				v.throwFS(err, "fstat", f.name)
+			}
+			return statArray(fi)
+		},
+		"ftruncate": func(fd int, size int64) {
+			f := v.file(fd, "ftruncate")
+			t, ok := f.f.(interface{ Truncate(int64) error })
+			var err error = syscall.EINVAL
+			if ok {
+				err = t.Truncate(size)
+			}
+			if err != nil {
+				v.throwFS(err, "ftruncate", f.name)
+			}
+		},
+	}
+}
+
+func modeSpecial(mode uint32) iofs.FileMode {
+	var m iofs.FileMode
+	if mode&0o4000 != 0 {
+		m |= iofs.ModeSetuid
+	}
+	if mode&0o2000 != 0 {
+		m |= iofs.ModeSetgid
+	}
+	if mode&0o1000 != 0 {
+		m |= iofs.ModeSticky
+	}
+	return m
+}
+
+func secs(s float64) time.Time {
+	return time.Unix(0, int64(s*1e9))
+}
+
+const tempChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+func randomSuffix() string {
+	b := make([]byte, 6)
+	for i := range b {
+		b[i] = tempChars[rand.IntN(len(tempChars))]
+	}
+	return string(b)
+}
+
+// encode returns data as a string in enc, or as a Buffer when enc is
+// unset or "buffer".
+func (v *vm) encode(data []byte, enc goja.Value) goja.Value {
+	if enc == nil || goja.IsUndefined(enc) || goja.IsNull(enc) || enc.String() == "buffer" {
+		return buffer.WrapBytes(v.rt, data)
+	}
+	switch enc.String() {
+	case "utf8", "utf-8":
+		return v.rt.ToValue(strings.ToValidUTF8(string(data), "\uFFFD"))
+	}
+	return buffer.EncodeBytes(v.rt, data, enc)
+}
+
+func (v *vm) copyFile(src, dst string, flags int) {
+	fsys := v.env.FS
+	in, err := fsys.Open(v.resolve("copyfile", src))
+	if err != nil {
+		v.throwFS(err, "copyfile", src, dst)
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		v.throwFS(err, "copyfile", src, dst)
+	}
+	dstAbs := v.createPath("copyfile", dst, os.O_CREATE)
+	if fi.IsDir() {
+		// As libuv: the destination is opened before the copy fails.
+		if _, err := fsys.Stat(path.Dir(dstAbs)); err != nil {
+			v.throwFS(err, "copyfile", src, dst)
+		}
+		v.throwFS(syscall.EISDIR, "copyfile", src, dst)
+	}
+	if dfi, err := fsys.Stat(dstAbs); err == nil && sameFile(fi, dfi) {
+		if flags&1 != 0 {
+			v.throwFS(syscall.EEXIST, "copyfile", src, dst)
+		}
+		return // a file copied onto itself stays as it is (opening it with O_TRUNC would empty it)
+	}
+	fl := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if flags&1 != 0 { // COPYFILE_EXCL
+		fl |= os.O_EXCL
+	}
+	out, err := fsys.OpenFile(dstAbs, fl, fi.Mode().Perm())
+	if err != nil {
+		v.throwFS(err, "copyfile", src, dst)
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		v.throwFS(err, "copyfile", src, dst)
+	}
+}
+
+// sameFile reports whether two stats describe one inode.
+func sameFile(a, b iofs.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && sa.Ino == sb.Ino && sa.Dev == sb.Dev
+}
+
+// realpath resolves every symlink of an absolute path, as realpath(3).
+func (v *vm) realpath(p string) (string, error) {
+	fsys := v.env.FS
+	resolved := "/"
+	rest := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for hops := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		if name == "" || name == "." {
+			continue
+		}
+		next := path.Join(resolved, name)
+		fi, err := fsys.Lstat(next)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&iofs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", syscall.ELOOP
+		}
+		target, err := fsys.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if path.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(strings.TrimPrefix(target, "/"), "/"), rest...)
+	}
+	return resolved, nil
+}

@@ -1,0 +1,2 @@
+// node:timers
+module.exports = { setTimeout, clearTimeout, setInterval, clearInterval, setImmediate, clearImmediate };

@@ -1,0 +1,1 @@
+const assert = require('assert'); assert.strictEqual(1, 1); assert.deepStrictEqual({ a: [1] }, { a: [1] }); try { assert.strictEqual(1, 2) } catch (e) { console.log(e.code, e.name) } assert.throws(() => { throw new TypeError('x') }, TypeError); console.log('ok')

@@ -1,0 +1,1 @@
+async function f(x) { await null; return x * 2 } (async () => { const r = await Promise.all([f(1), f(2)]); console.log(r, await Promise.race([f(5), new Promise(() => {})])); const s = await Promise.allSettled([f(1), Promise.reject(new Error('e'))]); console.log(s.map((x) => x.status)) })()

@@ -1,0 +1,1 @@
+const b = Buffer.from('héllo wörld'); console.log(b.length, b.toString('hex').slice(0, 10), b.slice(0, 2).toString(), Buffer.concat([Buffer.from('a'), Buffer.from('b')]).toString(), Buffer.byteLength('日本'), Buffer.isBuffer(b))

@@ -1,0 +1,1 @@
+const { exec, execSync } = require('child_process'); require('fs').writeFileSync('in.txt', 'b\na\nc\n'); console.log(execSync('sort in.txt').toString()); exec('cat in.txt | wc -l', (err, out) => console.log(err, out.trim()))

@@ -1,0 +1,1 @@
+const { execSync } = require('child_process'); try { execSync('exit 5', { stdio: 'pipe' }) } catch (e) { console.log(e.status) } try { execSync('cat missing-file', { stdio: 'pipe' }) } catch (e) { console.log(e.status, e.stderr.length > 0) }

@@ -1,0 +1,1 @@
+const a = { name: 'a' }; a.self = a; console.log(a)

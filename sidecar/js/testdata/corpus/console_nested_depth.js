@@ -1,0 +1,1 @@
+console.log({ a: { b: { c: { d: { e: 1 } } } } })

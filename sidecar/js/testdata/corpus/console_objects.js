@@ -1,0 +1,1 @@
+console.log({ a: 1, 'b-c': 'x', d: [1, 2, { e: null }] }); console.log([]); console.log({})

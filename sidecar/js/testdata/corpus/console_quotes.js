@@ -1,0 +1,1 @@
+console.log(['it\'s', 'say "hi"', 'both \' "', 'nl\nx'])

@@ -1,0 +1,1 @@
+console.log(['apple', 'banana', 'cherry', 'date', 'elderberry', 'fig', 'grape', 'honeydew'])

@@ -1,0 +1,1 @@
+console.log(Symbol('s'), { [Symbol('k')]: 1 }, [undefined, null])

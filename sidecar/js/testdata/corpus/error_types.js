@@ -1,0 +1,1 @@
+for (const E of [TypeError, RangeError, SyntaxError]) { try { throw new E('m') } catch (e) { console.log(e.name, e instanceof Error, e.message) } } class MyErr extends Error { constructor(m) { super(m); this.name = 'MyErr' } } console.log(String(new MyErr('z')))

@@ -1,0 +1,1 @@
+const EventEmitter = require('events'); class Job extends EventEmitter { run() { this.emit('done', 'ok') } } const j = new Job(); j.on('done', (r) => console.log(r)); j.run(); j.off('done', () => {}); console.log(j instanceof EventEmitter)

@@ -1,0 +1,1 @@
+const { EventEmitter } = require('node:events'); const e = new EventEmitter(); try { e.emit('error', new Error('unhandled')) } catch (err) { console.log(err.message) } e.on('error', (er) => console.log('handled', er.message)); e.emit('error', new Error('h'))

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('e', ''); fs.accessSync('e'); try { fs.accessSync('none', fs.constants.R_OK) } catch (e) { console.log(e.code, e.syscall) } console.log(fs.existsSync('e'), fs.existsSync('none'))

@@ -1,0 +1,1 @@
+const fs = require('fs'); const b = Buffer.alloc(256); for (let i = 0; i < 256; i++) b[i] = i; fs.writeFileSync('all.bin', b); const r = fs.readFileSync('all.bin'); console.log(r.length, r[0], r[255], r.equals(b))

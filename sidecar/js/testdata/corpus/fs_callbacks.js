@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFile('cb.txt', 'cb', (err) => { console.log('written', err); fs.readFile('cb.txt', 'utf8', (err, d) => { console.log(err, d); fs.stat('missing', (e) => console.log(e.code)); }); }); console.log('first')

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('m', ''); fs.chmodSync('m', 0o600); console.log((fs.statSync('m').mode & 0o777).toString(8)); fs.utimesSync('m', 1000, 2000); console.log(fs.statSync('m').mtimeMs)

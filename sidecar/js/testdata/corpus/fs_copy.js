@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('src', 'copy me'); fs.copyFileSync('src', 'dst'); try { fs.copyFileSync('src', 'dst', fs.constants.COPYFILE_EXCL) } catch (e) { console.log(e.code) } console.log(fs.readFileSync('dst', 'utf8'))

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('same', 'keep me'); fs.copyFileSync('same', 'same'); fs.symlinkSync('same', 'alias'); fs.copyFileSync('alias', 'same'); console.log(fs.readFileSync('same', 'utf8')); try { fs.copyFileSync('same', 'same', fs.constants.COPYFILE_EXCL) } catch (e) { console.log(e.code) }

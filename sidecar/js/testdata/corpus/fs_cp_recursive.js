@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.mkdirSync('a/b', { recursive: true }); fs.writeFileSync('a/b/x', '1'); fs.writeFileSync('a/y', '2'); fs.cpSync('a', 'c', { recursive: true }); console.log(fs.readdirSync('c', { recursive: true }).sort(), fs.readFileSync('c/b/x', 'utf8'))

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('b.bin', 'aGVsbG8=', 'base64'); console.log(fs.readFileSync('b.bin', 'utf8'), fs.readFileSync('b.bin', 'hex'), fs.readFileSync('b.bin', { encoding: 'base64' }))

@@ -1,0 +1,1 @@
+const fs = require('fs'); const fd = fs.openSync('fd.txt', 'w+'); fs.writeSync(fd, 'hello world'); const b = Buffer.alloc(5); fs.readSync(fd, b, 0, 5, 6); console.log(b.toString(), fs.fstatSync(fd).size); fs.closeSync(fd); try { fs.closeSync(fd) } catch (e) { console.log(e.code) }

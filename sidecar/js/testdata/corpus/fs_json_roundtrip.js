@@ -1,0 +1,1 @@
+const fs = require('fs'); const data = { list: [1, 2, 3], nested: { s: 'é ü 日本' } }; fs.writeFileSync('d.json', JSON.stringify(data, null, 2)); console.log(JSON.parse(fs.readFileSync('d.json', 'utf8')).nested.s, fs.statSync('d.json').size)

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.mkdirSync('many'); for (let i = 0; i < 200; i++) fs.writeFileSync(`many/f${i}.json`, JSON.stringify({ i })); let sum = 0; for (const f of fs.readdirSync('many')) sum += JSON.parse(fs.readFileSync('many/' + f, 'utf8')).i; console.log(sum)

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.mkdirSync('a/b/c', { recursive: true }); fs.mkdirSync('a/b/c', { recursive: true }); fs.writeFileSync('a/b/c/f', '1'); console.log(fs.readdirSync('a', { recursive: true }).sort())

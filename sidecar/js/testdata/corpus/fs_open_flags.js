@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('x', '1'); try { fs.openSync('x', 'wx') } catch (e) { console.log(e.code) } try { fs.openSync('nothere', 'r') } catch (e) { console.log(e.code, e.syscall) } fs.writeFileSync('x', '2', { flag: 'a' }); console.log(fs.readFileSync('x', 'utf8'))

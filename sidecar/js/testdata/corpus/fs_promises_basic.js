@@ -1,0 +1,1 @@
+const fs = require('fs/promises'); (async () => { await fs.writeFile('p.txt', 'promised'); console.log(await fs.readFile('p.txt', 'utf8')); await fs.appendFile('p.txt', '!'); console.log((await fs.stat('p.txt')).size); console.log(await fs.readdir('.')); })()

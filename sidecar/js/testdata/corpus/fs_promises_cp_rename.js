@@ -1,0 +1,1 @@
+const fs = require('fs/promises'); (async () => { await fs.mkdir('s'); await fs.writeFile('s/a', 'A'); await fs.cp('s', 't', { recursive: true }); await fs.rename('t/a', 't/b'); await fs.copyFile('t/b', 'c'); console.log(await fs.readdir('t'), await fs.readFile('c', 'utf8')); })()

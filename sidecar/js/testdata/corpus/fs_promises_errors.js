@@ -1,0 +1,1 @@
+const fs = require('node:fs/promises'); (async () => { for (const f of [() => fs.readFile('nope'), () => fs.mkdir('a/b'), () => fs.rmdir('.'), () => fs.unlink('zz')]) { try { await f() } catch (e) { console.log(e.code, e.syscall) } } })()

@@ -1,0 +1,1 @@
+const fs = require('fs/promises'); (async () => { const fh = await fs.open('h.txt', 'w+'); await fh.write('abcdef'); const { bytesRead, buffer } = await fh.read(Buffer.alloc(3), 0, 3, 2); console.log(bytesRead, buffer.toString()); console.log((await fh.stat()).size); await fh.truncate(2); await fh.close(); console.log(await fs.readFile('h.txt', 'utf8')); })()

@@ -1,0 +1,1 @@
+const fs = require('fs/promises'); (async () => { await fs.writeFile('target', 'T'); await fs.symlink('target', 'link'); console.log(await fs.readlink('link'), (await fs.lstat('link')).isSymbolicLink(), await fs.readFile('link', 'utf8')); await fs.access('link'); await fs.chmod('target', 0o640); console.log(((await fs.stat('target')).mode & 0o777).toString(8)); })()

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.mkdirSync('sub'); fs.writeFileSync('f1', ''); fs.symlinkSync('f1', 'ln'); for (const d of fs.readdirSync('.', { withFileTypes: true })) console.log(d.name, d.isFile(), d.isDirectory(), d.isSymbolicLink())

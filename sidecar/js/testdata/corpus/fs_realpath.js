@@ -1,0 +1,1 @@
+const fs = require('fs'); const path = require('path'); fs.mkdirSync('real'); fs.symlinkSync('real', 'alias'); console.log(path.basename(fs.realpathSync('alias')), fs.realpathSync('alias') === fs.realpathSync('real'))

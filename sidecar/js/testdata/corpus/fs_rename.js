@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('old', 'data'); fs.renameSync('old', 'new'); console.log(fs.existsSync('old'), fs.readFileSync('new', 'utf8')); try { fs.renameSync('gone', 'x') } catch (e) { console.log(e.code, e.syscall, e.message) }

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.mkdirSync('t/u', { recursive: true }); fs.writeFileSync('t/u/f', 'x'); try { fs.rmSync('t') } catch (e) { console.log(e.code) } fs.rmSync('t', { recursive: true }); fs.rmSync('t', { force: true }); try { fs.rmSync('t') } catch (e) { console.log(e.code) } console.log(fs.readdirSync('.'))

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.writeFileSync('s.txt', '12345'); const st = fs.statSync('s.txt'); console.log(st.size, st.isFile(), st.isDirectory(), typeof st.mtimeMs, st.mtime instanceof Date, (st.mode & 0o777).toString(8)); console.log(fs.statSync('.').isDirectory(), fs.statSync('nope', { throwIfNoEntry: false }))

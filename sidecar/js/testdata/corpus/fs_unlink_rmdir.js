@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.mkdirSync('d'); fs.writeFileSync('d/f', ''); try { fs.rmdirSync('d') } catch (e) { console.log(e.code) } try { fs.unlinkSync('d') } catch (e) { console.log(e.code) } fs.unlinkSync('d/f'); fs.rmdirSync('d'); console.log(fs.existsSync('d'))

@@ -1,0 +1,1 @@
+const fs = require('fs'); fs.mkdirSync('sub'); process.chdir('sub'); fs.writeFileSync('inside', 'x'); process.chdir('..'); console.log(fs.readdirSync('sub')); try { process.chdir('nope') } catch (e) { console.log(e.code) }

@@ -1,0 +1,1 @@
+console.log('a'); (async () => { throw new Error('async fatal') })()

@@ -1,0 +1,1 @@
+console.log('start'); throw new Error('fatal')

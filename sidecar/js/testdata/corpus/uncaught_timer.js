@@ -1,0 +1,1 @@
+setTimeout(() => { console.log('in timer'); null.x }, 1)

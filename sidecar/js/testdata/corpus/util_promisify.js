@@ -1,0 +1,1 @@
+const util = require('util'); const f = (a, cb) => setTimeout(() => cb(null, a * 2), 1); util.promisify(f)(21).then(console.log); const g = (cb) => cb(new Error('bad')); util.promisify(g)().catch((e) => console.log(e.message))

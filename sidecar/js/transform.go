@@ -1,0 +1,114 @@
+package js
+
+import (
+	"fmt"
+	"github.com/dop251/goja"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/evanw/esbuild/pkg/api"
+)
+
+// esmSyntax finds import/export statements, which make a script an ES
+// module for esbuild to turn into CommonJS.
+var esmSyntax = regexp.MustCompile(`(?m)^\s*(import\s*[\w{*'"]|export\s)`)
+
+// transform turns TypeScript and ES modules into CommonJS that goja runs;
+// plain scripts pass untouched (and fast).
+func transform(file, code string) (string, error) {
+	ext := path.Ext(file)
+	loader := api.LoaderJS
+	switch ext {
+	case ".ts", ".mts", ".cts":
+		loader = api.LoaderTS
+	case ".tsx":
+		loader = api.LoaderTSX
+	case ".jsx":
+		loader = api.LoaderJSX
+	case ".json":
+		return code, nil
+	case "", ".js]", "]":
+		// -e, -p and stdin: the prompt takes TypeScript too.
+		loader = api.LoaderTS
+	}
+	if (loader == api.LoaderJS || strings.HasSuffix(file, "]")) && ext != ".mjs" && !esmSyntax.MatchString(code) && !strings.Contains(code, "await") {
+		if _, err := goja.Parse(file, code); err == nil {
+			return code, nil
+		}
+		// What goja cannot parse may be TypeScript typed at the prompt.
+		loader = api.LoaderTS
+	}
+	tla := hasTopLevelAwait(code)
+	if tla {
+		// CommonJS has no top-level await: strip the types, then wrap the
+		// body (all but the imports) in an async function.
+		esm, err := esbuild(file, code, loader, api.FormatESModule)
+		if err != nil {
+			return "", err
+		}
+		imports, body := splitImports(esm)
+		code, loader = imports+"\n(async () => {\n"+body+"\n})();", api.LoaderJS
+	}
+	return esbuild(file, code, loader, api.FormatCommonJS)
+}
+
+func esbuild(file, code string, loader api.Loader, format api.Format) (string, error) {
+	res := api.Transform(code, api.TransformOptions{
+		Loader:     loader,
+		Format:     format,
+		Target:     target(format),
+		Sourcefile: file,
+		Supported:  map[string]bool{"dynamic-import": false},
+	})
+	if len(res.Errors) > 0 {
+		m := res.Errors[0]
+		if m.Location != nil {
+			return "", fmt.Errorf("%s:%d\n%s\n\nSyntaxError: %s", file, m.Location.Line, m.Location.LineText, m.Text)
+		}
+		return "", fmt.Errorf("SyntaxError: %s", m.Text)
+	}
+	return string(res.Code), nil
+}
+
+// target lowers what goja lacks (async generators, for await) in the
+// final pass; the first pass of a top-level-await module only strips types.
+func target(format api.Format) api.Target {
+	if format == api.FormatESModule {
+		return api.ESNext
+	}
+	return api.ES2017
+}
+
+// hasTopLevelAwait is a cheap test: an `await` outside any function is
+// the only way CommonJS output fails, so esbuild is asked when in doubt.
+func hasTopLevelAwait(code string) bool {
+	if !strings.Contains(code, "await") {
+		return false
+	}
+	res := api.Transform(code, api.TransformOptions{Format: api.FormatCommonJS, Loader: api.LoaderTS, LogLevel: api.LogLevelSilent})
+	for _, m := range res.Errors {
+		if strings.Contains(m.Text, "Top-level await") {
+			return true
+		}
+	}
+	return false
+}
+
+// splitImports separates the import statements esbuild printed at the top
+// of an ES module from the rest.
+func splitImports(esm string) (imports, body string) {
+	var head, rest []string
+	lines := strings.Split(esm, "\n")
+	inImport := false
+	for i, l := range lines {
+		if inImport || strings.HasPrefix(l, "import ") {
+			head = append(head, l)
+			inImport = !strings.HasSuffix(strings.TrimSpace(l), ";")
+			continue
+		}
+		rest = lines[i:]
+		break
+	}
+	return strings.Join(head, "\n"), strings.Join(rest, "\n")
+}

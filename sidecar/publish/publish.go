@@ -1,0 +1,177 @@
+// Package publish serves workspace files and directories to anyone holding
+// a signed, expiring link: an HMAC-SHA256 over the path and the expiry with
+// a per-store key kept (mode 0600) beside the store. A bad or expired
+// signature is a 404, so a link reveals nothing about what exists.
+// Rotating the key revokes every link at once.
+package publish
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+)
+
+// DefaultTTL is how long a link lives when the caller names no TTL.
+const DefaultTTL = time.Hour
+
+// MaxTTL bounds a link's life: a longer one is a standing leak.
+const MaxTTL = 30 * 24 * time.Hour
+
+// KeyPath is where the signing key of the store at storePath lives.
+func KeyPath(storePath string) string { return storePath + ".publish-key" }
+
+// BaseURLPath is where a serving process writes its public base URL, so
+// `sqlfs-exec publish` can make links for it.
+func BaseURLPath(storePath string) string { return storePath + ".publish-url" }
+
+// ErrNoBaseURL is returned when nobody serves links for the store.
+var ErrNoBaseURL = errors.New("no public listener: start `sqlfs-exec serve --public-addr HOST:PORT` or pass --base-url")
+
+// Links signs and checks the links of one store. The key is read from its
+// file again when the file changes, so a rotation by another process
+// takes effect at the next request.
+type Links struct {
+	keyPath string
+	BaseURL string // e.g. http://host:8080; links are BaseURL/p/PATH?e=..&s=..
+
+	mu      sync.Mutex
+	key     []byte
+	modTime time.Time
+}
+
+// Open returns the links of the store at storePath, creating its key when
+// missing.
+func Open(storePath, baseURL string) (*Links, error) {
+	l := &Links{keyPath: KeyPath(storePath), BaseURL: strings.TrimSuffix(baseURL, "/")}
+	if _, err := l.currentKey(); errors.Is(err, os.ErrNotExist) {
+		if err := RotateKey(storePath); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// RotateKey writes a new random key for the store, revoking every link.
+func RotateKey(storePath string) error {
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return fmt.Errorf("publish key: %w", err)
+	}
+	path := KeyPath(storePath)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+		return fmt.Errorf("publish key: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("publish key: %w", err)
+	}
+	return nil
+}
+
+func (l *Links) currentKey() ([]byte, error) {
+	fi, err := os.Stat(l.keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("publish key: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("publish key %s: mode %v lets others read it; it must be 0600", l.keyPath, fi.Mode().Perm())
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.key != nil && fi.ModTime().Equal(l.modTime) {
+		return l.key, nil
+	}
+	data, err := os.ReadFile(l.keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("publish key: %w", err)
+	}
+	key, err := hex.DecodeString(strings.TrimSpace(string(data)))
+	if err != nil || len(key) < 16 {
+		return nil, fmt.Errorf("publish key %s: not a hex key of at least 16 bytes", l.keyPath)
+	}
+	l.key, l.modTime = key, fi.ModTime()
+	return key, nil
+}
+
+func sign(key []byte, p string, exp int64) string {
+	m := hmac.New(sha256.New, key)
+	fmt.Fprintf(m, "%s\n%d", p, exp)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// URL returns a link to the workspace path p valid for ttl (0 means
+// DefaultTTL).
+func (l *Links) URL(p string, ttl time.Duration) (string, error) {
+	if l.BaseURL == "" {
+		return "", ErrNoBaseURL
+	}
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	if ttl < 0 || ttl > MaxTTL {
+		return "", fmt.Errorf("ttl %v: must be between 1s and %v", ttl, MaxTTL)
+	}
+	key, err := l.currentKey()
+	if err != nil {
+		return "", err
+	}
+	p = sfs.Clean(p)
+	exp := time.Now().Add(ttl).Unix()
+	u := l.BaseURL + "/p" + (&url.URL{Path: p}).EscapedPath()
+	return u + "?e=" + strconv.FormatInt(exp, 10) + "&s=" + sign(key, p, exp), nil
+}
+
+// verify reports whether sig signs p until exp and exp has not passed.
+func (l *Links) verify(p, exp, sig string) bool {
+	e, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil || time.Now().Unix() > e {
+		return false
+	}
+	key, err := l.currentKey()
+	if err != nil {
+		return false
+	}
+	want := sign(key, p, e)
+	return hmac.Equal([]byte(want), []byte(sig))
+}
+
+// Publisher makes links for the js backend's sqlfs:publish, checking that
+// the path exists and recording the publication in the audit trail.
+type Publisher struct {
+	Links *Links
+	FS    *sfs.FS
+}
+
+// Publish implements js.Publisher.
+func (p Publisher) Publish(ctx context.Context, path string, ttlSeconds float64) (string, error) {
+	return p.PublishAs(ctx, "exec:js", path, time.Duration(ttlSeconds*float64(time.Second)))
+}
+
+// PublishAs makes a link to path for actor.
+func (p Publisher) PublishAs(_ context.Context, actor, path string, ttl time.Duration) (string, error) {
+	if _, err := p.FS.Stat(path); err != nil {
+		return "", fmt.Errorf("publish %s: %w", path, err)
+	}
+	u, err := p.Links.URL(path, ttl)
+	if err != nil {
+		return "", err
+	}
+	p.FS.WithActor(actor).Record("publish", path, nil)
+	published.Inc()
+	return u, nil
+}
