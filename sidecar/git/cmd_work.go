@@ -546,7 +546,7 @@ func cmdCommit(s *session, args []string) error {
 		return err
 	}
 	if len(st.staged) == 0 && !allowEmpty && !amend {
-		r.statusLong(s.out, st)
+		r.statusLong(s.out, st, "Initial commit")
 		return &exitError{code: 1}
 	}
 	committer, err := r.signature("COMMITTER")
@@ -584,7 +584,7 @@ func (r *repo) printCommitSummary(c *object.Commit, before *head, amend bool) er
 	if where == "" {
 		where = "detached HEAD"
 	}
-	if c.NumParents() == 0 {
+	if before.commit == nil {
 		where += " (root-commit)"
 	}
 	fmt.Fprintf(r.out, "[%s %s] %s\n", where, abbrev(c.Hash), subject(c.Message))

@@ -157,6 +157,8 @@ type repo struct {
 	root string // worktree top, absolute in the view
 	fs   *billyFS
 	dot  *billyFS
+	// printed is set once log has printed a commit (for separators).
+	printed bool
 }
 
 // findRoot walks up from dir to the directory holding .git.

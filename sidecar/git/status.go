@@ -99,12 +99,14 @@ func cmdStatus(s *session, args []string) error {
 	case porcelain == 1 || short:
 		r.statusShort(st, branch, porcelain == 1)
 	default:
-		r.statusLong(s.out, st)
+		r.statusLong(s.out, st, "No commits yet")
 	}
 	return nil
 }
 
-func (r *repo) statusLong(w io.Writer, st *state) {
+// statusLong prints the long status; initialLine is how an unborn branch
+// is announced ("No commits yet"; commit says "Initial commit").
+func (r *repo) statusLong(w io.Writer, st *state, initialLine string) {
 	if st.head.branch != "" {
 		fmt.Fprintf(w, "On branch %s\n", st.head.branch)
 	} else {
@@ -112,7 +114,7 @@ func (r *repo) statusLong(w io.Writer, st *state) {
 	}
 	initial := st.head.commit == nil
 	if initial {
-		fmt.Fprint(w, "\nNo commits yet\n\n")
+		fmt.Fprintf(w, "\n%s\n\n", initialLine)
 	}
 	if len(st.staged) > 0 {
 		fmt.Fprintln(w, "Changes to be committed:")
