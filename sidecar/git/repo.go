@@ -172,7 +172,14 @@ func (r *repo) stage(idx *index.Index, f *wtFile) error {
 	if err != nil {
 		e = idx.Add(f.path)
 	}
-	e.Hash, e.Mode = h, f.mode
+	e.Hash = h
+	setStat(e, f)
+	return nil
+}
+
+// setStat records f's stat data in e, for the stat cache.
+func setStat(e *index.Entry, f *wtFile) {
+	e.Mode = f.mode
 	e.Size = uint32(f.fi.Size())
 	e.ModifiedAt = f.fi.ModTime()
 	e.Stage, e.IntentToAdd, e.SkipWorktree = 0, false, false
@@ -181,7 +188,6 @@ func (r *repo) stage(idx *index.Index, f *wtFile) error {
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
 		e.UID, e.GID = st.Uid, st.Gid
 	}
-	return nil
 }
 
 func unstage(idx *index.Index, p string) {
