@@ -176,7 +176,7 @@ func worktree(t *testing.T, dir string) map[string]string {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		if rel == ".git" || strings.HasPrefix(rel, ".git/") {
+		if fi.Name() == ".git" {
 			return filepath.SkipDir
 		}
 		switch {
@@ -195,6 +195,28 @@ func worktree(t *testing.T, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// repos lists the directories under dir (itself included) that hold a
+// repository.
+func repos(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() && fi.Name() == ".git" {
+			rel, _ := filepath.Rel(dir, filepath.Dir(p))
+			out = append(out, rel)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestCorpus runs every script of testdata/corpus with real git on a
@@ -244,10 +266,12 @@ func TestCorpus(t *testing.T) {
 					t.Errorf("tree: %s only in the built-in's", p)
 				}
 			}
-			wi, gi := inspect(t, native), inspect(t, copyDir)
-			for k, v := range wi {
-				if gi[k] != v {
-					t.Errorf("real git %s differs\n--- on git's repository\n%s--- on the built-in's\n%s", k, v, gi[k])
+			for _, p := range repos(t, native) {
+				wi, gi := inspect(t, filepath.Join(native, p)), inspect(t, filepath.Join(copyDir, p))
+				for k, v := range wi {
+					if gi[k] != v {
+						t.Errorf("real git %s in %s differs\n--- on git's repository\n%s--- on the built-in's\n%s", k, p, v, gi[k])
+					}
 				}
 			}
 		})

@@ -13,6 +13,7 @@ import (
 // state is everything status reports.
 type state struct {
 	head     *head
+	upstream *upstream // nil without one
 	idx      *index.Index
 	staged   []change // HEAD -> index
 	unstaged []change // index -> worktree, tracked files only
@@ -39,8 +40,13 @@ func (r *repo) state(allUntracked bool) (*state, error) {
 		return nil, err
 	}
 	idxSnap := r.indexSnapshot(idx)
+	up, err := r.upstream(h)
+	if err != nil {
+		return nil, err
+	}
 	return &state{
 		head:     h,
+		upstream: up,
 		idx:      idx,
 		staged:   compare(headSnap, idxSnap, true),
 		unstaged: compare(idxSnap, r.worktreeSnapshot(idx, res), false),
@@ -68,7 +74,7 @@ var longLabel = map[byte]string{
 
 func cmdStatus(s *session, args []string) error {
 	short, branch, porcelain, allUntracked := false, false, 0, false
-	for _, a := range args {
+	for _, a := range expandShortFlags(args) {
 		switch a {
 		case "-s", "--short":
 			short = true
@@ -111,6 +117,9 @@ func (r *repo) statusLong(w io.Writer, st *state, initialLine string) {
 		fmt.Fprintf(w, "On branch %s\n", st.head.branch)
 	} else {
 		fmt.Fprintf(w, "HEAD detached at %s\n", r.detachedName(st.head))
+	}
+	if st.upstream != nil && !st.upstream.unborn {
+		fmt.Fprint(w, st.upstream.longText()+"\n")
 	}
 	initial := st.head.commit == nil
 	if initial {
@@ -220,6 +229,8 @@ func (r *repo) statusShort(st *state, branch, porcelain bool) {
 			fmt.Fprintln(w, "## HEAD (no branch)")
 		case st.head.commit == nil:
 			fmt.Fprintf(w, "## No commits yet on %s\n", st.head.branch)
+		case st.upstream != nil && !st.upstream.unborn:
+			fmt.Fprintf(w, "## %s%s\n", st.head.branch, st.upstream.shortText())
 		default:
 			fmt.Fprintf(w, "## %s\n", st.head.branch)
 		}
@@ -255,6 +266,12 @@ func (r *repo) statusV2(st *state, branch bool) {
 			fmt.Fprintln(w, "# branch.head (detached)")
 		} else {
 			fmt.Fprintf(w, "# branch.head %s\n", st.head.branch)
+		}
+		if u := st.upstream; u != nil {
+			fmt.Fprintf(w, "# branch.upstream %s\n", u.name)
+			if !u.gone {
+				fmt.Fprintf(w, "# branch.ab +%d -%d\n", u.ahead, u.behind)
+			}
 		}
 	}
 	zero := strings.Repeat("0", 40)
@@ -344,4 +361,19 @@ func (r *repo) quote(p string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// expandShortFlags splits combined single-letter flags ("-sb" is "-s -b").
+func expandShortFlags(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if len(a) > 2 && a[0] == '-' && a[1] != '-' && !strings.ContainsAny(a, "=") && a[1] != 'u' {
+			for _, c := range a[1:] {
+				out = append(out, "-"+string(c))
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -1,3 +1,0 @@
-package git
-
-func cmdClone(s *session, args []string) error    { return unsupported("clone") }
