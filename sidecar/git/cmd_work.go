@@ -27,6 +27,17 @@ hint:
 hint: 	git branch -m <name>
 `
 
+const (
+	defaultExclude = `# git ls-files --others --exclude-from=.git/info/exclude
+# Lines that start with '#' are comments.
+# For a project mostly in C, the following would be a good set of
+# exclude patterns (uncomment them if you want to use them):
+# *.[oa]
+# *~
+`
+	defaultDescription = "Unnamed repository; edit this file 'description' to name the repository.\n"
+)
+
 func cmdInit(s *session, args []string) error {
 	quiet, branch, dir := false, "", ""
 	for i := 0; i < len(args); i++ {
@@ -83,6 +94,20 @@ func cmdInit(s *session, args []string) error {
 	_, err := gogit.InitWithOptions(st, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)})
 	if err != nil {
 		return fmt.Errorf("init %s: %w", root, err)
+	}
+	// What real git's template adds and tools expect to find.
+	for name, content := range map[string]string{"info/exclude": defaultExclude, "description": defaultDescription} {
+		f, err := dot.Create(name)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write([]byte(content)); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
 	}
 	if !quiet {
 		fmt.Fprintf(s.out, "Initialized empty Git repository in %s/\n", gitDir)

@@ -30,6 +30,11 @@ type change struct {
 	score    int // rename similarity in percent
 }
 
+// typeChange reports a file that became a symlink or the other way round.
+func (c change) typeChange() bool {
+	return c.from != nil && c.to != nil && (c.from.mode == filemode.Symlink) != (c.to.mode == filemode.Symlink)
+}
+
 func (c change) path() string {
 	if c.to != nil {
 		return c.to.path
@@ -50,11 +55,6 @@ func compare(a, b snapshot, renames bool) []change {
 		case !ok:
 			out = append(out, change{from: x})
 		case x.hash != y.hash || x.mode != y.mode:
-			if x.mode.IsFile() != y.mode.IsFile() || (x.mode == filemode.Symlink) != (y.mode == filemode.Symlink) {
-				// A type change is a delete and an add.
-				out = append(out, change{from: x}, change{to: y})
-				continue
-			}
 			out = append(out, change{from: x, to: y})
 		}
 	}
@@ -162,6 +162,11 @@ func (c change) diff() (*fileDiff, error) {
 		fd.binary = true
 		return fd, nil
 	}
+	if c.typeChange() {
+		// Counted as all of one removed and all of the other added.
+		fd.dels, fd.adds = len(splitLines(string(fd.a))), len(splitLines(string(fd.b)))
+		return fd, nil
+	}
 	for _, d := range diff.Do(string(fd.a), string(fd.b)) {
 		var op byte
 		switch d.Type {
@@ -231,12 +236,25 @@ func (fd *fileDiff) header(w io.Writer) {
 	}
 }
 
-// patch writes the change as git diff does.
-func (fd *fileDiff) patch(w io.Writer) {
+// patch writes the change as git diff does; a type change is a deletion
+// and an addition.
+func (fd *fileDiff) patch(w io.Writer) error {
+	if fd.typeChange() {
+		for _, c := range []change{{from: fd.from}, {to: fd.to}} {
+			d, err := c.diff()
+			if err != nil {
+				return err
+			}
+			if err := d.patch(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	fd.header(w)
 	c := fd.change
 	if c.from != nil && c.to != nil && c.from.hash == c.to.hash {
-		return
+		return nil
 	}
 	ap, bp := "/dev/null", "/dev/null"
 	if c.from != nil {
@@ -247,13 +265,14 @@ func (fd *fileDiff) patch(w io.Writer) {
 	}
 	if fd.binary {
 		fmt.Fprintf(w, "Binary files %s and %s differ\n", ap, bp)
-		return
+		return nil
 	}
 	if len(fd.lines) == 0 {
-		return // an empty file added or deleted
+		return nil // an empty file added or deleted
 	}
 	fmt.Fprintf(w, "--- %s\n+++ %s\n", ap, bp)
 	fd.hunks(w)
+	return nil
 }
 
 func (fd *fileDiff) hunks(w io.Writer) {
@@ -526,7 +545,9 @@ func (o diffOutput) write(w io.Writer, cs []change) error {
 			fmt.Fprintln(w)
 		}
 		for _, fd := range fds {
-			fd.patch(w)
+			if err := fd.patch(w); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

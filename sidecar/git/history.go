@@ -103,7 +103,9 @@ func (r *repo) parseLogArgs(args []string, o *logOptions) error {
 		case strings.HasPrefix(a, "--format="), strings.HasPrefix(a, "--pretty="):
 			f := a[strings.Index(a, "=")+1:]
 			switch {
-			case f == "oneline" || f == "short" || f == "medium" || f == "full":
+			case f == "oneline":
+				o.format = "oneline-full"
+			case f == "short" || f == "medium" || f == "full":
 				o.format = f
 			case strings.HasPrefix(f, "format:"), strings.HasPrefix(f, "tformat:"):
 				if strings.HasPrefix(f, "format:") {
@@ -324,8 +326,12 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 	r.printed = true
 	diffSep := "\n"
 	switch o.format {
-	case "oneline":
-		fmt.Fprintf(w, "%s %s\n", abbrev(c.Hash), subject(c.Message))
+	case "oneline", "oneline-full":
+		id := abbrev(c.Hash)
+		if o.format == "oneline-full" {
+			id = c.Hash.String()
+		}
+		fmt.Fprintf(w, "%s %s\n", id, subject(c.Message))
 		diffSep = ""
 	case "medium", "short", "full":
 		if !first {
@@ -364,7 +370,7 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 	}
 	if o.diff.any() && len(cs) > 0 {
 		if o.diff.nameOnly || o.diff.nameStatus {
-			if o.format != "oneline" {
+			if !strings.HasPrefix(o.format, "oneline") {
 				fmt.Fprint(w, diffSep)
 			}
 		} else {

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
@@ -62,7 +61,7 @@ func changeCode(c change) byte {
 		return 'D'
 	case c.from.path != c.to.path:
 		return 'R'
-	case c.from.mode != c.to.mode && (c.from.mode == filemode.Symlink || c.to.mode == filemode.Symlink):
+	case c.typeChange():
 		return 'T'
 	}
 	return 'M'
@@ -219,9 +218,9 @@ func (r *repo) statusShort(st *state, branch, porcelain bool) {
 	w := r.out
 	name := func(p string) string {
 		if porcelain {
-			return r.quote(p)
+			return quoteSP(r.quote(p))
 		}
-		return r.quote(r.show(p))
+		return quoteSP(r.quote(r.show(p)))
 	}
 	if branch {
 		switch {
@@ -315,6 +314,14 @@ func (r *repo) statusV2(st *state, branch bool) {
 	for _, p := range st.scan.untracked {
 		fmt.Fprintf(w, "? %s\n", r.quote(p))
 	}
+}
+
+// quoteSP quotes a name with a space, as the short status does.
+func quoteSP(q string) string {
+	if strings.HasPrefix(q, "\"") || !strings.Contains(q, " ") {
+		return q
+	}
+	return "\"" + q + "\""
 }
 
 // quote is git's core.quotePath quoting: names with control characters,
