@@ -503,6 +503,9 @@ func cmdShow(s *session, args []string) error {
 			}
 			continue
 		}
+		if err := r.showTagHeader(rev); err != nil {
+			return err
+		}
 		c, err := r.resolve(rev)
 		if err != nil {
 			return err
@@ -549,4 +552,24 @@ func (r *repo) showFile(rev, file string) error {
 	defer rd.Close()
 	_, err = io.Copy(r.out, &ctxReader{r.ctx, rd})
 	return err
+}
+
+// showTagHeader prints an annotated tag's header as git show does before
+// the commit it points at; other revisions print nothing.
+func (r *repo) showTagHeader(rev string) error {
+	ref, ok, err := r.ref(plumbing.NewTagReferenceName(rev))
+	if err != nil || !ok {
+		return err
+	}
+	tag, err := r.r.TagObject(ref.Hash())
+	if err != nil {
+		return nil
+	}
+	d, err := formatDate(tag.Tagger.When, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "tag %s\nTagger: %s <%s>\nDate:   %s\n\n%s\n", tag.Name, tag.Tagger.Name, tag.Tagger.Email, d, strings.TrimRight(tag.Message, "\n"))
+	r.printed = true // the commit follows after a blank line
+	return nil
 }
