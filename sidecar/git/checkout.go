@@ -14,25 +14,37 @@ import (
 )
 
 // writeFile puts b into the worktree and records it in the index.
-func (r *repo) writeFile(idx *index.Index, b *blobRef) error {
-	data, err := b.load()
+func (r *repo) writeFile(idx *gitIndex, b *blobRef) error {
+	f, err := r.writeWorktree(b)
 	if err != nil {
 		return err
 	}
+	e := idx.add(b.path)
+	setStat(e, f)
+	e.Hash = b.hash
+	return nil
+}
+
+// writeWorktree puts b into the worktree.
+func (r *repo) writeWorktree(b *blobRef) (*wtFile, error) {
+	data, err := b.load()
+	if err != nil {
+		return nil, err
+	}
 	if fi, err := r.fs.Lstat(b.path); err == nil {
 		if fi.IsDir() {
-			return fmt.Errorf("cannot replace directory %s", b.path)
+			return nil, fmt.Errorf("cannot replace directory %s", b.path)
 		}
 		if err := r.fs.Remove(b.path); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := r.fs.MkdirAll(path.Dir(b.path), 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	if b.mode == filemode.Symlink {
 		if err := r.fs.Symlink(string(data), b.path); err != nil {
-			return err
+			return nil, err
 		}
 	} else {
 		perm := os.FileMode(0o644)
@@ -41,36 +53,29 @@ func (r *repo) writeFile(idx *index.Index, b *blobRef) error {
 		}
 		f, err := r.fs.OpenFile(b.path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := f.Write(data); err != nil {
 			f.Close()
-			return err
+			return nil, err
 		}
 		if err := f.Close(); err != nil {
-			return err
+			return nil, err
 		}
 		if err := r.fs.Chmod(b.path, perm); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	fi, err := r.fs.Lstat(b.path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	e, err := idx.Entry(b.path)
-	if err != nil {
-		e = idx.Add(b.path)
-	}
-	wf := &wtFile{path: b.path, fi: fi, mode: b.mode}
-	setStat(e, wf)
-	e.Hash = b.hash
-	return nil
+	return &wtFile{path: b.path, fi: fi, mode: b.mode}, nil
 }
 
 // removeFile deletes a tracked file from the worktree and the index.
-func (r *repo) removeFile(idx *index.Index, p string) error {
-	unstage(idx, p)
+func (r *repo) removeFile(idx *gitIndex, p string) error {
+	idx.remove(p)
 	if err := r.fs.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return err
 	}
@@ -103,7 +108,7 @@ func (r *repo) switchTrees(from, to snapshot, force bool) ([]string, error) {
 		}
 	}
 	for p := range from {
-		if _, err := idx.Entry(p); err != nil {
+		if _, ok := idx.entry(p); !ok {
 			local[p] = true
 		}
 	}
@@ -117,7 +122,7 @@ func (r *repo) switchTrees(from, to snapshot, force bool) ([]string, error) {
 		p := c.path()
 		if local[p] && !force {
 			// A local change that already equals the target is fine.
-			if e, err := idx.Entry(p); err == nil && c.to != nil && e.Hash == c.to.hash && e.Mode == c.to.mode && !contains(res.modified, p) {
+			if e, ok := idx.entry(p); ok && c.to != nil && e.Hash == c.to.hash && e.Mode == c.to.mode && !contains(res.modified, p) {
 				continue
 			}
 			conflicts = append(conflicts, p)
@@ -142,8 +147,8 @@ func (r *repo) switchTrees(from, to snapshot, force bool) ([]string, error) {
 			}
 		}
 		for p, b := range to {
-			e, err := idx.Entry(p)
-			if err == nil && e.Hash == b.hash && e.Mode == b.mode && !local[p] {
+			e, ok := idx.entry(p)
+			if ok && e.Hash == b.hash && e.Mode == b.mode && !local[p] {
 				continue
 			}
 			if err := r.writeFile(idx, b); err != nil {

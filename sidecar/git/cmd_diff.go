@@ -95,6 +95,9 @@ func cmdDiff(s *session, args []string) error {
 		if err != nil {
 			return nil, err
 		}
+		if err := r.refresh(idx, res); err != nil {
+			return nil, err
+		}
 		return r.worktreeSnapshot(idx, res), nil
 	}
 	switch {
@@ -352,7 +355,7 @@ func cmdLsFiles(s *session, args []string) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		e, _ := idx.Entry(n)
+		e, _ := idx.entry(n)
 		if stage {
 			fmt.Fprintf(s.out, "%06o %s %d\t%s\n", uint32(e.Mode), e.Hash, e.Stage, r.quote(r.show(n)))
 		} else {

@@ -236,7 +236,7 @@ func cmdAdd(s *session, args []string) error {
 	for _, p := range res.deleted {
 		names = append(names, "remove '"+p+"'")
 		if !dryRun {
-			unstage(idx, p)
+			idx.remove(p)
 		}
 		changed = true
 	}
@@ -260,6 +260,14 @@ func cmdAdd(s *session, args []string) error {
 			changed = true
 		}
 	}
+	if !dryRun && len(res.stale) > 0 {
+		for _, p := range res.stale {
+			if e, ok := idx.entry(p); ok {
+				setStat(e, res.files[p])
+			}
+		}
+		changed = true
+	}
 	if verbose || dryRun {
 		for _, n := range names {
 			fmt.Fprintln(s.out, n)
@@ -277,7 +285,7 @@ func cmdAdd(s *session, args []string) error {
 }
 
 // underIndex reports whether the index tracks p or anything below it.
-func underIndex(idx *index.Index, p string) bool {
+func underIndex(idx *gitIndex, p string) bool {
 	for _, e := range idx.Entries {
 		if p == "" || e.Name == p || strings.HasPrefix(e.Name, p+"/") {
 			return true
@@ -361,7 +369,7 @@ func cmdRm(s *session, args []string) error {
 		}
 		var both, stagedOnly, localOnly []string
 		for _, p := range targets {
-			e, _ := idx.Entry(p)
+			e, _ := idx.entry(p)
 			hb, inHead := headSnap[p]
 			stagedDiff := !inHead || hb.hash != e.Hash || hb.mode != e.Mode
 			switch {
@@ -397,7 +405,7 @@ func cmdRm(s *session, args []string) error {
 		if !quiet {
 			fmt.Fprintf(s.out, "rm '%s'\n", p)
 		}
-		unstage(idx, p)
+		idx.remove(p)
 		if !cached {
 			if err := r.fs.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 				return err
@@ -558,7 +566,7 @@ func cmdCommit(s *session, args []string) error {
 			}
 		}
 		for _, p := range res.deleted {
-			unstage(idx, p)
+			idx.remove(p)
 		}
 		if len(res.modified)+len(res.deleted) > 0 {
 			if err := r.setIndex(idx); err != nil {

@@ -555,7 +555,7 @@ func (r *repo) restorePaths(args []string, source string, staged, worktree, repo
 		b := sel[p]
 		if worktree && r.worktreeHas(b) {
 			if staged {
-				if e, err := idx.Entry(p); err == nil && e.Hash == b.hash && e.Mode == b.mode {
+				if e, ok := idx.entry(p); ok && e.Hash == b.hash && e.Mode == b.mode {
 					continue
 				}
 			} else {
@@ -568,19 +568,15 @@ func (r *repo) restorePaths(args []string, source string, staged, worktree, repo
 				return err
 			}
 		case worktree:
-			scratch := *idx
-			scratch.Entries = nil
-			if err := r.writeFile(&scratch, b); err != nil {
+			f, err := r.writeWorktree(b)
+			if err != nil {
 				return err
 			}
-			if e, err := idx.Entry(p); err == nil && e.Hash == b.hash && e.Mode == b.mode {
-				*e = *scratch.Entries[0]
+			if e, ok := idx.entry(p); ok && e.Hash == b.hash && e.Mode == b.mode {
+				setStat(e, f)
 			}
 		default:
-			e, err := idx.Entry(p)
-			if err != nil {
-				e = idx.Add(p)
-			}
+			e := idx.add(p)
 			e.Hash, e.Mode = b.hash, b.mode
 			e.ModifiedAt = e.ModifiedAt.Add(-1) // force the next scan to hash it
 		}
@@ -602,7 +598,7 @@ func (r *repo) restorePaths(args []string, source string, staged, worktree, repo
 					return err
 				}
 			} else {
-				unstage(idx, p)
+				idx.remove(p)
 			}
 		}
 	}
@@ -741,8 +737,9 @@ func cmdReset(s *session, args []string) error {
 			entries = append(entries, e)
 		}
 		idx.Entries = entries
+		idx = newGitIndex(idx.Index)
 		for p, b := range keep {
-			e := idx.Add(p)
+			e := idx.add(p)
 			e.Hash, e.Mode = b.hash, b.mode
 		}
 		if err := r.setIndex(idx); err != nil {

@@ -42,7 +42,7 @@ func (r *repo) head() (*head, error) {
 	return h, nil
 }
 
-func (r *repo) index() (*index.Index, error) {
+func (r *repo) index() (*gitIndex, error) {
 	idx, err := r.r.Storer.Index()
 	if err != nil {
 		return nil, err
@@ -50,15 +50,15 @@ func (r *repo) index() (*index.Index, error) {
 	if idx.Version == 0 {
 		idx.Version = 2
 	}
-	return idx, nil
+	return newGitIndex(idx), nil
 }
 
 // setIndex writes the index; the cache tree is dropped since entries may
 // have changed (git rebuilds it on its next commit).
-func (r *repo) setIndex(idx *index.Index) error {
+func (r *repo) setIndex(idx *gitIndex) error {
 	idx.Cache = nil
 	idx.ResolveUndo = nil
-	return r.r.Storer.SetIndex(idx)
+	return r.r.Storer.SetIndex(idx.Index)
 }
 
 func (r *repo) blobLoader(h plumbing.Hash) func() ([]byte, error) {
@@ -113,7 +113,7 @@ func (r *repo) commitSnapshot(c *object.Commit) (snapshot, error) {
 	return r.treeSnapshot(t)
 }
 
-func (r *repo) indexSnapshot(idx *index.Index) snapshot {
+func (r *repo) indexSnapshot(idx *gitIndex) snapshot {
 	s := make(snapshot, len(idx.Entries))
 	for _, e := range idx.Entries {
 		s[e.Name] = &blobRef{path: e.Name, mode: e.Mode, hash: e.Hash, load: r.blobLoader(e.Hash)}
@@ -123,7 +123,7 @@ func (r *repo) indexSnapshot(idx *index.Index) snapshot {
 
 // worktreeSnapshot is the tracked files of the worktree as they are now,
 // for diffs against the index (git diff ignores untracked files).
-func (r *repo) worktreeSnapshot(idx *index.Index, res *scanResult) snapshot {
+func (r *repo) worktreeSnapshot(idx *gitIndex, res *scanResult) snapshot {
 	s := r.indexSnapshot(idx)
 	for _, p := range res.deleted {
 		delete(s, p)
@@ -159,7 +159,7 @@ func (r *repo) writeBlob(data []byte) (plumbing.Hash, error) {
 
 // stage records the worktree file f in the index with its stat data, so
 // the next scan can trust the stat cache.
-func (r *repo) stage(idx *index.Index, f *wtFile) error {
+func (r *repo) stage(idx *gitIndex, f *wtFile) error {
 	data, err := r.readWorktree(f)
 	if err != nil {
 		return err
@@ -168,10 +168,7 @@ func (r *repo) stage(idx *index.Index, f *wtFile) error {
 	if err != nil {
 		return err
 	}
-	e, err := idx.Entry(f.path)
-	if err != nil {
-		e = idx.Add(f.path)
-	}
+	e := idx.add(f.path)
 	e.Hash = h
 	setStat(e, f)
 	return nil
@@ -188,10 +185,6 @@ func setStat(e *index.Entry, f *wtFile) {
 		e.Dev, e.Inode = uint32(st.Dev), uint32(st.Ino)
 		e.UID, e.GID = st.Uid, st.Gid
 	}
-}
-
-func unstage(idx *index.Index, p string) {
-	_, _ = idx.Remove(p)
 }
 
 func timeOf(ts syscall.Timespec) time.Time { return time.Unix(ts.Unix()) }

@@ -43,6 +43,9 @@ type scanResult struct {
 	// (not ignored), by path, with the hash where it was computed.
 	files  map[string]*wtFile
 	hashes map[string]plumbing.Hash
+	// stale lists tracked files whose content matches the index but whose
+	// stat data does not: refreshing them keeps the next scan fast.
+	stale []string
 }
 
 // scanner walks a worktree against an index with git's stat-cache rule: a
@@ -50,8 +53,7 @@ type scanResult struct {
 // the index file is unchanged without reading it.
 type scanner struct {
 	r       *repo
-	idx     *index.Index
-	entries map[string]*index.Entry
+	idx     *gitIndex
 	dirs    map[string]bool // directories holding tracked entries
 	idxTime time.Time
 	// allUntracked lists untracked files one by one instead of
@@ -60,10 +62,9 @@ type scanner struct {
 	wantIgnored  bool
 }
 
-func (r *repo) newScanner(idx *index.Index) *scanner {
-	sc := &scanner{r: r, idx: idx, entries: make(map[string]*index.Entry, len(idx.Entries)), dirs: map[string]bool{"": true}}
+func (r *repo) newScanner(idx *gitIndex) *scanner {
+	sc := &scanner{r: r, idx: idx, dirs: map[string]bool{"": true}}
 	for _, e := range idx.Entries {
-		sc.entries[e.Name] = e
 		for d := path.Dir(e.Name); d != "." && !sc.dirs[d]; d = path.Dir(d) {
 			sc.dirs[d] = true
 		}
@@ -303,7 +304,7 @@ func (sc *scanner) visit(res *scanResult, p string, fi os.FileInfo, rules ignore
 		return nil
 	}
 	f := &wtFile{path: p, fi: fi, mode: mode}
-	e := sc.entries[p]
+	e := sc.idx.byName[p]
 	if e == nil {
 		if ignoredAbove || rules.ignored(p, false) {
 			if sc.wantIgnored {
@@ -327,6 +328,8 @@ func (sc *scanner) visit(res *scanResult, p string, fi os.FileInfo, rules ignore
 	res.hashes[p] = h
 	if h != e.Hash || e.Mode != mode {
 		res.modified = append(res.modified, p)
+	} else {
+		res.stale = append(res.stale, p)
 	}
 	return nil
 }
@@ -399,4 +402,19 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// refresh records the current stat data of files found unchanged by
+// content, and writes the index if there were any, as git status does.
+func (r *repo) refresh(idx *gitIndex, res *scanResult) error {
+	if len(res.stale) == 0 {
+		return nil
+	}
+	for _, p := range res.stale {
+		if e, ok := idx.entry(p); ok {
+			setStat(e, res.files[p])
+		}
+	}
+	res.stale = nil
+	return r.setIndex(idx)
 }

@@ -6,14 +6,13 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
 
 // state is everything status reports.
 type state struct {
 	head     *head
 	upstream *upstream // nil without one
-	idx      *index.Index
+	idx      *gitIndex
 	staged   []change // HEAD -> index
 	unstaged []change // index -> worktree, tracked files only
 	scan     *scanResult
@@ -36,6 +35,9 @@ func (r *repo) state(allUntracked bool) (*state, error) {
 	sc.allUntracked = allUntracked
 	res, err := sc.scan(nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.refresh(idx, res); err != nil {
 		return nil, err
 	}
 	idxSnap := r.indexSnapshot(idx)
@@ -292,7 +294,7 @@ func (r *repo) statusV2(st *state, branch bool) {
 				orig, score = e.staged.from.path, fmt.Sprintf("R%d ", e.staged.score)
 			}
 		} else {
-			ent, _ := st.idx.Entry(e.path)
+			ent, _ := st.idx.entry(e.path)
 			mH, hH = fmt.Sprintf("%06o", uint32(ent.Mode)), ent.Hash.String()
 			mI, hI = mH, hH
 		}
