@@ -10,9 +10,7 @@ import (
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // cmdClone clones a repository of the workspace (a path or file:// URL):
@@ -86,8 +84,7 @@ func cmdClone(s *session, args []string) error {
 	}
 	wtfs := newBillyFS(s.ctx, s.env.FS, dst)
 	dot := newBillyFS(s.ctx, s.env.FS, path.Join(dst, ".git"))
-	st := filesystem.NewStorage(dot, cache.NewObjectLRUDefault())
-	if _, err := gogit.InitWithOptions(st, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(defBranch)}); err != nil {
+	if _, err := gogit.InitWithOptions(newStorage(dot).Storage, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(defBranch)}); err != nil {
 		return err
 	}
 	r, err := s.openAt(dst)
@@ -181,8 +178,7 @@ func (s *session) openSource(dir string) (*gogit.Repository, error) {
 	if _, err := s.env.FS.Stat(path.Join(gitDir, "HEAD")); err != nil {
 		return nil, err
 	}
-	st := filesystem.NewStorage(newBillyFS(s.ctx, s.env.FS, gitDir), cache.NewObjectLRUDefault())
-	return gogit.Open(st, nil)
+	return gogit.Open(newStorage(newBillyFS(s.ctx, s.env.FS, gitDir)), nil)
 }
 
 // upstream is the branch's configured upstream and how far apart they are.

@@ -9,10 +9,8 @@ import (
 
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 const defaultBranchHint = `hint: Using 'master' as the name for the initial branch. This default branch name
@@ -90,8 +88,7 @@ func cmdInit(s *session, args []string) error {
 	}
 	wtfs := newBillyFS(s.ctx, s.env.FS, root)
 	dot := newBillyFS(s.ctx, s.env.FS, gitDir)
-	st := filesystem.NewStorage(dot, cache.NewObjectLRUDefault())
-	_, err := gogit.InitWithOptions(st, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)})
+	_, err := gogit.InitWithOptions(newStorage(dot).Storage, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)})
 	if err != nil {
 		return fmt.Errorf("init %s: %w", root, err)
 	}
@@ -574,11 +571,19 @@ func cmdCommit(s *session, args []string) error {
 			}
 		}
 	}
-	st, err := r.state(false)
+	// What is staged decides; the worktree is scanned only to explain
+	// why there is nothing to commit.
+	headSnap, err := r.commitSnapshot(h.commit)
 	if err != nil {
 		return err
 	}
-	if len(st.staged) == 0 && !allowEmpty && !amend {
+	idxSnap := r.indexSnapshot(idx)
+	staged := compare(headSnap, idxSnap, true)
+	if len(staged) == 0 && !allowEmpty && !amend {
+		st, err := r.state(false)
+		if err != nil {
+			return err
+		}
 		r.statusLong(s.out, st, "Initial commit")
 		return &exitError{code: 1}
 	}
@@ -600,19 +605,31 @@ func cmdCommit(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	if quiet {
-		return nil
-	}
 	c, err := r.r.CommitObject(hash)
 	if err != nil {
 		return err
 	}
-	return r.printCommitSummary(c, h, amend)
+	// The new tree is the index: remember it flattened for the next
+	// status.
+	files := make([]treeFile, 0, len(idxSnap))
+	for _, b := range idxSnap {
+		files = append(files, treeFile{path: b.path, mode: b.mode, hash: b.hash})
+	}
+	cacheTree(c.TreeHash, files)
+	if quiet {
+		return nil
+	}
+	if amend {
+		if staged, err = r.commitChanges(c); err != nil {
+			return err
+		}
+	}
+	return r.printCommitSummary(c, h, staged, amend)
 }
 
 // printCommitSummary is the "[branch hash] subject" block git commit
 // prints, with --shortstat --summary of the change.
-func (r *repo) printCommitSummary(c *object.Commit, before *head, amend bool) error {
+func (r *repo) printCommitSummary(c *object.Commit, before *head, cs []change, amend bool) error {
 	where := before.branch
 	if where == "" {
 		where = "detached HEAD"
@@ -626,10 +643,6 @@ func (r *repo) printCommitSummary(c *object.Commit, before *head, amend bool) er
 	}
 	if amend {
 		fmt.Fprintf(r.out, " Date: %s\n", gitDate(c.Author.When))
-	}
-	cs, err := r.commitChanges(c)
-	if err != nil {
-		return err
 	}
 	return diffOutput{shortstat: true, summary: true}.write(r.out, cs)
 }

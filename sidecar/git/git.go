@@ -18,8 +18,6 @@ import (
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
@@ -191,8 +189,7 @@ func (s *session) open() (*repo, error) {
 func (s *session) openAt(root string) (*repo, error) {
 	wtfs := newBillyFS(s.ctx, s.env.FS, root)
 	dot := newBillyFS(s.ctx, s.env.FS, path.Join(root, ".git"))
-	st := filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: false})
-	r, err := gogit.Open(st, wtfs)
+	r, err := gogit.Open(newStorage(dot), wtfs)
 	if err != nil {
 		return nil, fmt.Errorf("open repository at %s: %w", root, err)
 	}

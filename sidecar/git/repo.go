@@ -78,10 +78,27 @@ func (r *repo) blobLoader(h plumbing.Hash) func() ([]byte, error) {
 
 // treeSnapshot lists every file of a tree; a nil tree is empty.
 func (r *repo) treeSnapshot(t *object.Tree) (snapshot, error) {
-	s := snapshot{}
 	if t == nil {
-		return s, nil
+		return snapshot{}, nil
 	}
+	files, ok := cachedTree(t.Hash)
+	if !ok {
+		var err error
+		if files, err = r.flatten(t); err != nil {
+			return nil, err
+		}
+		cacheTree(t.Hash, files)
+	}
+	s := make(snapshot, len(files))
+	for _, f := range files {
+		s[f.path] = &blobRef{path: f.path, mode: f.mode, hash: f.hash, load: r.blobLoader(f.hash)}
+	}
+	return s, nil
+}
+
+// flatten lists the files of a tree and its subtrees.
+func (r *repo) flatten(t *object.Tree) ([]treeFile, error) {
+	var files []treeFile
 	w := object.NewTreeWalker(t, true, nil)
 	defer w.Close()
 	for {
@@ -90,7 +107,7 @@ func (r *repo) treeSnapshot(t *object.Tree) (snapshot, error) {
 		}
 		name, e, err := w.Next()
 		if err == io.EOF {
-			return s, nil
+			return files, nil
 		}
 		if err != nil {
 			return nil, err
@@ -98,7 +115,7 @@ func (r *repo) treeSnapshot(t *object.Tree) (snapshot, error) {
 		if e.Mode == filemode.Dir || e.Mode == filemode.Submodule {
 			continue
 		}
-		s[name] = &blobRef{path: name, mode: e.Mode, hash: e.Hash, load: r.blobLoader(e.Hash)}
+		files = append(files, treeFile{path: name, mode: e.Mode, hash: e.Hash})
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-
 )
 
 // state is everything status reports.
