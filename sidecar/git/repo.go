@@ -43,6 +43,12 @@ func (r *repo) head() (*head, error) {
 }
 
 func (r *repo) index() (*gitIndex, error) {
+	key, keyed := r.indexKey()
+	if keyed {
+		if idx, ok := cachedIndex(key); ok {
+			return newGitIndex(idx), nil
+		}
+	}
 	idx, err := r.r.Storer.Index()
 	if err != nil {
 		return nil, err
@@ -50,7 +56,24 @@ func (r *repo) index() (*gitIndex, error) {
 	if idx.Version == 0 {
 		idx.Version = 2
 	}
+	if keyed {
+		cacheIndex(key, idx)
+	}
 	return newGitIndex(idx), nil
+}
+
+// indexKey names the index file as it is now: where it is and its inode,
+// size and mtime (nanoseconds), which any write changes.
+func (r *repo) indexKey() (indexKey, bool) {
+	fi, err := r.dot.Lstat("index")
+	if err != nil {
+		return indexKey{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return indexKey{}, false
+	}
+	return indexKey{path: r.dot.root, ino: st.Ino, size: fi.Size(), mtime: fi.ModTime().UnixNano()}, true
 }
 
 // setIndex writes the index; the cache tree is dropped since entries may
@@ -58,7 +81,13 @@ func (r *repo) index() (*gitIndex, error) {
 func (r *repo) setIndex(idx *gitIndex) error {
 	idx.Cache = nil
 	idx.ResolveUndo = nil
-	return r.r.Storer.SetIndex(idx.Index)
+	if err := r.r.Storer.SetIndex(idx.Index); err != nil {
+		return err
+	}
+	if key, ok := r.indexKey(); ok {
+		cacheIndex(key, idx.Index)
+	}
+	return nil
 }
 
 func (r *repo) blobLoader(h plumbing.Hash) func() ([]byte, error) {

@@ -7,6 +7,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -76,4 +77,48 @@ func cacheTree(h plumbing.Hash, files []treeFile) {
 		treeCache.order.Remove(last)
 		delete(treeCache.trees, last.Value.(plumbing.Hash))
 	}
+}
+
+// indexKey identifies one version of an index file.
+type indexKey struct {
+	path  string
+	ino   uint64
+	size  int64
+	mtime int64
+}
+
+// indexCache keeps the last decoded index: decoding 10k entries costs
+// more than the rest of a status. Callers get a copy they may change.
+var indexCache struct {
+	sync.Mutex
+	key indexKey
+	idx *index.Index
+}
+
+func cachedIndex(k indexKey) (*index.Index, bool) {
+	indexCache.Lock()
+	defer indexCache.Unlock()
+	if indexCache.idx == nil || indexCache.key != k {
+		return nil, false
+	}
+	return copyIndex(indexCache.idx), true
+}
+
+func cacheIndex(k indexKey, idx *index.Index) {
+	indexCache.Lock()
+	defer indexCache.Unlock()
+	indexCache.key, indexCache.idx = k, copyIndex(idx)
+}
+
+// copyIndex copies the entries, which commands change in place; the
+// extensions are replaced, never changed, when the index is written.
+func copyIndex(idx *index.Index) *index.Index {
+	c := *idx
+	entries := make([]index.Entry, len(idx.Entries))
+	c.Entries = make([]*index.Entry, len(idx.Entries))
+	for i, e := range idx.Entries {
+		entries[i] = *e
+		c.Entries[i] = &entries[i]
+	}
+	return &c
 }
