@@ -270,3 +270,37 @@ func TestCancelStopsAdd(t *testing.T) {
 		t.Errorf("git add stopped %v after a %v timeout (uncancelled it takes %v)", took, timeout, uncancelled)
 	}
 }
+
+// TestLimits checks git's output is capped like any command's and its
+// writes count against the exec's write budget.
+func TestLimits(t *testing.T) {
+	b, _ := newStore(t)
+	setup := "git init -q && for i in $(seq 1 200); do git commit -q --allow-empty -m \"commit number $i\"; done"
+	if res := runBuiltin(t, b, setup); res.code != 0 {
+		t.Fatalf("setup: %d %s", res.code, res.stderr)
+	}
+	var out, errb strings.Builder
+	res, err := b.Exec(context.Background(), sidecar.Request{Command: "git log", Env: gitEnv, Stdout: &out, Stderr: &errb, Limits: sidecar.Limits{MaxOutputBytes: 2000}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Len()+errb.Len() > 2200 || !strings.Contains(out.String()+errb.String(), "output truncated") {
+		t.Errorf("git log with a 2000-byte output cap printed %d+%d bytes (exit %d)", out.Len(), errb.Len(), res.ExitCode)
+	}
+	// git add past the write budget fails, says why and stages nothing.
+	if res := runBuiltin(t, b, "seq 1 20000 > big"); res.code != 0 {
+		t.Fatal(res.stderr)
+	}
+	out.Reset()
+	errb.Reset()
+	res, err = b.Exec(context.Background(), sidecar.Request{Command: "git add big", Env: gitEnv, Stdout: &out, Stderr: &errb, Limits: sidecar.Limits{MaxWriteBytes: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode == 0 || !strings.Contains(errb.String(), "write limit of 64 bytes exceeded") {
+		t.Errorf("git add past the write budget: exit %d, stderr %q", res.ExitCode, errb.String())
+	}
+	if st := runBuiltin(t, b, "git status --porcelain"); st.stdout != "?? big\n" {
+		t.Errorf("after the refused add, status is %q", st.stdout)
+	}
+}
