@@ -112,7 +112,7 @@ func (r *repo) switchTrees(from, to snapshot, force bool) ([]string, error) {
 			local[p] = true
 		}
 	}
-	cs := compare(from, to, false)
+	cs := compare(from, to)
 	var conflicts, untracked []string
 	untrackedSet := map[string]bool{}
 	for _, p := range res.untracked {

@@ -157,7 +157,13 @@ func cmdDiff(s *session, args []string) error {
 		}
 	}
 	renames := !noRenames && (len(revs) > 0 || cached)
-	cs := filterChanges(compare(restrict(from, rel), restrict(to, rel), renames), rel)
+	cs := compare(restrict(from, rel), restrict(to, rel))
+	if renames {
+		if cs, err = withRenames(cs); err != nil {
+			return err
+		}
+	}
+	cs = filterChanges(cs, rel)
 	if !quiet {
 		if err := o.write(s.out, cs); err != nil {
 			return err

@@ -578,7 +578,10 @@ func cmdCommit(s *session, args []string) error {
 		return err
 	}
 	idxSnap := r.indexSnapshot(idx)
-	staged := compare(headSnap, idxSnap, true)
+	staged, err := withRenames(compare(headSnap, idxSnap))
+	if err != nil {
+		return err
+	}
 	if len(staged) == 0 && !allowEmpty && !amend {
 		st, err := r.state(false)
 		if err != nil {
@@ -665,7 +668,7 @@ func (r *repo) commitChanges(c *object.Commit) ([]change, error) {
 	if err != nil {
 		return nil, err
 	}
-	return compare(a, b, true), nil
+	return withRenames(compare(a, b))
 }
 
 // cleanupMessage is git's default "strip" cleanup: trailing whitespace

@@ -45,9 +45,8 @@ func (c change) path() string {
 // snapshot is every file of one side, by path.
 type snapshot map[string]*blobRef
 
-// compare lists the changes from a to b, sorted by path, with exact
-// renames paired when renames is set (as git's diff.renames default).
-func compare(a, b snapshot, renames bool) []change {
+// compare lists the changes from a to b, sorted by path.
+func compare(a, b snapshot) []change {
 	var out []change
 	for p, x := range a {
 		y, ok := b[p]
@@ -63,15 +62,29 @@ func compare(a, b snapshot, renames bool) []change {
 			out = append(out, change{to: y})
 		}
 	}
-	if renames {
-		out = pairRenames(out)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].path() < out[j].path() })
+	sortChanges(out)
 	return out
 }
 
+func sortChanges(cs []change) {
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].path() < cs[j].path() })
+}
+
+// withRenames pairs deletions and additions into renames as git's
+// diff.renames default does: identical content first, then files at
+// least 50% similar by git's own measure.
+func withRenames(cs []change) ([]change, error) {
+	cs = pairRenames(cs)
+	cs, err := pairSimilar(cs)
+	if err != nil {
+		return nil, err
+	}
+	sortChanges(cs)
+	return cs, nil
+}
+
 // pairRenames turns a deletion and an addition of the same content into a
-// rename. Only exact renames are found; git also finds similar ones.
+// rename.
 func pairRenames(cs []change) []change {
 	deleted := map[plumbing.Hash][]int{}
 	for i, c := range cs {

@@ -962,7 +962,11 @@ func cmdMerge(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	return diffOutput{stat: true, summary: true}.write(r.out, compare(a, b, true))
+	cs, err := withRenames(compare(a, b))
+	if err != nil {
+		return err
+	}
+	return diffOutput{stat: true, summary: true}.write(r.out, cs)
 }
 
 // worktreeHas reports whether the worktree file already holds b.

@@ -44,12 +44,16 @@ func (r *repo) state(allUntracked bool) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
+	staged, err := withRenames(compare(headSnap, idxSnap))
+	if err != nil {
+		return nil, err
+	}
 	return &state{
 		head:     h,
 		upstream: up,
 		idx:      idx,
-		staged:   compare(headSnap, idxSnap, true),
-		unstaged: compare(idxSnap, r.worktreeSnapshot(idx, res), false),
+		staged:   staged,
+		unstaged: compare(idxSnap, r.worktreeSnapshot(idx, res)),
 		scan:     res,
 	}, nil
 }
