@@ -23,6 +23,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/sqlfs/sqlfs/sidecar"
+	_ "github.com/sqlfs/sqlfs/sidecar/git" // registers the git built-in
 )
 
 // Options configure a Backend.

@@ -1,0 +1,158 @@
+package git_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
+)
+
+// benchFiles is the size of the generated project.
+const benchFiles = 10000
+
+// genProject writes a deterministic project of n small text files in
+// nested directories and commits it with real git, then adds 120 small
+// commits, so log -n 100 has history to walk.
+func genProject(b *testing.B, dir string, n int) {
+	b.Helper()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range n {
+		p := filepath.Join(dir, projectPath(i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "package p%d\n\n", i%40)
+		for l := range 10 + rng.IntN(60) {
+			fmt.Fprintf(&sb, "// line %d of file %d: %x\n", l, i, rng.Uint64())
+		}
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	realGit(b, dir, "init", "-q", "-b", "main")
+	// No background auto-gc: it repacks while the clones copy objects.
+	realGit(b, dir, "config", "gc.auto", "0")
+	realGit(b, dir, "add", "-A")
+	realGit(b, dir, "commit", "-q", "-m", "import")
+	for i := range 120 {
+		p := filepath.Join(dir, projectPath((i*37)%n))
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(f, "// change %d\n", i)
+		f.Close()
+		realGit(b, dir, "commit", "-q", "-am", fmt.Sprintf("change %d", i))
+	}
+}
+
+func projectPath(i int) string {
+	return fmt.Sprintf("pkg%02d/sub%02d/file%05d.go", i%40, (i/40)%25, i)
+}
+
+// gitSides is a fresh clone of the same project twice: by real git on a
+// native directory and by the built-in on a store.
+type gitSides struct {
+	native string
+	b      *shell.Backend
+}
+
+func setupSides(b *testing.B) *gitSides {
+	b.Helper()
+	requireGit(b)
+	src := b.TempDir()
+	start := time.Now()
+	genProject(b, src, benchFiles)
+	b.Logf("generated the project with real git in %v", time.Since(start))
+	native := filepath.Join(b.TempDir(), "clone")
+	start = time.Now()
+	realGit(b, filepath.Dir(native), "clone", "-q", src, native)
+	b.Logf("real git clone: %v", time.Since(start))
+	sb, fsys := newStore(b)
+	start = time.Now()
+	importDir(b, fsys, filepath.Join(src, ".git"), "/src/.git")
+	b.Logf("imported the source repository's .git into the store: %v", time.Since(start))
+	start = time.Now()
+	if res := runBuiltin(b, sb, "git clone -q /workspace/src /workspace/clone"); res.code != 0 {
+		b.Fatalf("built-in clone: %d %s", res.code, res.stderr)
+	}
+	b.Logf("built-in clone: %v", time.Since(start))
+	return &gitSides{native: native, b: sb}
+}
+
+// native runs a command line with bash and real git in the clone.
+func (s *gitSides) runNative(b *testing.B, cmdline string) {
+	cmd := exec.Command("bash", "-c", cmdline)
+	cmd.Dir = s.native
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + s.native, "GIT_CONFIG_NOSYSTEM=1"}
+	for k, v := range gitEnv {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var errb strings.Builder
+	cmd.Stdout, cmd.Stderr = io.Discard, &errb
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s: %v %s", cmdline, err, errb.String())
+	}
+}
+
+func (s *gitSides) runBuiltin(b *testing.B, cmdline string) {
+	res, err := s.b.Exec(context.Background(), sidecar.Request{Command: cmdline, Dir: "/workspace/clone", Env: gitEnv, Stdout: io.Discard})
+	if err != nil || res.ExitCode != 0 {
+		b.Fatalf("%s: %v %+v", cmdline, err, res)
+	}
+}
+
+// BenchmarkGit10k measures status, add -A && commit, diff and log -n 100
+// on a fresh clone of a 10k-file project with one file changed: real git
+// on a native directory against the built-in on a store. Each iteration
+// runs both sides back to back, so load on the machine hits both alike;
+// the metrics are the medians and their ratio (built-in / native).
+//
+//	go test ./sidecar/git -run '^$' -bench Git10k -benchtime 15x
+func BenchmarkGit10k(b *testing.B) {
+	s := setupSides(b)
+	edit := "echo edit-$RANDOM >> pkg01/sub00/file00001.go"
+	// Warm both sides once: the built-in's first status refreshes the
+	// stat data of the files it checked out, as git's does.
+	s.runNative(b, edit+" && git status")
+	s.runBuiltin(b, edit+" && git status")
+	for _, op := range []struct{ name, cmd string }{
+		{"status", "git status"},
+		{"diff", "git diff"},
+		{"log-n100", "git log -n 100"},
+		{"add-commit", edit + " && git add -A && git commit -q -m edit"},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			var native, builtin []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				s.runNative(b, op.cmd)
+				native = append(native, time.Since(start))
+				start = time.Now()
+				s.runBuiltin(b, op.cmd)
+				builtin = append(builtin, time.Since(start))
+			}
+			n, g := median(native), median(builtin)
+			b.ReportMetric(float64(n.Microseconds())/1000, "native-ms")
+			b.ReportMetric(float64(g.Microseconds())/1000, "builtin-ms")
+			b.ReportMetric(float64(g)/float64(n), "ratio")
+		})
+	}
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	slices.Sort(s)
+	return s[len(s)/2]
+}

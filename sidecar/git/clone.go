@@ -1,0 +1,270 @@
+package git
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"path"
+	"strings"
+
+	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// cmdClone clones a repository of the workspace (a path or file:// URL):
+// every object and ref is copied through the fs core, then the default
+// branch is checked out. The shell backend has no network, so network
+// remotes get a clear error; bundles are not supported.
+func cmdClone(s *session, args []string) error {
+	quiet, branch := false, ""
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "-q" || a == "--quiet":
+			quiet = true
+		case (a == "-b" || a == "--branch") && i+1 < len(args):
+			i++
+			branch = args[i]
+		case strings.HasPrefix(a, "-"):
+			return unsupported("git clone " + a)
+		default:
+			rest = append(rest, a)
+		}
+	}
+	if len(rest) == 0 || len(rest) > 2 {
+		return fatalf("You must specify a repository to clone.")
+	}
+	src := rest[0]
+	if strings.Contains(src, "://") && !strings.HasPrefix(src, "file://") || strings.Contains(src, "@") && strings.Contains(src, ":") {
+		return errorf(1, "fatal: cannot clone '%s': the shell backend has no network access (use the container backend where the exec is allowed network)\n", src)
+	}
+	src = strings.TrimPrefix(src, "file://")
+	srcAbs := s.env.Abs(path.Join(s.dir, src))
+	if path.IsAbs(src) {
+		srcAbs = path.Clean(src)
+	}
+	name := rest[0]
+	if len(rest) == 2 {
+		name = rest[1]
+	} else {
+		name = strings.TrimSuffix(path.Base(strings.TrimSuffix(srcAbs, "/.git")), ".git")
+	}
+	dst := s.env.Abs(path.Join(s.dir, name))
+	if path.IsAbs(name) {
+		dst = path.Clean(name)
+	}
+	if ents, err := s.env.FS.ReadDir(dst); err == nil && len(ents) > 0 {
+		return fatalf("destination path '%s' already exists and is not an empty directory.", name)
+	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return fatalf("destination path '%s' already exists and is not an empty directory.", name)
+	}
+	source, err := s.openSource(srcAbs)
+	if err != nil {
+		return errorf(128, "fatal: repository '%s' does not exist\n", rest[0])
+	}
+	if !quiet {
+		fmt.Fprintf(s.errw, "Cloning into '%s'...\n", name)
+	}
+	srcHead, err := source.Reference(plumbing.HEAD, false)
+	if err != nil {
+		return err
+	}
+	defBranch := srcHead.Target().Short()
+	if srcHead.Type() != plumbing.SymbolicReference {
+		defBranch = "master"
+	}
+	if branch != "" {
+		defBranch = branch
+	}
+	if err := s.env.FS.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	wtfs := newBillyFS(s.ctx, s.env.FS, dst)
+	dot := newBillyFS(s.ctx, s.env.FS, path.Join(dst, ".git"))
+	if _, err := gogit.InitWithOptions(newStorage(dot).Storage, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(defBranch)}); err != nil {
+		return err
+	}
+	r, err := s.openAt(dst)
+	if err != nil {
+		return err
+	}
+	objs, err := source.Storer.IterEncodedObjects(plumbing.AnyObject)
+	if err != nil {
+		return err
+	}
+	if err := objs.ForEach(func(o plumbing.EncodedObject) error {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		_, err := r.r.Storer.SetEncodedObject(o)
+		return err
+	}); err != nil {
+		return err
+	}
+	refs, err := source.Storer.IterReferences()
+	if err != nil {
+		return err
+	}
+	var tip plumbing.Hash
+	found := false
+	if err := refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() != plumbing.HashReference {
+			return nil
+		}
+		switch {
+		case ref.Name().IsBranch():
+			if ref.Name().Short() == defBranch {
+				tip, found = ref.Hash(), true
+			}
+			return r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewRemoteReferenceName("origin", ref.Name().Short()), ref.Hash()))
+		case ref.Name().IsTag():
+			return r.r.Storer.SetReference(ref)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	cfg, err := r.r.Config()
+	if err != nil {
+		return err
+	}
+	cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{srcAbs}, Fetch: []config.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}}
+	cfg.Branches[defBranch] = &config.Branch{Name: defBranch, Remote: "origin", Merge: plumbing.NewBranchReferenceName(defBranch)}
+	if !found {
+		if branch != "" {
+			return fatalf("Remote branch %s not found in upstream origin", branch)
+		}
+		if err := r.r.SetConfig(cfg); err != nil {
+			return err
+		}
+		fmt.Fprintln(s.errw, "warning: You appear to have cloned an empty repository.")
+		if !quiet {
+			fmt.Fprintln(s.errw, "done.")
+		}
+		return nil
+	}
+	if err := r.r.SetConfig(cfg); err != nil {
+		return err
+	}
+	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.NewRemoteReferenceName("origin", defBranch))); err != nil {
+		return err
+	}
+	if err := r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(defBranch), tip)); err != nil {
+		return err
+	}
+	c, err := r.r.CommitObject(tip)
+	if err != nil {
+		return err
+	}
+	if _, err := r.moveTo(&head{branch: defBranch}, c, true); err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintln(s.errw, "done.")
+	}
+	return nil
+}
+
+// openSource opens a repository to clone from: a worktree with .git, or a
+// bare repository.
+func (s *session) openSource(dir string) (*gogit.Repository, error) {
+	gitDir := dir
+	if fi, err := s.env.FS.Stat(path.Join(dir, ".git")); err == nil && fi.IsDir() {
+		gitDir = path.Join(dir, ".git")
+	}
+	if _, err := s.env.FS.Stat(path.Join(gitDir, "HEAD")); err != nil {
+		return nil, err
+	}
+	return gogit.Open(newStorage(newBillyFS(s.ctx, s.env.FS, gitDir)), nil)
+}
+
+// upstream is the branch's configured upstream and how far apart they are.
+type upstream struct {
+	name          string // e.g. origin/master
+	ahead, behind int
+	gone          bool
+	unborn        bool // the local branch has no commits yet
+}
+
+func (r *repo) upstream(h *head) (*upstream, error) {
+	if h.branch == "" {
+		return nil, nil
+	}
+	cfg, err := r.r.Config()
+	if err != nil {
+		return nil, err
+	}
+	b, ok := cfg.Branches[h.branch]
+	if !ok || b.Remote == "" || !b.Merge.IsBranch() {
+		return nil, nil
+	}
+	up := &upstream{name: b.Remote + "/" + b.Merge.Short()}
+	ref, ok, err := r.ref(plumbing.NewRemoteReferenceName(b.Remote, b.Merge.Short()))
+	if err != nil {
+		return nil, err
+	}
+	if !ok || h.commit == nil {
+		up.gone = true
+		up.unborn = h.commit == nil
+		return up, nil
+	}
+	other, err := r.r.CommitObject(ref.Hash())
+	if err != nil {
+		return nil, err
+	}
+	mine, err := r.reachable([]*object.Commit{h.commit})
+	if err != nil {
+		return nil, err
+	}
+	theirs, err := r.reachable([]*object.Commit{other})
+	if err != nil {
+		return nil, err
+	}
+	for c := range mine {
+		if !theirs[c] {
+			up.ahead++
+		}
+	}
+	for c := range theirs {
+		if !mine[c] {
+			up.behind++
+		}
+	}
+	return up, nil
+}
+
+func commits(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "commit", "commits")) }
+
+// longText is the tracking paragraph of git status.
+func (u *upstream) longText() string {
+	switch {
+	case u.gone:
+		return fmt.Sprintf("Your branch is based on '%s', but the upstream is gone.\n  (use \"git branch --unset-upstream\" to fixup)\n", u.name)
+	case u.ahead > 0 && u.behind > 0:
+		return fmt.Sprintf("Your branch and '%s' have diverged,\nand have %d and %d different commits each, respectively.\n  (use \"git pull\" to merge the remote branch into yours)\n", u.name, u.ahead, u.behind)
+	case u.ahead > 0:
+		return fmt.Sprintf("Your branch is ahead of '%s' by %s.\n  (use \"git push\" to publish your local commits)\n", u.name, commits(u.ahead))
+	case u.behind > 0:
+		return fmt.Sprintf("Your branch is behind '%s' by %s, and can be fast-forwarded.\n  (use \"git pull\" to update your local branch)\n", u.name, commits(u.behind))
+	}
+	return fmt.Sprintf("Your branch is up to date with '%s'.\n", u.name)
+}
+
+// shortText is the "...upstream [ahead N]" part of status -b.
+func (u *upstream) shortText() string {
+	s := "..." + u.name
+	switch {
+	case u.gone:
+		s += " [gone]"
+	case u.ahead > 0 && u.behind > 0:
+		s += fmt.Sprintf(" [ahead %d, behind %d]", u.ahead, u.behind)
+	case u.ahead > 0:
+		s += fmt.Sprintf(" [ahead %d]", u.ahead)
+	case u.behind > 0:
+		s += fmt.Sprintf(" [behind %d]", u.behind)
+	}
+	return s
+}

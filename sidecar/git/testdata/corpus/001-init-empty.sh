@@ -1,0 +1,4 @@
+git init
+git status
+git status -s
+git status --porcelain=v2 -b
