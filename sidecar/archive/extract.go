@@ -121,21 +121,28 @@ type MemberError struct {
 func (e *MemberError) Error() string { return e.Name + ": " + e.Err.Error() }
 func (e *MemberError) Unwrap() error { return e.Err }
 
-// ExtractError lists the members Extract could not extract.
-type ExtractError struct{ Members []error }
+// maxMemberErrors is how many failed members an ExtractError keeps.
+const maxMemberErrors = 100
+
+// ExtractError lists the members Extract could not extract: the first
+// maxMemberErrors of them, and how many failed in all.
+type ExtractError struct {
+	Members []error
+	Failed  int
+}
 
 // Error names the first few members; a hostile archive can hold millions.
 func (e *ExtractError) Error() string {
 	const shown = 5
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d members not extracted: ", len(e.Members))
+	fmt.Fprintf(&b, "%d members not extracted: ", e.Failed)
 	for i, m := range e.Members[:min(len(e.Members), shown)] {
 		if i > 0 {
 			b.WriteString("; ")
 		}
 		b.WriteString(m.Error())
 	}
-	if len(e.Members) > shown {
+	if e.Failed > shown {
 		b.WriteString("; …")
 	}
 	return b.String()
@@ -157,9 +164,14 @@ type extractor struct {
 	dest string
 	opts Options
 	st   Stats
-	dirs []dirAttr
-	errs []error
-	buf  []byte
+	// dirs get their modes and times at the end, in the order first seen;
+	// dirIndex finds a repeated one, so an archive repeating a directory
+	// millions of times holds one entry.
+	dirs     []dirAttr
+	dirIndex map[string]int
+	errs     []error // the first maxMemberErrors of failed
+	failed   int
+	buf      []byte
 }
 
 // Extract unpacks the tar stream r below dest (an existing directory of
@@ -169,7 +181,7 @@ type extractor struct {
 // it at once. A regular file being written when the stream ends is
 // removed, never left partial.
 func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Options) (Stats, error) {
-	x := &extractor{fsys: fsys, dest: path.Clean(dest), opts: opts, buf: make([]byte, 1<<20)}
+	x := &extractor{fsys: fsys, dest: path.Clean(dest), opts: opts, dirIndex: map[string]int{}, buf: make([]byte, 1<<20)}
 	tr := tar.NewReader(r)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -189,7 +201,7 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 			}
 			if errors.Is(err, ErrSkipped) {
 				x.st.Skipped++
-			} else {
+			} else if x.failed++; len(x.errs) < maxMemberErrors {
 				x.errs = append(x.errs, err)
 			}
 			if opts.Warn != nil {
@@ -208,7 +220,7 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 		}
 	}
 	if len(x.errs) > 0 {
-		return x.st, &ExtractError{x.errs}
+		return x.st, &ExtractError{x.errs, x.failed}
 	}
 	return x.st, nil
 }
@@ -266,7 +278,7 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 	}
 	if rel == "." {
 		if h.Typeflag == tar.TypeDir {
-			x.dirs = append(x.dirs, dirAttr{x.dest, x.perm(h), h.AccessTime, h.ModTime})
+			x.dir(dirAttr{x.dest, x.perm(h), h.AccessTime, h.ModTime})
 		}
 		return nil
 	}
@@ -282,7 +294,7 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 			return fail(err)
 		}
 		x.st.Dirs++
-		x.dirs = append(x.dirs, dirAttr{name, x.perm(h), h.AccessTime, h.ModTime})
+		x.dir(dirAttr{name, x.perm(h), h.AccessTime, h.ModTime})
 		return nil
 	}
 	switch h.Typeflag {
@@ -314,6 +326,17 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 		return x.special(name, h, fail)
 	}
 	return fail(fmt.Errorf("%w %q", ErrUnsupported, h.Typeflag))
+}
+
+// dir remembers a directory member's attributes for the end; a repeated
+// directory's last member wins.
+func (x *extractor) dir(d dirAttr) {
+	if i, ok := x.dirIndex[d.name]; ok {
+		x.dirs[i] = d
+		return
+	}
+	x.dirIndex[d.name] = len(x.dirs)
+	x.dirs = append(x.dirs, d)
 }
 
 // perm is a member's permission bits; setuid and setgid only when kept.
