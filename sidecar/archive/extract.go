@@ -301,10 +301,7 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 	case tar.TypeReg, tar.TypeCont, tar.TypeGNUSparse: // contiguous files are regular ones, as GNU tar has it
 		return x.file(name, h, r, fail)
 	case tar.TypeSymlink:
-		if err := x.makeRoom(name); err != nil {
-			return fail(err)
-		}
-		if err := x.fsys.Symlink(h.Linkname, name); err != nil {
+		if err := x.place(name, func(tmp string) error { return x.fsys.Symlink(h.Linkname, tmp) }); err != nil {
 			return fail(err)
 		}
 		x.st.Symlinks++
@@ -314,10 +311,7 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 		if err != nil {
 			return fail(fmt.Errorf("hard link to %q: %w", h.Linkname, err))
 		}
-		if err := x.makeRoom(name); err != nil {
-			return fail(err)
-		}
-		if err := x.fsys.Link(target, name); err != nil {
+		if err := x.place(name, func(tmp string) error { return x.fsys.Link(target, tmp) }); err != nil {
 			return fail(err)
 		}
 		x.st.Links++
@@ -385,41 +379,59 @@ func (x *extractor) special(name string, h *tar.Header, fail func(error) error) 
 			return fail(fmt.Errorf("device node: %w", ErrSkipped))
 		}
 	}
-	if err := x.makeRoom(name); err != nil {
-		return fail(err)
-	}
 	dev := unix.Mkdev(uint32(h.Devmajor), uint32(h.Devminor))
-	if err := x.fsys.Mknod(name, typ|uint32(x.perm(h)&fs.ModePerm), dev); err != nil {
-		return fail(err)
-	}
-	if err := x.attrs(name, h); err != nil {
+	err := x.place(name, func(tmp string) error {
+		if err := x.fsys.Mknod(tmp, typ|uint32(x.perm(h)&fs.ModePerm), dev); err != nil {
+			return err
+		}
+		return x.attrs(tmp, h)
+	})
+	if err != nil {
 		return fail(err)
 	}
 	x.st.Special++
 	return nil
 }
 
-// file writes a regular (or sparse) member to a temporary name next to
-// name and renames it into place once all its data is in.
+// file writes a regular (or sparse) member under a temporary name and
+// puts it in place once all its data is in.
 func (x *extractor) file(name string, h *tar.Header, r io.Reader, fail func(error) error) error {
-	if x.opts.KeepOld {
-		if _, err := x.fsys.Lstat(name); err == nil {
-			return fail(fmt.Errorf("not replaced: %w", fs.ErrExist))
+	err := x.place(name, func(tmp string) error {
+		w, err := x.fsys.Create(tmp, 0o600)
+		if err != nil {
+			return err
 		}
+		n, err := x.copyData(w, r, h.Size)
+		x.st.Bytes += n
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		return x.attrs(tmp, h)
+	})
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return readErr(err) // the stream broke: stop
 	}
-	tmp := path.Join(path.Dir(name), tempPrefix+rand.Text()[:12])
-	w, err := x.fsys.Create(tmp, 0o600)
 	if err != nil {
 		return fail(err)
 	}
-	n, err := x.copyData(w, r, h.Size)
-	x.st.Bytes += n
-	if cerr := w.Close(); err == nil {
-		err = cerr
+	x.st.Files++
+	return nil
+}
+
+// place makes a non-directory member: make creates it under a temporary
+// name next to name, which it then replaces. A member that cannot be made
+// leaves a file already at name as it was.
+func (x *extractor) place(name string, make func(tmp string) error) error {
+	if x.opts.KeepOld {
+		if _, err := x.fsys.Lstat(name); err == nil {
+			return fmt.Errorf("not replaced: %w", fs.ErrExist)
+		}
 	}
-	if err == nil {
-		err = x.attrs(tmp, h)
-	}
+	tmp := path.Join(path.Dir(name), tempPrefix+rand.Text()[:12])
+	err := make(tmp)
 	if err == nil {
 		err = x.replace(tmp, name)
 	}
@@ -428,12 +440,8 @@ func (x *extractor) file(name string, h *tar.Header, r io.Reader, fail func(erro
 		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == tmp {
 			pe.Path = name // the temporary name means nothing to the reader
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return readErr(err) // the stream broke: stop
-		}
-		return fail(err)
+		return err
 	}
-	x.st.Files++
 	return nil
 }
 
@@ -451,7 +459,15 @@ func (x *extractor) replace(tmp, name string) error {
 	if err == nil && fi.IsDir() {
 		return &fs.PathError{Op: "extract", Path: name, Err: syscall.EISDIR}
 	}
-	return x.fsys.Rename(tmp, name)
+	if err := x.fsys.Rename(tmp, name); err != nil {
+		return err
+	}
+	// Renaming a hard link onto another name of the same file does
+	// nothing (POSIX): tmp is still there.
+	if _, err := x.fsys.Lstat(tmp); err == nil {
+		return x.fsys.Remove(tmp)
+	}
+	return nil
 }
 
 // copyData copies a member's data; where the file can hold holes, its
@@ -518,6 +534,8 @@ func (x *extractor) mkdir(name string) error {
 	switch {
 	case err == nil && fi.IsDir():
 		return nil
+	case err == nil && x.opts.KeepOld:
+		return fmt.Errorf("not replaced: %w", fs.ErrExist)
 	case err == nil:
 		if err := x.fsys.Remove(name); err != nil {
 			return err
@@ -526,22 +544,6 @@ func (x *extractor) mkdir(name string) error {
 		return err
 	}
 	return x.fsys.Mkdir(name, 0o700)
-}
-
-// makeRoom removes a non-directory at name so a member can take its place.
-func (x *extractor) makeRoom(name string) error {
-	fi, err := x.fsys.Lstat(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return &fs.PathError{Op: "extract", Path: name, Err: syscall.EISDIR}
-	case x.opts.KeepOld:
-		return fmt.Errorf("not replaced: %w", fs.ErrExist)
-	}
-	return x.fsys.Remove(name)
 }
 
 // linkTarget resolves a hard link's target name like a member name; it

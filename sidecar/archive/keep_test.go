@@ -1,0 +1,49 @@
+package archive
+
+import (
+	"archive/tar"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFailedMemberKeepsExistingFile: a member that cannot be made (a hard
+// link to a missing target, a symlink whose target is too long, a
+// directory over a file with KeepOld) removed the file of that name first,
+// so bad input lost data. A hard link to itself leaves the file as it was.
+func TestFailedMemberKeepsExistingFile(t *testing.T) {
+	cases := []struct {
+		name    string
+		m       member
+		opts    Options
+		wantErr bool
+	}{
+		{"hard link to missing target", member{Type: tar.TypeLink, Name: "keep", Link: "missing"}, Options{}, true},
+		{"hard link to itself", member{Type: tar.TypeLink, Name: "keep", Link: "keep"}, Options{}, false},
+		{"symlink target too long", member{Type: tar.TypeSymlink, Name: "keep", Link: strings.Repeat("x", 5000)}, Options{}, true},
+		{"directory over a file, keep old", member{Type: tar.TypeDir, Name: "keep/"}, Options{KeepOld: true}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			targets(t, func(t *testing.T, fsys FS, top string) {
+				keep := filepath.Join(top, dest, "keep")
+				if err := os.WriteFile(keep, []byte("precious"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				_, err := extract(t, fsys, makeTar(t, c.m), c.opts)
+				var me *MemberError
+				if errors.As(err, &me) != c.wantErr || !c.wantErr && err != nil {
+					t.Errorf("err = %v, want a member error: %v", err, c.wantErr)
+				}
+				if b, err := os.ReadFile(keep); err != nil || string(b) != "precious" {
+					t.Errorf("existing file: %q, %v; want it untouched", b, err)
+				}
+				if ents, _ := os.ReadDir(filepath.Join(top, dest)); len(ents) != 1 {
+					t.Errorf("destination holds %v, want only keep", ents)
+				}
+			})
+		})
+	}
+}
