@@ -172,3 +172,40 @@ func TestImportRefusals(t *testing.T) {
 		t.Errorf("workspace after refusals (exit %d):\n%s", code, out)
 	}
 }
+
+// TestExportAppliesUmask: modes an agent chose (a world-writable script,
+// a world-writable directory, the exported root's mode on DEST itself)
+// were written to the host as they were, so any local user could change
+// an exported file before its owner ran it. Export masks them with the
+// umask, as tar and cp do for an ordinary user.
+func TestExportAppliesUmask(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "ws.sqlfs")
+	f, err := sfs.Open(context.Background(), store, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range []error{
+		f.WriteFile("/run.sh", []byte("#!/bin/sh\n"), 0o755),
+		f.Chmod("/run.sh", 0o777),
+		f.Mkdir("/drop", 0o777),
+		f.Chmod("/drop", 0o1777),
+		f.Chmod("/", 0o777),
+		f.Close(),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := unix.Umask(0o027) // inherited by the command
+	t.Cleanup(func() { unix.Umask(old) })
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := sqlfsExec(t, "", "export", "--store", store, out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for name, want := range map[string]fs.FileMode{"": fs.ModeDir | 0o750, "run.sh": 0o750, "drop": fs.ModeDir | fs.ModeSticky | 0o750} {
+		fi, err := os.Lstat(filepath.Join(out, name))
+		if err != nil || fi.Mode() != want {
+			t.Errorf("%q: mode %v, %v; want %v", name, fi.Mode(), err, want)
+		}
+	}
+}

@@ -75,6 +75,9 @@ const (
 type Options struct {
 	Owners  bool    // chown members to their uid/gid
 	Special Special // device nodes; KeepDevices also keeps setuid/setgid
+	// Umask clears permission bits from every member's mode, as tar does
+	// for an ordinary user (--no-same-permissions).
+	Umask fs.FileMode
 	// StripComponents drops this many leading elements from member names
 	// (and hard link targets); members with no more elements are skipped.
 	StripComponents int
@@ -335,7 +338,7 @@ func (x *extractor) dir(d dirAttr) {
 
 // perm is a member's permission bits; setuid and setgid only when kept.
 func (x *extractor) perm(h *tar.Header) fs.FileMode {
-	m := fs.FileMode(h.Mode) & fs.ModePerm
+	m := fs.FileMode(h.Mode) & fs.ModePerm &^ x.opts.Umask
 	if h.Mode&syscall.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
