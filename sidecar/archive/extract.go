@@ -185,13 +185,17 @@ type extractor struct {
 // removed, never left partial.
 func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Options) (Stats, error) {
 	x := &extractor{fsys: fsys, dest: path.Clean(dest), opts: opts, dirIndex: map[string]int{}, buf: make([]byte, 1<<20)}
-	tr := tar.NewReader(r)
+	end := &endReader{r: r}
+	tr := tar.NewReader(end)
 	for {
 		if err := ctx.Err(); err != nil {
 			return x.st, err
 		}
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
+			if err := end.check(); err != nil {
+				return x.st, err
+			}
 			break
 		}
 		if err != nil {
@@ -226,6 +230,43 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 		return x.st, &ExtractError{x.errs, x.failed}
 	}
 	return x.st, nil
+}
+
+// endReader remembers the last block a tar stream ended with: archive/tar
+// takes a stream that stops between two members (or holds nothing) for a
+// whole archive, where GNU tar wants the end-of-archive zero blocks. A
+// stream cut just after a member whose data ends in a zero block still
+// passes for whole.
+type endReader struct {
+	r    io.Reader
+	n    int64
+	tail [blockSize]byte // the last bytes read
+}
+
+const blockSize = 512
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	if n >= blockSize {
+		copy(e.tail[:], p[n-blockSize:n])
+	} else {
+		copy(e.tail[:], e.tail[n:])
+		copy(e.tail[blockSize-n:], p[:n])
+	}
+	return n, err
+}
+
+// check reports whether the stream ended with a zero block, as a whole
+// archive does.
+func (e *endReader) check() error {
+	switch {
+	case e.n == 0:
+		return fmt.Errorf("%w: the stream is empty", ErrCorrupt)
+	case e.n < blockSize || !allZero(e.tail[:]):
+		return fmt.Errorf("%w: it ends without the end-of-archive blocks", ErrTruncated)
+	}
+	return nil
 }
 
 // readErr names a stream that ended early.

@@ -47,3 +47,36 @@ func TestFailedMemberKeepsExistingFile(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamMustEnd: a stream cut at a member boundary, or an empty one,
+// was taken as a whole archive (a producer that died halfway imported
+// fewer files with success). GNU tar refuses both; it accepts a lone zero
+// block at the end.
+func TestStreamMustEnd(t *testing.T) {
+	ar := makeTar(t, member{Type: tar.TypeReg, Name: "a", Data: "hi"}, member{Type: tar.TypeReg, Name: "b", Data: "there"})
+	cases := []struct {
+		name  string
+		input []byte
+		want  error
+		files int
+	}{
+		{"empty", nil, ErrCorrupt, 0},
+		{"cut after a member", ar[:1024], ErrTruncated, 1},
+		{"cut after the last member", ar[:2048], ErrTruncated, 2},
+		{"one zero block", ar[:2048+512], nil, 2},
+		{"whole", ar, nil, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			top := t.TempDir()
+			mustMkdir(t, top+dest)
+			st, err := extract(t, osFS{top}, c.input, Options{})
+			if c.want == nil && err != nil || !errors.Is(err, c.want) {
+				t.Errorf("err = %v, want %v", err, c.want)
+			}
+			if st.Files != c.files {
+				t.Errorf("%d files, want %d", st.Files, c.files)
+			}
+		})
+	}
+}
