@@ -36,7 +36,8 @@ Like GNU tar, every member stays below DEST: names with '..' and symlinks
 that would carry a later member out are refused. Setuid and setgid bits
 are dropped. Device nodes are refused (exit 1, the rest is imported)
 unless --skip-special leaves them out. A file being written when the
-stream ends is not left behind.
+stream ends is not left behind; a stream that ends without tar's
+end-of-archive block (cut between two members, or empty) exits 1.
 
 flags:
 `
