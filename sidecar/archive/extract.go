@@ -302,6 +302,9 @@ func (x *extractor) strip(rel string) (string, bool) {
 }
 
 func (x *extractor) member(h *tar.Header, r io.Reader) error {
+	if h.Typeflag == tar.TypeXGlobalHeader {
+		return nil // metadata for the members after it (git archive's commit id), not a member
+	}
 	fail := func(err error) error { return &MemberError{Name: h.Name, Err: err} }
 	rel, err := MemberName(h.Name)
 	if x.opts.Select != nil && !x.opts.Select(path.Clean("./"+strings.TrimLeft(h.Name, "/"))) {

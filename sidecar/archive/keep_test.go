@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sqlfs/sqlfs/sidecar/archive/archivetest"
 )
 
 // TestFailedMemberKeepsExistingFile: a member that cannot be made (a hard
@@ -78,5 +80,22 @@ func TestStreamMustEnd(t *testing.T) {
 				t.Errorf("%d files, want %d", st.Files, c.files)
 			}
 		})
+	}
+}
+
+// TestGlobalHeaderIsNotAMember: `git archive` starts with a PAX global
+// header, which was refused as an unsupported member (exit 1 for every
+// git tarball). GNU tar reads it as metadata, not a member.
+func TestGlobalHeaderIsNotAMember(t *testing.T) {
+	ar, err := archivetest.GitArchive("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := 0
+	top := t.TempDir()
+	mustMkdir(t, top+dest)
+	st, err := extract(t, osFS{top}, ar, Options{OnMember: func(*tar.Header) { listed++ }})
+	if err != nil || st.Files != 1 || listed != 1 {
+		t.Errorf("err %v, stats %+v, %d members listed; want f alone", err, st, listed)
 	}
 }

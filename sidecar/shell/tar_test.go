@@ -50,3 +50,23 @@ func TestTarRefusesEscapes(t *testing.T) {
 		t.Errorf("a member landed above -C:\n%s", out.stdout)
 	}
 }
+
+// TestTarGitArchive: a `git archive` tarball starts with a PAX global
+// header; tar -x refused it as an unsupported member (exit 2) and tar -t
+// listed it. GNU tar does neither.
+func TestTarGitArchive(t *testing.T) {
+	b, fsys := newTestBackend(t, Options{})
+	ar, err := archivetest.GitArchive("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile("/g.tar", ar, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := sh(t, b, "tar -tf g.tar"); out.ExitCode != 0 || out.stdout != "f\n" {
+		t.Errorf("tar -t: exit %d, %q %q", out.ExitCode, out.stdout, out.stderr)
+	}
+	if out := sh(t, b, "mkdir x && tar -xf g.tar -C x && ls x"); out.ExitCode != 0 || out.stdout != "f\n" {
+		t.Errorf("tar -x: exit %d, %q %q", out.ExitCode, out.stdout, out.stderr)
+	}
+}

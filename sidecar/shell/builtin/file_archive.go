@@ -340,7 +340,7 @@ func (t *tarRun) scan(in io.Reader, selected func(string) bool) int {
 			env.Errorf("tar", "Error is not recoverable: exiting now")
 			return 2
 		}
-		if !selected(strings.TrimLeft(hdr.Name, "/")) {
+		if hdr.Typeflag == tar.TypeXGlobalHeader || !selected(strings.TrimLeft(hdr.Name, "/")) {
 			continue
 		}
 		switch {
