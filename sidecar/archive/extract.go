@@ -521,6 +521,7 @@ func (x *extractor) replace(tmp, name string) error {
 // size is set first and blocks of zeros are seeked over.
 func (x *extractor) copyData(w io.Writer, r io.Reader, size int64) (int64, error) {
 	sf, sparse := w.(SparseFile)
+	w = fullWriter{w}
 	if !sparse {
 		return io.CopyBuffer(w, r, x.buf)
 	}
@@ -549,6 +550,25 @@ func (x *extractor) copyData(w io.Writer, r io.Reader, size int64) (int64, error
 			return n, err
 		}
 	}
+}
+
+// fullWriter retries a short write, as callers of write(2) do: the store's
+// writes stop short at the quota, and only the next one says why (ENOSPC).
+type fullWriter struct{ w io.Writer }
+
+func (f fullWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k, err := f.w.Write(p[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+		if k == 0 {
+			return n, io.ErrShortWrite
+		}
+	}
+	return n, nil
 }
 
 // cmpErr prefers a write error over the read's end-of-data marker.
