@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -359,7 +360,7 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 			return fail(fmt.Errorf("hard link to %q: %w", h.Linkname, err))
 		}
 		if err := x.place(name, func(tmp string) error { return x.fsys.Link(target, tmp) }); err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("hard link to %q: %w", h.Linkname, err))
 		}
 		x.st.Links++
 		return nil // the target's attributes are already set
@@ -484,8 +485,18 @@ func (x *extractor) place(name string, make func(tmp string) error) error {
 	}
 	if err != nil {
 		_ = x.fsys.Remove(tmp)
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == tmp {
-			pe.Path = name // the temporary name means nothing to the reader
+		// The temporary name means nothing to the reader. An FS may report
+		// names its own way (below its root, say): match the last element.
+		untemp := func(p *string) {
+			if base := path.Base(tmp); strings.HasSuffix(*p, base) {
+				*p = strings.TrimSuffix(*p, base) + path.Base(name)
+			}
+		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			untemp(&pe.Path)
+		}
+		if le := (*os.LinkError)(nil); errors.As(err, &le) {
+			untemp(&le.New)
 		}
 		return err
 	}

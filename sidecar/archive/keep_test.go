@@ -39,6 +39,9 @@ func TestFailedMemberKeepsExistingFile(t *testing.T) {
 				if errors.As(err, &me) != c.wantErr || !c.wantErr && err != nil {
 					t.Errorf("err = %v, want a member error: %v", err, c.wantErr)
 				}
+				if c.m.Type == tar.TypeLink && c.wantErr && (!strings.Contains(err.Error(), `hard link to "missing"`) || strings.Contains(err.Error(), tempPrefix)) {
+					t.Errorf("err = %v, want it to name the missing target", err)
+				}
 				if b, err := os.ReadFile(keep); err != nil || string(b) != "precious" {
 					t.Errorf("existing file: %q, %v; want it untouched", b, err)
 				}
