@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,5 +76,42 @@ func TestManyFailedMembersBounded(t *testing.T) {
 	}
 	if xe.Failed != n || !strings.HasPrefix(err.Error(), "20000 members not extracted") {
 		t.Errorf("Failed = %d, message %q; want %d", xe.Failed, err.Error()[:40], n)
+	}
+}
+
+// lstatCounter counts the lookups Extract makes.
+type lstatCounter struct {
+	osFS
+	n *int
+}
+
+func (l lstatCounter) Lstat(n string) (fs.FileInfo, error) {
+	*l.n++
+	return l.osFS.Lstat(n)
+}
+
+// TestSymlinkWalkBounded: a symlink whose 4 KB target climbs down and up
+// ("d/../d/../…") back to itself made every later member through it walk
+// 40 × 800 elements, one lookup each: 380 ms per 512-byte member, a CPU
+// amplification of minutes per megabyte of archive. A name's resolution
+// now stops after maxResolveSteps elements.
+func TestSymlinkWalkBounded(t *testing.T) {
+	const members = 20
+	ms := []member{
+		{Type: tar.TypeDir, Name: "d/"},
+		{Type: tar.TypeSymlink, Name: "s", Link: strings.Repeat("d/../", 810) + "s"},
+	}
+	for range members {
+		ms = append(ms, member{Type: tar.TypeReg, Name: "s/x"})
+	}
+	top := t.TempDir()
+	mustMkdir(t, top+dest)
+	lstats := 0
+	_, err := Extract(context.Background(), bytes.NewReader(makeTar(t, ms...)), lstatCounter{osFS{top}, &lstats}, dest, Options{})
+	if !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("err = %v, want ELOOP", err)
+	}
+	if per := lstats / members; per > maxResolveSteps {
+		t.Errorf("%d lookups per member, want at most %d", per, maxResolveSteps)
 	}
 }

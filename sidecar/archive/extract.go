@@ -157,6 +157,10 @@ func (e *ExtractError) Unwrap() []error { return e.Members }
 // maxSymlinkHops bounds symlink resolution like the kernel's ELOOP limit.
 const maxSymlinkHops = 40
 
+// maxResolveSteps bounds the elements one name's resolution walks, each a
+// lookup: 40 hops through 4 KB targets would be 80,000 of them per member.
+const maxResolveSteps = 1024
+
 type dirAttr struct {
 	name         string
 	perm         fs.FileMode
@@ -649,7 +653,10 @@ func (x *extractor) resolveParent(rel string) (string, error) {
 	todo := elems[:len(elems)-1]
 	var stack []string // real directories below dest
 	hops := 0
-	for len(todo) > 0 {
+	for steps := 0; len(todo) > 0; steps++ {
+		if steps == maxResolveSteps {
+			return "", &fs.PathError{Op: "extract", Path: path.Join(x.dest, rel), Err: syscall.ELOOP}
+		}
 		e := todo[0]
 		todo = todo[1:]
 		switch e {
