@@ -190,21 +190,17 @@ type extractor struct {
 // removed, never left partial.
 func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Options) (Stats, error) {
 	x := &extractor{fsys: fsys, dest: path.Clean(dest), opts: opts, dirIndex: map[string]int{}, buf: make([]byte, 1<<20)}
-	end := &endReader{r: r}
-	tr := tar.NewReader(end)
+	tr := NewReader(r)
 	for {
 		if err := ctx.Err(); err != nil {
 			return x.st, err
 		}
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			if err := end.check(); err != nil {
-				return x.st, err
-			}
 			break
 		}
 		if err != nil {
-			return x.st, readErr(err)
+			return x.st, err
 		}
 		if err := x.member(h, tr); err != nil {
 			var me *MemberError
@@ -235,6 +231,41 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 		return x.st, &ExtractError{x.errs, x.failed}
 	}
 	return x.st, nil
+}
+
+// Reader reads a tar stream's members with the rules every reader here
+// shares: a stream that ends without its end-of-archive block, or holds
+// nothing, is ErrTruncated or ErrCorrupt (archive/tar takes both for whole
+// archives; GNU tar does not), and PAX global headers, metadata for the
+// members after them (git archive's commit id), are not members.
+type Reader struct {
+	*tar.Reader
+	end *endReader
+}
+
+// NewReader reads the tar stream r.
+func NewReader(r io.Reader) *Reader {
+	end := &endReader{r: r}
+	return &Reader{tar.NewReader(end), end}
+}
+
+// Next advances to the next member. It returns io.EOF only at the end of
+// a whole archive; any other error wraps ErrTruncated or ErrCorrupt.
+func (r *Reader) Next() (*tar.Header, error) {
+	for {
+		h, err := r.Reader.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			if err := r.end.check(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		case err != nil:
+			return nil, readErr(err)
+		case h.Typeflag != tar.TypeXGlobalHeader:
+			return h, nil
+		}
+	}
 }
 
 // endReader remembers the last block a tar stream ended with: archive/tar
@@ -307,9 +338,6 @@ func (x *extractor) strip(rel string) (string, bool) {
 }
 
 func (x *extractor) member(h *tar.Header, r io.Reader) error {
-	if h.Typeflag == tar.TypeXGlobalHeader {
-		return nil // metadata for the members after it (git archive's commit id), not a member
-	}
 	fail := func(err error) error { return &MemberError{Name: h.Name, Err: err} }
 	rel, err := MemberName(h.Name)
 	if x.opts.Select != nil && !x.opts.Select(path.Clean("./"+strings.TrimLeft(h.Name, "/"))) {

@@ -113,3 +113,23 @@ func TestTarOverQuotaSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// TestTarListCutArchive: tar -t (and -O) read with archive/tar alone, so
+// an archive cut between two members listed what was there with exit 0;
+// GNU tar, and this tar's -x, say "Unexpected EOF in archive" (exit 2).
+func TestTarListCutArchive(t *testing.T) {
+	b, fsys := newTestBackend(t, Options{})
+	ar, err := archivetest.Tar(archivetest.Member{Type: tar.TypeReg, Name: "a", Data: "hi"}, archivetest.Member{Type: tar.TypeReg, Name: "b", Data: "there"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile("/cut.tar", ar[:1024], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"tar -tf cut.tar", "tar -xOf cut.tar", "tar -xf cut.tar"} {
+		out := sh(t, b, cmd)
+		if out.ExitCode != 2 || !strings.Contains(out.stderr, "Unexpected EOF in archive") {
+			t.Errorf("%s: exit %d, stderr %q", cmd, out.ExitCode, out.stderr)
+		}
+	}
+}
