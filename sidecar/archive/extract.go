@@ -8,8 +8,11 @@
 // member is resolved below the destination, following symlinks already
 // there only while they stay inside it. Setuid and setgid bits are dropped
 // and device nodes refused unless the caller asks for them; sparse members
-// are restored with holes; a regular file appears under its name only once
-// all its data was read.
+// are restored with holes. Every non-directory member is made under a
+// temporary name and renamed into place, so a file appears only once all
+// its data was read, and a member that cannot be made leaves an existing
+// file of its name alone. A stream must end with tar's end-of-archive
+// block, as GNU tar wants; one cut between members is truncated.
 package archive
 
 import (
