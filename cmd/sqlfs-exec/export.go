@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/archive"
@@ -25,7 +28,9 @@ fifos. Reads straight from the store (through its owner when one runs).
 Files an agent made must not gain privileges on the host: setuid and
 setgid bits are dropped, device nodes refused (exit 1, the rest is
 exported) and files owned by the user running the export, unless asked
-otherwise below. A tar stream on stdout carries everything as stored.
+otherwise below. Modes are masked by the umask, as tar and cp do for an
+ordinary user, so no exported file or directory (DEST itself included) is
+more open to other users than the umask allows. A tar stream on stdout carries everything as stored.
 
 flags:
 `
@@ -39,7 +44,7 @@ func runExport(ctx context.Context, args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	opts := archive.Options{Owners: *sameOwner, Warn: func(err error) {
+	opts := archive.Options{Owners: *sameOwner, Umask: umask(), Warn: func(err error) {
 		fmt.Fprintf(os.Stderr, "sqlfs-exec export: warning: %v\n", err)
 	}}
 	switch {
@@ -89,6 +94,14 @@ func runExport(ctx context.Context, args []string) int {
 		}
 		return 0
 	})
+}
+
+// umask is the process's file mode creation mask (read by setting it,
+// then setting it back, before any other goroutine creates files).
+func umask() fs.FileMode {
+	m := unix.Umask(0)
+	unix.Umask(m)
+	return fs.FileMode(m) & fs.ModePerm
 }
 
 // untarDir unpacks a tar stream into the host directory dir with the rules

@@ -19,30 +19,37 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar/archive/archivetest"
 )
 
-// privilegedStore holds what an agent running as root in the store could
-// make: a setuid-root binary, a setgid file of another user, a device node.
-func privilegedStore(t *testing.T) string {
+// newStore makes a store and fills it with fill's changes (the errors of
+// each call, in order).
+func newStore(t *testing.T, fill func(f *sfs.FS) []error) string {
 	t.Helper()
 	store := filepath.Join(t.TempDir(), "ws.sqlfs")
 	f, err := sfs.Open(context.Background(), store, sfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, err := range []error{
-		f.WriteFile("/suid", []byte("#!/bin/sh\nid\n"), 0o755),
-		f.Chmod("/suid", 0o4755),
-		f.WriteFile("/sgid", []byte("x"), 0o755),
-		f.Chown("/sgid", 1234, 1234),
-		f.Chmod("/sgid", 0o2755),
-		f.Mknod("/mem", syscall.S_IFCHR|0o666, unix.Mkdev(1, 1)),
-		f.WriteFile("/plain", []byte("data"), 0o644),
-		f.Close(),
-	} {
+	for _, err := range append(fill(f), f.Close()) {
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
 	return store
+}
+
+// privilegedStore holds what an agent running as root in the store could
+// make: a setuid-root binary, a setgid file of another user, a device node.
+func privilegedStore(t *testing.T) string {
+	return newStore(t, func(f *sfs.FS) []error {
+		return []error{
+			f.WriteFile("/suid", []byte("#!/bin/sh\nid\n"), 0o755),
+			f.Chmod("/suid", 0o4755),
+			f.WriteFile("/sgid", []byte("x"), 0o755),
+			f.Chown("/sgid", 1234, 1234),
+			f.Chmod("/sgid", 0o2755),
+			f.Mknod("/mem", syscall.S_IFCHR|0o666, unix.Mkdev(1, 1)),
+			f.WriteFile("/plain", []byte("data"), 0o644),
+		}
+	})
 }
 
 // TestExportDropsPrivileges: an exported setuid-root binary ran as euid 0
@@ -170,5 +177,34 @@ func TestImportRefusals(t *testing.T) {
 	out, _, code := sqlfsExec(t, "", "run", "--store", store, "--", "ls -A / uploads/*; cat important.txt")
 	if code == 0 || strings.Contains(out, "pwned") || strings.Contains(out, "big") {
 		t.Errorf("workspace after refusals (exit %d):\n%s", code, out)
+	}
+}
+
+// TestExportAppliesUmask: modes an agent chose (a world-writable script,
+// a world-writable directory, the exported root's mode on DEST itself)
+// were written to the host as they were, so any local user could change
+// an exported file before its owner ran it. Export masks them with the
+// umask, as tar and cp do for an ordinary user.
+func TestExportAppliesUmask(t *testing.T) {
+	store := newStore(t, func(f *sfs.FS) []error {
+		return []error{
+			f.WriteFile("/run.sh", []byte("#!/bin/sh\n"), 0o755),
+			f.Chmod("/run.sh", 0o777),
+			f.Mkdir("/drop", 0o777),
+			f.Chmod("/drop", 0o1777),
+			f.Chmod("/", 0o777),
+		}
+	})
+	old := unix.Umask(0o027) // inherited by the command
+	t.Cleanup(func() { unix.Umask(old) })
+	out := filepath.Join(t.TempDir(), "out")
+	if _, stderr, code := sqlfsExec(t, "", "export", "--store", store, out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for name, want := range map[string]fs.FileMode{"": fs.ModeDir | 0o750, "run.sh": 0o750, "drop": fs.ModeDir | fs.ModeSticky | 0o750} {
+		fi, err := os.Lstat(filepath.Join(out, name))
+		if err != nil || fi.Mode() != want {
+			t.Errorf("%q: mode %v, %v; want %v", name, fi.Mode(), err, want)
+		}
 	}
 }

@@ -36,7 +36,8 @@ Like GNU tar, every member stays below DEST: names with '..' and symlinks
 that would carry a later member out are refused. Setuid and setgid bits
 are dropped. Device nodes are refused (exit 1, the rest is imported)
 unless --skip-special leaves them out. A file being written when the
-stream ends is not left behind.
+stream ends is not left behind; a stream that ends without tar's
+end-of-archive block (cut between two members, or empty) exits 1.
 
 flags:
 `
@@ -63,13 +64,19 @@ func runImport(ctx context.Context, args []string) int {
 			} else if !fi.IsDir() {
 				return fail("import", fmt.Errorf("%s is not a directory (give a directory, or - for a tar stream on stdin)", src))
 			}
+			// A symlink to the directory is the directory, as for tar -C: the
+			// walk below would take it for a single symlink member.
+			dir, err := filepath.EvalSymlinks(src)
+			if err != nil {
+				return fail("import", err)
+			}
 			if p.on {
-				p.total(src)
+				p.total(dir)
 			}
 			pr, pw := io.Pipe()
 			werr := make(chan error, 1)
 			go func() {
-				err := tarDir(ctx, src, pw)
+				err := tarDir(ctx, dir, pw)
 				pw.CloseWithError(err)
 				werr <- err
 			}()

@@ -168,3 +168,28 @@ func BenchmarkImport(b *testing.B) {
 	}
 	b.ReportMetric(float64(files)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
 }
+
+// TestImportThroughSymlink: SRC given as a symlink to a directory was
+// walked as the symlink itself (one member, "."): nothing was imported and
+// the command said "imported 0 files" with exit 0.
+func TestImportThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "project")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink("project", link); err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(dir, "ws.sqlfs")
+	if _, stderr, code := sqlfsExec(t, "", "import", "--store", store, link); code != 0 || !strings.Contains(stderr, "imported 1 files") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if out, _, code := sqlfsExec(t, "", "run", "--store", store, "--", "cat main.go"); code != 0 || out != "package main\n" {
+		t.Errorf("main.go in the workspace: %q, exit %d", out, code)
+	}
+}

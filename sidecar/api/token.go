@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
+	"unicode"
 )
 
 // MinTokenLen is the shortest bearer token accepted: 16 bytes, 128 bits
@@ -21,10 +23,15 @@ var ErrWeakToken = errors.New("weak bearer token")
 // (52 characters), safe in a header and a shell.
 func NewToken() string { return rand.Text() + rand.Text() }
 
-// CheckToken refuses a token shorter than MinTokenLen.
+// CheckToken refuses a token shorter than MinTokenLen, or one holding a
+// control character (a line break, say), which no Authorization header can
+// carry.
 func CheckToken(tok string) error {
 	if len(tok) < MinTokenLen {
 		return fmt.Errorf("%w: %d bytes, want at least %d (make one with `sqlfs-exec token`)", ErrWeakToken, len(tok), MinTokenLen)
+	}
+	if i := strings.IndexFunc(tok, unicode.IsControl); i >= 0 {
+		return fmt.Errorf("%w: control character at byte %d, which no HTTP header can carry (one token on one line)", ErrWeakToken, i)
 	}
 	return nil
 }
@@ -33,7 +40,9 @@ func CheckToken(tok string) error {
 // its owner only (mode 0600 or 0400) and hold at least MinTokenLen bytes
 // besides surrounding white space.
 func ReadTokenFile(file string) (string, error) {
-	f, err := os.Open(file)
+	// Non-blocking: opening a fifo for reading would wait for a writer
+	// before the check below could refuse it.
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
 	}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestReadTokenFile(t *testing.T) {
@@ -25,6 +28,9 @@ func TestReadTokenFile(t *testing.T) {
 		{"five characters", "abcde\n", 0o600, ErrWeakToken, "5 bytes"},
 		{"fifteen bytes", strings.Repeat("x", 15), 0o600, ErrWeakToken, "at least 16"},
 		{"blank", "   \n", 0o600, ErrWeakToken, "0 bytes"},
+		// No Authorization header can carry these: a server no client reaches.
+		{"two lines", good + "\n" + good + "\n", 0o600, ErrWeakToken, "control character"},
+		{"control character", good + "\x00", 0o600, ErrWeakToken, "control character"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,6 +55,22 @@ func TestReadTokenFile(t *testing.T) {
 	}
 	if _, err := ReadTokenFile(filepath.Join(t.TempDir(), "none")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	// A fifo in place of the token file blocked the open for ever (serve
+	// hung at start) before the not-a-regular-file check.
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := ReadTokenFile(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrWeakToken) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("fifo: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadTokenFile blocked on a fifo")
 	}
 }
 

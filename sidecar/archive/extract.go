@@ -8,8 +8,11 @@
 // member is resolved below the destination, following symlinks already
 // there only while they stay inside it. Setuid and setgid bits are dropped
 // and device nodes refused unless the caller asks for them; sparse members
-// are restored with holes; a regular file appears under its name only once
-// all its data was read.
+// are restored with holes. Every non-directory member is made under a
+// temporary name and renamed into place, so a file appears only once all
+// its data was read, and a member that cannot be made leaves an existing
+// file of its name alone. A stream must end with tar's end-of-archive
+// block, as GNU tar wants; one cut between members is truncated.
 package archive
 
 import (
@@ -20,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -75,6 +79,9 @@ const (
 type Options struct {
 	Owners  bool    // chown members to their uid/gid
 	Special Special // device nodes; KeepDevices also keeps setuid/setgid
+	// Umask clears permission bits from every member's mode, as tar does
+	// for an ordinary user (--no-same-permissions).
+	Umask fs.FileMode
 	// StripComponents drops this many leading elements from member names
 	// (and hard link targets); members with no more elements are skipped.
 	StripComponents int
@@ -121,21 +128,28 @@ type MemberError struct {
 func (e *MemberError) Error() string { return e.Name + ": " + e.Err.Error() }
 func (e *MemberError) Unwrap() error { return e.Err }
 
-// ExtractError lists the members Extract could not extract.
-type ExtractError struct{ Members []error }
+// maxMemberErrors is how many failed members an ExtractError keeps.
+const maxMemberErrors = 100
+
+// ExtractError lists the members Extract could not extract: the first
+// maxMemberErrors of them, and how many failed in all.
+type ExtractError struct {
+	Members []error
+	Failed  int
+}
 
 // Error names the first few members; a hostile archive can hold millions.
 func (e *ExtractError) Error() string {
 	const shown = 5
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d members not extracted: ", len(e.Members))
+	fmt.Fprintf(&b, "%d members not extracted: ", e.Failed)
 	for i, m := range e.Members[:min(len(e.Members), shown)] {
 		if i > 0 {
 			b.WriteString("; ")
 		}
 		b.WriteString(m.Error())
 	}
-	if len(e.Members) > shown {
+	if e.Failed > shown {
 		b.WriteString("; …")
 	}
 	return b.String()
@@ -145,6 +159,10 @@ func (e *ExtractError) Unwrap() []error { return e.Members }
 
 // maxSymlinkHops bounds symlink resolution like the kernel's ELOOP limit.
 const maxSymlinkHops = 40
+
+// maxResolveSteps bounds the elements one name's resolution walks, each a
+// lookup: 40 hops through 4 KB targets would be 80,000 of them per member.
+const maxResolveSteps = 1024
 
 type dirAttr struct {
 	name         string
@@ -157,9 +175,14 @@ type extractor struct {
 	dest string
 	opts Options
 	st   Stats
-	dirs []dirAttr
-	errs []error
-	buf  []byte
+	// dirs get their modes and times at the end, in the order first seen;
+	// dirIndex finds a repeated one, so an archive repeating a directory
+	// millions of times holds one entry.
+	dirs     []dirAttr
+	dirIndex map[string]int
+	errs     []error // the first maxMemberErrors of failed
+	failed   int
+	buf      []byte
 }
 
 // Extract unpacks the tar stream r below dest (an existing directory of
@@ -169,8 +192,8 @@ type extractor struct {
 // it at once. A regular file being written when the stream ends is
 // removed, never left partial.
 func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Options) (Stats, error) {
-	x := &extractor{fsys: fsys, dest: path.Clean(dest), opts: opts, buf: make([]byte, 1<<20)}
-	tr := tar.NewReader(r)
+	x := &extractor{fsys: fsys, dest: path.Clean(dest), opts: opts, dirIndex: map[string]int{}, buf: make([]byte, 1<<20)}
+	tr := NewReader(r)
 	for {
 		if err := ctx.Err(); err != nil {
 			return x.st, err
@@ -180,7 +203,7 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 			break
 		}
 		if err != nil {
-			return x.st, readErr(err)
+			return x.st, err
 		}
 		if err := x.member(h, tr); err != nil {
 			var me *MemberError
@@ -189,7 +212,7 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 			}
 			if errors.Is(err, ErrSkipped) {
 				x.st.Skipped++
-			} else {
+			} else if x.failed++; len(x.errs) < maxMemberErrors {
 				x.errs = append(x.errs, err)
 			}
 			if opts.Warn != nil {
@@ -208,9 +231,81 @@ func Extract(ctx context.Context, r io.Reader, fsys FS, dest string, opts Option
 		}
 	}
 	if len(x.errs) > 0 {
-		return x.st, &ExtractError{x.errs}
+		return x.st, &ExtractError{x.errs, x.failed}
 	}
 	return x.st, nil
+}
+
+// Reader reads a tar stream's members with the rules every reader here
+// shares: a stream that ends without its end-of-archive block, or holds
+// nothing, is ErrTruncated or ErrCorrupt (archive/tar takes both for whole
+// archives; GNU tar does not), and PAX global headers, metadata for the
+// members after them (git archive's commit id), are not members.
+type Reader struct {
+	*tar.Reader
+	end *endReader
+}
+
+// NewReader reads the tar stream r.
+func NewReader(r io.Reader) *Reader {
+	end := &endReader{r: r}
+	return &Reader{tar.NewReader(end), end}
+}
+
+// Next advances to the next member. It returns io.EOF only at the end of
+// a whole archive; any other error wraps ErrTruncated or ErrCorrupt.
+func (r *Reader) Next() (*tar.Header, error) {
+	for {
+		h, err := r.Reader.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			if err := r.end.check(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		case err != nil:
+			return nil, readErr(err)
+		case h.Typeflag != tar.TypeXGlobalHeader:
+			return h, nil
+		}
+	}
+}
+
+// endReader remembers the last block a tar stream ended with: archive/tar
+// takes a stream that stops between two members (or holds nothing) for a
+// whole archive, where GNU tar wants the end-of-archive zero blocks. A
+// stream cut just after a member whose data ends in a zero block still
+// passes for whole.
+type endReader struct {
+	r    io.Reader
+	n    int64
+	tail [blockSize]byte // the last bytes read
+}
+
+const blockSize = 512
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	if n >= blockSize {
+		copy(e.tail[:], p[n-blockSize:n])
+	} else {
+		copy(e.tail[:], e.tail[n:])
+		copy(e.tail[blockSize-n:], p[:n])
+	}
+	return n, err
+}
+
+// check reports whether the stream ended with a zero block, as a whole
+// archive does.
+func (e *endReader) check() error {
+	switch {
+	case e.n == 0:
+		return fmt.Errorf("%w: the stream is empty", ErrCorrupt)
+	case e.n < blockSize || !allZero(e.tail[:]):
+		return fmt.Errorf("%w: it ends without the end-of-archive blocks", ErrTruncated)
+	}
+	return nil
 }
 
 // readErr names a stream that ended early.
@@ -266,7 +361,7 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 	}
 	if rel == "." {
 		if h.Typeflag == tar.TypeDir {
-			x.dirs = append(x.dirs, dirAttr{x.dest, x.perm(h), h.AccessTime, h.ModTime})
+			x.dir(dirAttr{x.dest, x.perm(h), h.AccessTime, h.ModTime})
 		}
 		return nil
 	}
@@ -282,17 +377,14 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 			return fail(err)
 		}
 		x.st.Dirs++
-		x.dirs = append(x.dirs, dirAttr{name, x.perm(h), h.AccessTime, h.ModTime})
+		x.dir(dirAttr{name, x.perm(h), h.AccessTime, h.ModTime})
 		return nil
 	}
 	switch h.Typeflag {
 	case tar.TypeReg, tar.TypeCont, tar.TypeGNUSparse: // contiguous files are regular ones, as GNU tar has it
 		return x.file(name, h, r, fail)
 	case tar.TypeSymlink:
-		if err := x.makeRoom(name); err != nil {
-			return fail(err)
-		}
-		if err := x.fsys.Symlink(h.Linkname, name); err != nil {
+		if err := x.place(name, func(tmp string) error { return x.fsys.Symlink(h.Linkname, tmp) }); err != nil {
 			return fail(err)
 		}
 		x.st.Symlinks++
@@ -302,11 +394,8 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 		if err != nil {
 			return fail(fmt.Errorf("hard link to %q: %w", h.Linkname, err))
 		}
-		if err := x.makeRoom(name); err != nil {
-			return fail(err)
-		}
-		if err := x.fsys.Link(target, name); err != nil {
-			return fail(err)
+		if err := x.place(name, func(tmp string) error { return x.fsys.Link(target, tmp) }); err != nil {
+			return fail(fmt.Errorf("hard link to %q: %w", h.Linkname, err))
 		}
 		x.st.Links++
 		return nil // the target's attributes are already set
@@ -316,9 +405,20 @@ func (x *extractor) member(h *tar.Header, r io.Reader) error {
 	return fail(fmt.Errorf("%w %q", ErrUnsupported, h.Typeflag))
 }
 
+// dir remembers a directory member's attributes for the end; a repeated
+// directory's last member wins.
+func (x *extractor) dir(d dirAttr) {
+	if i, ok := x.dirIndex[d.name]; ok {
+		x.dirs[i] = d
+		return
+	}
+	x.dirIndex[d.name] = len(x.dirs)
+	x.dirs = append(x.dirs, d)
+}
+
 // perm is a member's permission bits; setuid and setgid only when kept.
 func (x *extractor) perm(h *tar.Header) fs.FileMode {
-	m := fs.FileMode(h.Mode) & fs.ModePerm
+	m := fs.FileMode(h.Mode) & fs.ModePerm &^ x.opts.Umask
 	if h.Mode&syscall.S_ISVTX != 0 {
 		m |= fs.ModeSticky
 	}
@@ -362,55 +462,79 @@ func (x *extractor) special(name string, h *tar.Header, fail func(error) error) 
 			return fail(fmt.Errorf("device node: %w", ErrSkipped))
 		}
 	}
-	if err := x.makeRoom(name); err != nil {
-		return fail(err)
-	}
 	dev := unix.Mkdev(uint32(h.Devmajor), uint32(h.Devminor))
-	if err := x.fsys.Mknod(name, typ|uint32(x.perm(h)&fs.ModePerm), dev); err != nil {
-		return fail(err)
-	}
-	if err := x.attrs(name, h); err != nil {
+	err := x.place(name, func(tmp string) error {
+		if err := x.fsys.Mknod(tmp, typ|uint32(x.perm(h)&fs.ModePerm), dev); err != nil {
+			return err
+		}
+		return x.attrs(tmp, h)
+	})
+	if err != nil {
 		return fail(err)
 	}
 	x.st.Special++
 	return nil
 }
 
-// file writes a regular (or sparse) member to a temporary name next to
-// name and renames it into place once all its data is in.
+// file writes a regular (or sparse) member under a temporary name and
+// puts it in place once all its data is in.
 func (x *extractor) file(name string, h *tar.Header, r io.Reader, fail func(error) error) error {
-	if x.opts.KeepOld {
-		if _, err := x.fsys.Lstat(name); err == nil {
-			return fail(fmt.Errorf("not replaced: %w", fs.ErrExist))
+	err := x.place(name, func(tmp string) error {
+		w, err := x.fsys.Create(tmp, 0o600)
+		if err != nil {
+			return err
 		}
+		n, err := x.copyData(w, r, h.Size)
+		x.st.Bytes += n
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		return x.attrs(tmp, h)
+	})
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return readErr(err) // the stream broke: stop
 	}
-	tmp := path.Join(path.Dir(name), tempPrefix+rand.Text()[:12])
-	w, err := x.fsys.Create(tmp, 0o600)
 	if err != nil {
 		return fail(err)
 	}
-	n, err := x.copyData(w, r, h.Size)
-	x.st.Bytes += n
-	if cerr := w.Close(); err == nil {
-		err = cerr
+	x.st.Files++
+	return nil
+}
+
+// place makes a non-directory member: make creates it under a temporary
+// name next to name, which it then replaces. A member that cannot be made
+// leaves a file already at name as it was.
+func (x *extractor) place(name string, make func(tmp string) error) error {
+	if x.opts.KeepOld {
+		if _, err := x.fsys.Lstat(name); err == nil {
+			return fmt.Errorf("not replaced: %w", fs.ErrExist)
+		}
 	}
-	if err == nil {
-		err = x.attrs(tmp, h)
-	}
+	tmp := path.Join(path.Dir(name), tempPrefix+rand.Text()[:12])
+	err := make(tmp)
 	if err == nil {
 		err = x.replace(tmp, name)
 	}
 	if err != nil {
 		_ = x.fsys.Remove(tmp)
-		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path == tmp {
-			pe.Path = name // the temporary name means nothing to the reader
+		// The temporary name means nothing to the reader. An FS may report
+		// names its own way (below its root, say): match the last element.
+		untemp := func(p *string) {
+			if base := path.Base(tmp); strings.HasSuffix(*p, base) {
+				*p = strings.TrimSuffix(*p, base) + path.Base(name)
+			}
 		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return readErr(err) // the stream broke: stop
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			untemp(&pe.Path)
 		}
-		return fail(err)
+		if le := (*os.LinkError)(nil); errors.As(err, &le) {
+			untemp(&le.New)
+		}
+		return err
 	}
-	x.st.Files++
 	return nil
 }
 
@@ -428,13 +552,22 @@ func (x *extractor) replace(tmp, name string) error {
 	if err == nil && fi.IsDir() {
 		return &fs.PathError{Op: "extract", Path: name, Err: syscall.EISDIR}
 	}
-	return x.fsys.Rename(tmp, name)
+	if err := x.fsys.Rename(tmp, name); err != nil {
+		return err
+	}
+	// Renaming a hard link onto another name of the same file does
+	// nothing (POSIX): tmp is still there.
+	if _, err := x.fsys.Lstat(tmp); err == nil {
+		return x.fsys.Remove(tmp)
+	}
+	return nil
 }
 
 // copyData copies a member's data; where the file can hold holes, its
 // size is set first and blocks of zeros are seeked over.
 func (x *extractor) copyData(w io.Writer, r io.Reader, size int64) (int64, error) {
 	sf, sparse := w.(SparseFile)
+	w = fullWriter{w}
 	if !sparse {
 		return io.CopyBuffer(w, r, x.buf)
 	}
@@ -463,6 +596,25 @@ func (x *extractor) copyData(w io.Writer, r io.Reader, size int64) (int64, error
 			return n, err
 		}
 	}
+}
+
+// fullWriter retries a short write, as callers of write(2) do: the store's
+// writes stop short at the quota, and only the next one says why (ENOSPC).
+type fullWriter struct{ w io.Writer }
+
+func (f fullWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k, err := f.w.Write(p[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+		if k == 0 {
+			return n, io.ErrShortWrite
+		}
+	}
+	return n, nil
 }
 
 // cmpErr prefers a write error over the read's end-of-data marker.
@@ -495,6 +647,8 @@ func (x *extractor) mkdir(name string) error {
 	switch {
 	case err == nil && fi.IsDir():
 		return nil
+	case err == nil && x.opts.KeepOld:
+		return fmt.Errorf("not replaced: %w", fs.ErrExist)
 	case err == nil:
 		if err := x.fsys.Remove(name); err != nil {
 			return err
@@ -503,22 +657,6 @@ func (x *extractor) mkdir(name string) error {
 		return err
 	}
 	return x.fsys.Mkdir(name, 0o700)
-}
-
-// makeRoom removes a non-directory at name so a member can take its place.
-func (x *extractor) makeRoom(name string) error {
-	fi, err := x.fsys.Lstat(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return &fs.PathError{Op: "extract", Path: name, Err: syscall.EISDIR}
-	case x.opts.KeepOld:
-		return fmt.Errorf("not replaced: %w", fs.ErrExist)
-	}
-	return x.fsys.Remove(name)
 }
 
 // linkTarget resolves a hard link's target name like a member name; it
@@ -546,7 +684,10 @@ func (x *extractor) resolveParent(rel string) (string, error) {
 	todo := elems[:len(elems)-1]
 	var stack []string // real directories below dest
 	hops := 0
-	for len(todo) > 0 {
+	for steps := 0; len(todo) > 0; steps++ {
+		if steps == maxResolveSteps {
+			return "", &fs.PathError{Op: "extract", Path: path.Join(x.dest, rel), Err: syscall.ELOOP}
+		}
 		e := todo[0]
 		todo = todo[1:]
 		switch e {

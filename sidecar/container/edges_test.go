@@ -75,28 +75,36 @@ func main() {
 	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(ws, "uring")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, src)
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fusetest.Require(t, "building the io_uring probe", errors.New(string(out)))
-	}
-	if err := os.Chmod(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// On the host the probe gets through: setup succeeds, the others see
-	// a bad descriptor (unless the host disabled io_uring).
-	host, err := exec.CommandContext(t.Context(), bin).Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(host), "setup 0\n") {
-		t.Logf("io_uring unavailable on the host: %s", host)
-	}
-	got := execIn(t, b, sidecar.Request{Command: "/workspace/uring"})
-	want := "setup 1\nenter 1\nregister 1\n" // EPERM from the filter
-	if got.err != nil || got.stdout != want {
-		t.Errorf("in the container: %q %q %v; want %q", got.stdout, got.stderr, got.err, want)
+	// The 32-bit build reaches the kernel through the i386 system call
+	// table, where io_uring has the same numbers: the filter must cover
+	// every ABI the kernel runs, not only the native one.
+	for _, arch := range []string{"amd64", "386"} {
+		t.Run(arch, func(t *testing.T) {
+			name := "uring-" + arch
+			bin := filepath.Join(ws, name)
+			build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, src)
+			build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOARCH="+arch)
+			if out, err := build.CombinedOutput(); err != nil {
+				fusetest.Require(t, "building the io_uring probe", errors.New(string(out)))
+			}
+			if err := os.Chmod(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// On the host the probe gets through: setup succeeds, the others
+			// see a bad descriptor (unless the host disabled io_uring).
+			host, err := exec.CommandContext(t.Context(), bin).Output()
+			if err != nil {
+				fusetest.Require(t, "running the "+arch+" probe on the host", err)
+			}
+			if !strings.Contains(string(host), "setup 0\n") {
+				t.Logf("io_uring unavailable on the host: %s", host)
+			}
+			got := execIn(t, b, sidecar.Request{Command: "/workspace/" + name})
+			want := "setup 1\nenter 1\nregister 1\n" // EPERM from the filter
+			if got.err != nil || got.stdout != want {
+				t.Errorf("in the container: %q %q %v; want %q", got.stdout, got.stderr, got.err, want)
+			}
+		})
 	}
 }
 

@@ -48,4 +48,9 @@ func TestExecReportsItsOwnChanges(t *testing.T) {
 	if untar := run("tar -xf t.tar"); !slices.Equal(untar.Changed, []string{"b"}) {
 		t.Errorf("tar -x changes = %q, want only b", untar.Changed)
 	}
+	// A file the agent leaves under such a name is a change all the same:
+	// the name must not hide it.
+	if hidden := run("echo x > .sqlfs-tar-AAAAAAAAAAAA && mkdir -p d && echo y > d/.sqlfs-tar-b"); !slices.Equal(hidden.Changed, []string{".sqlfs-tar-AAAAAAAAAAAA", "d", "d/.sqlfs-tar-b"}) {
+		t.Errorf("changes = %q, want the temporary-looking names too", hidden.Changed)
+	}
 }

@@ -115,9 +115,13 @@ func (s *Service) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore
 }
 
 // Changes lists the workspace paths an exec changed, sorted: every path
-// named by a successful audited operation of its actor.
+// named by a successful audited operation of its actor, except the names
+// tar -x wrote a member under and then renamed away (or removed on
+// failure). A file left under such a name is listed: the name alone must
+// not hide a change.
 func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) {
 	seen := map[string]bool{}
+	tempGone := map[string]bool{} // temporary name → renamed away or removed by now
 	f := sqlstore.AuditFilter{Actor: Actor(execID), Limit: 10_000}
 	for {
 		ev, err := s.Audit(ctx, f)
@@ -128,15 +132,25 @@ func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) 
 			if e.Result != "ok" {
 				continue
 			}
-			for _, p := range []string{e.Path, e.Path2} {
-				if p != "" && !archive.IsTempName(p) {
-					seen[display(p)] = true
+			for i, p := range []string{e.Path, e.Path2} {
+				if p == "" {
+					continue
 				}
+				if archive.IsTempName(p) {
+					tempGone[p] = i == 0 && (e.Op == "rename" || e.Op == "unlink" || e.Op == "remove")
+					continue
+				}
+				seen[display(p)] = true
 			}
 			f.AfterSeq = e.Seq
 		}
 		if len(ev) < f.Limit {
 			break
+		}
+	}
+	for p, gone := range tempGone {
+		if !gone {
+			seen[display(p)] = true
 		}
 	}
 	paths := make([]string, 0, len(seen))

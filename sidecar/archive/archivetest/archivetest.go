@@ -111,3 +111,20 @@ func Tar(ms ...Member) ([]byte, error) {
 	err := tw.Close()
 	return buf.Bytes(), err
 }
+
+// GitArchive is shaped like `git archive` output: a PAX global header
+// holding a commit id, then an empty file name.
+func GitArchive(name string) ([]byte, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header", PAXRecords: map[string]string{"comment": "0123abcd"}},
+		{Typeflag: tar.TypeReg, Name: name, Mode: 0o644},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, err
+		}
+	}
+	err := tw.Close()
+	return buf.Bytes(), err
+}

@@ -301,14 +301,8 @@ func (t *tarRun) read(ops []string) int {
 		switch {
 		case errors.As(err, &xe):
 			t.status = 2
-		case errors.Is(err, archive.ErrTruncated):
-			env.Errorf("tar", "Unexpected EOF in archive")
-			env.Errorf("tar", "Error is not recoverable: exiting now")
-			return 2
 		case err != nil:
-			env.Errorf("tar", "%v", err)
-			env.Errorf("tar", "Error is not recoverable: exiting now")
-			return 2
+			return t.unrecoverable(err)
 		}
 	}
 	for i, ok := range matched {
@@ -323,10 +317,22 @@ func (t *tarRun) read(ops []string) int {
 	return t.status
 }
 
+// unrecoverable reports a stream that cannot be read further, in GNU
+// tar's words where it has them.
+func (t *tarRun) unrecoverable(err error) int {
+	if errors.Is(err, archive.ErrTruncated) {
+		t.env.Errorf("tar", "Unexpected EOF in archive")
+	} else {
+		t.env.Errorf("tar", "%v", err)
+	}
+	t.env.Errorf("tar", "Error is not recoverable: exiting now")
+	return 2
+}
+
 // scan lists the selected members (-t) or writes their data to stdout (-O).
 func (t *tarRun) scan(in io.Reader, selected func(string) bool) int {
 	env := t.env
-	tr := tar.NewReader(in)
+	tr := archive.NewReader(in)
 	for {
 		if t.ctx.Err() != nil {
 			return 2
@@ -336,9 +342,7 @@ func (t *tarRun) scan(in io.Reader, selected func(string) bool) int {
 			return 0
 		}
 		if err != nil {
-			env.Errorf("tar", "%v", err)
-			env.Errorf("tar", "Error is not recoverable: exiting now")
-			return 2
+			return t.unrecoverable(err)
 		}
 		if !selected(strings.TrimLeft(hdr.Name, "/")) {
 			continue

@@ -1,0 +1,104 @@
+package archive
+
+import (
+	"archive/tar"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sqlfs/sqlfs/sidecar/archive/archivetest"
+)
+
+// TestFailedMemberKeepsExistingFile: a member that cannot be made (a hard
+// link to a missing target, a symlink whose target is too long, a
+// directory over a file with KeepOld) removed the file of that name first,
+// so bad input lost data. A hard link to itself leaves the file as it was.
+func TestFailedMemberKeepsExistingFile(t *testing.T) {
+	cases := []struct {
+		name    string
+		m       member
+		opts    Options
+		wantErr bool
+	}{
+		{"hard link to missing target", member{Type: tar.TypeLink, Name: "keep", Link: "missing"}, Options{}, true},
+		{"hard link to itself", member{Type: tar.TypeLink, Name: "keep", Link: "keep"}, Options{}, false},
+		{"symlink target too long", member{Type: tar.TypeSymlink, Name: "keep", Link: strings.Repeat("x", 5000)}, Options{}, true},
+		{"directory over a file, keep old", member{Type: tar.TypeDir, Name: "keep/"}, Options{KeepOld: true}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			targets(t, func(t *testing.T, fsys FS, top string) {
+				keep := filepath.Join(top, dest, "keep")
+				if err := os.WriteFile(keep, []byte("precious"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				_, err := extract(t, fsys, makeTar(t, c.m), c.opts)
+				var me *MemberError
+				if errors.As(err, &me) != c.wantErr || !c.wantErr && err != nil {
+					t.Errorf("err = %v, want a member error: %v", err, c.wantErr)
+				}
+				if c.m.Type == tar.TypeLink && c.wantErr && (!strings.Contains(err.Error(), `hard link to "missing"`) || strings.Contains(err.Error(), tempPrefix)) {
+					t.Errorf("err = %v, want it to name the missing target", err)
+				}
+				if b, err := os.ReadFile(keep); err != nil || string(b) != "precious" {
+					t.Errorf("existing file: %q, %v; want it untouched", b, err)
+				}
+				if ents, _ := os.ReadDir(filepath.Join(top, dest)); len(ents) != 1 {
+					t.Errorf("destination holds %v, want only keep", ents)
+				}
+			})
+		})
+	}
+}
+
+// TestStreamMustEnd: a stream cut at a member boundary, or an empty one,
+// was taken as a whole archive (a producer that died halfway imported
+// fewer files with success). GNU tar refuses both; it accepts a lone zero
+// block at the end.
+func TestStreamMustEnd(t *testing.T) {
+	ar := makeTar(t, member{Type: tar.TypeReg, Name: "a", Data: "hi"}, member{Type: tar.TypeReg, Name: "b", Data: "there"})
+	cases := []struct {
+		name  string
+		input []byte
+		want  error
+		files int
+	}{
+		{"empty", nil, ErrCorrupt, 0},
+		{"cut after a member", ar[:1024], ErrTruncated, 1},
+		{"cut after the last member", ar[:2048], ErrTruncated, 2},
+		{"one zero block", ar[:2048+512], nil, 2},
+		{"whole", ar, nil, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			top := t.TempDir()
+			mustMkdir(t, top+dest)
+			st, err := extract(t, osFS{top}, c.input, Options{})
+			if c.want == nil && err != nil || !errors.Is(err, c.want) {
+				t.Errorf("err = %v, want %v", err, c.want)
+			}
+			if st.Files != c.files {
+				t.Errorf("%d files, want %d", st.Files, c.files)
+			}
+		})
+	}
+}
+
+// TestGlobalHeaderIsNotAMember: `git archive` starts with a PAX global
+// header, which was refused as an unsupported member (exit 1 for every
+// git tarball). GNU tar reads it as metadata, not a member.
+func TestGlobalHeaderIsNotAMember(t *testing.T) {
+	ar, err := archivetest.GitArchive("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := 0
+	top := t.TempDir()
+	mustMkdir(t, top+dest)
+	st, err := extract(t, osFS{top}, ar, Options{OnMember: func(*tar.Header) { listed++ }})
+	if err != nil || st.Files != 1 || listed != 1 {
+		t.Errorf("err %v, stats %+v, %d members listed; want f alone", err, st, listed)
+	}
+}
