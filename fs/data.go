@@ -131,10 +131,10 @@ func (c *core) writeAt(n *inode, p []byte, off int64, appending bool) (int, int6
 		switch {
 		case errors.Is(err, errMoved):
 			continue
-		case err != nil && written > 0:
-			return written, off, nil
 		case err != nil:
-			return 0, off, err
+			// A short count always comes with its error (io.WriterAt); the
+			// kernel frontends turn a short count into write(2)'s own.
+			return written, off, err
 		}
 		written += len(piece)
 	}
