@@ -366,7 +366,7 @@ func runCorpusBackend(t *testing.T, script string) corpusResult {
 	buildFixture(t, storeFixture{fsys})
 	var out, errb bytes.Buffer
 	res, err := b.Exec(context.Background(), sidecar.Request{Command: script, Dir: sidecar.WorkspaceDir,
-		Env: corpusEnv, Stdout: &out, Stderr: &errb, Timeout: 20 * time.Second})
+		Env: corpusEnv, Stdout: &out, Stderr: &errb, Timeout: 20 * time.Second * raceSlowdown})
 	if err != nil {
 		t.Fatalf("exec: %v", err)
 	}
