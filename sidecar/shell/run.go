@@ -43,6 +43,10 @@ type run struct {
 	written  atomic.Int64
 	globSeen atomic.Int64 // directory entries read by globbing since the last command
 
+	held         atomic.Int64 // bytes commands have charged to the memory budget
+	varBytes     atomic.Int64 // size of the variables at the last check
+	nextVarCheck atomic.Int64 // unix nanoseconds before which checkVars skips
+
 	mu       sync.Mutex
 	limitHit string
 }
@@ -153,7 +157,11 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	if n%depthEvery == 0 && callDepth(r.limits.MaxCallDepth) > r.limits.MaxCallDepth {
 		return nil, r.stop("max_call_depth", "call depth limit of %d exceeded", r.limits.MaxCallDepth)
 	}
-	if (args[0] == "echo" || args[0] == "printf") && readerGone(interp.HandlerCtx(ctx).Stdout) {
+	hc := interp.HandlerCtx(ctx)
+	if err := r.checkVars(hc); err != nil {
+		return nil, err
+	}
+	if (args[0] == "echo" || args[0] == "printf") && readerGone(hc.Stdout) {
 		// The interpreter's own writers ignore EPIPE; a shell process
 		// would die of SIGPIPE at this write, so this (sub)shell exits.
 		// Commands from the registry stop through pipeWriter instead.
@@ -336,9 +344,12 @@ func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args 
 	// killed by the signal would.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pw := &pipeWriter{w: env.Stdout, cancel: cancel}
+	pw := &pipeWriter{w: r.boundSubst(env.Stdout), cancel: cancel}
+	mem := &cmdMem{r: r}
+	defer mem.release()
 	cenv := *env
 	cenv.Stdout = pw
+	cenv.Mem = mem
 	code = fn(cctx, &cenv, args)
 	if pw.broken.Load() {
 		return exitSIGPIPE

@@ -32,7 +32,7 @@ func init() {
 	Register("file", textFile)
 }
 
-func textBase64(_ context.Context, env *Env, args []string) int {
+func textBase64(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "di", withArg: "w",
 		long: map[string]string{"--decode": "d", "--ignore-garbage": "i", "--wrap": "w="}})
 	if err != nil {
@@ -58,7 +58,7 @@ func textBase64(_ context.Context, env *Env, args []string) int {
 		env.Errorf("base64", "extra operand %s", textQuote(ops[1]))
 		return 1
 	}
-	data, ok := textInputs(env, "base64", ops)
+	data, ok := textInputs(ctx, env, "base64", ops)
 	if !ok {
 		return 1
 	}
@@ -110,7 +110,7 @@ func textBase64(_ context.Context, env *Env, args []string) int {
 	return 0
 }
 
-func textSum(_ context.Context, env *Env, args []string, newHash func() hash.Hash) int {
+func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.Hash) int {
 	cmd := args[0]
 	opts, ops, err := textParse(args[1:], textSpec{flags: "bctwz",
 		long: map[string]string{"--binary": "b", "--check": "c", "--text": "t", "--warn": "w", "--quiet": "--quiet",
@@ -168,7 +168,7 @@ func textSum(_ context.Context, env *Env, args []string, newHash func() hash.Has
 	}
 	failed, unreadable, malformed := 0, 0, 0
 	for _, list := range ops {
-		data, err := textReadAll(env, list)
+		data, err := textReadAll(ctx, env, list)
 		if err != nil {
 			textFileErr(env, cmd, list, err)
 			ok = false
@@ -342,7 +342,7 @@ func (s odSpec) format(b []byte) string {
 var odShorthands = map[string]odSpec{"a": {'a', 1}, "b": {'o', 1}, "c": {'c', 1}, "d": {'u', 2},
 	"o": {'o', 2}, "x": {'x', 2}, "s": {'d', 2}, "i": {'d', 4}, "l": {'d', 8}}
 
-func textOd(_ context.Context, env *Env, args []string) int {
+func textOd(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "abcdiloxsv", withArg: "AtNjw",
 		long: map[string]string{"--address-radix": "A=", "--format": "t=", "--read-bytes": "N=",
 			"--skip-bytes": "j=", "--output-duplicates": "v", "--width": "w="}})
@@ -389,7 +389,7 @@ func textOd(_ context.Context, env *Env, args []string) int {
 	if len(specs) == 0 {
 		specs = []odSpec{{'o', 2}}
 	}
-	data, ok := textInputs(env, "od", ops)
+	data, ok := textInputs(ctx, env, "od", ops)
 	data = data[min(int64(len(data)), skip):]
 	if limit >= 0 {
 		data = data[:min(int64(len(data)), limit)]
@@ -449,7 +449,7 @@ func textOd(_ context.Context, env *Env, args []string) int {
 	return textStatus(ok)
 }
 
-func textFile(_ context.Context, env *Env, args []string) int {
+func textFile(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "bLhi",
 		long: map[string]string{"--brief": "b", "--dereference": "L", "--no-dereference": "h", "--mime": "i", "--mime-type": "--mime-type"}})
 	if err != nil {
@@ -479,7 +479,7 @@ func textFile(_ context.Context, env *Env, args []string) int {
 		longest = max(longest, len(n))
 	}
 	for _, name := range ops {
-		desc := textDescribe(env, name, follow, mime)
+		desc := textDescribe(ctx, env, name, follow, mime)
 		if mime && !charset {
 			desc, _, _ = strings.Cut(desc, ";")
 		}
@@ -495,7 +495,7 @@ func textFile(_ context.Context, env *Env, args []string) int {
 // textDescribe names a file's type the way file(1) does for the kinds
 // agents meet: directories, links, text flavours, JSON, scripts and the
 // common binary formats.
-func textDescribe(env *Env, name string, follow, mime bool) string {
+func textDescribe(ctx context.Context, env *Env, name string, follow, mime bool) string {
 	abs := env.Abs(name)
 	var st fs.FileInfo
 	var err error
@@ -522,7 +522,7 @@ func textDescribe(env *Env, name string, follow, mime bool) string {
 	case st.Mode()&fs.ModeNamedPipe != 0:
 		return "fifo (named pipe)"
 	}
-	data, err := textReadAll(env, name)
+	data, err := textReadAll(ctx, env, name)
 	if err != nil {
 		return fmt.Sprintf("cannot open `%s' (%s)", name, textStrerror(err))
 	}

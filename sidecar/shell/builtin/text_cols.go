@@ -57,7 +57,7 @@ func cutSelected(rs []cutRange, i int) bool {
 	return false
 }
 
-func textCut(_ context.Context, env *Env, args []string) int {
+func textCut(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "nsz", withArg: "bcdf",
 		long: map[string]string{"--bytes": "b=", "--characters": "c=", "--delimiter": "d=", "--fields": "f=",
 			"--only-delimited": "s", "--complement": "--complement", "--output-delimiter": "--output-delimiter="}})
@@ -106,19 +106,17 @@ func textCut(_ context.Context, env *Env, args []string) int {
 			outDelim = ""
 		}
 	}
-	data, ok := textInputs(env, "cut", ops)
-	lines, _ := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	// cut ends every line with a newline, even a last one without.
-	for _, l := range lines {
+	ok := textEachLine(ctx, env, "cut", ops, '\n', func(l []byte, _ bool) {
 		if mode == "f" {
 			if bytes.IndexByte(l, delim[0]) < 0 {
 				if !onlyDelim {
 					w.Write(l)
 					w.WriteByte('\n')
 				}
-				continue
+				return
 			}
 			first := true
 			for k, f := range bytes.Split(l, []byte(delim)) {
@@ -146,7 +144,7 @@ func textCut(_ context.Context, env *Env, args []string) int {
 			}
 		}
 		w.WriteByte('\n')
-	}
+	})
 	return textStatus(ok)
 }
 
@@ -173,7 +171,7 @@ func textUnescapeList(s string) []string {
 	return out
 }
 
-func textPaste(_ context.Context, env *Env, args []string) int {
+func textPaste(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "sz", withArg: "d",
 		long: map[string]string{"--serial": "s", "--delimiters": "d="}})
 	if err != nil {
@@ -208,7 +206,7 @@ func textPaste(_ context.Context, env *Env, args []string) int {
 			}
 			continue
 		}
-		data, err := textReadAll(env, name)
+		data, err := textReadAll(ctx, env, name)
 		if err != nil {
 			textFileErr(env, "paste", name, err)
 			ok = false

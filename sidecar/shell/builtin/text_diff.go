@@ -149,14 +149,14 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 	}
 	var dataA, dataB []byte
 	if errA == nil {
-		if dataA, errA = textReadAll(d.env, a); errA != nil {
+		if dataA, errA = textReadAll(ctx, d.env, a); errA != nil {
 			textFileErr(d.env, "diff", a, errA)
 			d.trouble = true
 			return false
 		}
 	}
 	if errB == nil {
-		if dataB, errB = textReadAll(d.env, b); errB != nil {
+		if dataB, errB = textReadAll(ctx, d.env, b); errB != nil {
 			textFileErr(d.env, "diff", b, errB)
 			d.trouble = true
 			return false

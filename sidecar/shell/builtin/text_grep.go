@@ -130,7 +130,7 @@ func textGrep(ctx context.Context, env *Env, args []string, mode string) int {
 			patterns = append(patterns, strings.Split(o.Val, "\n")...)
 			havePattern = true
 		case "f":
-			data, err := textReadAll(env, o.Val)
+			data, err := textReadAll(ctx, env, o.Val)
 			if err != nil {
 				textFileErr(env, "grep", o.Val, err)
 				return 2

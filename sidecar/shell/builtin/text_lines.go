@@ -114,7 +114,7 @@ func parseCounted(env *Env, cmd string, args []string) (c textCounted, status in
 	return c, 0, true
 }
 
-func textHead(_ context.Context, env *Env, args []string) int {
+func textHead(ctx context.Context, env *Env, args []string) int {
 	c, status, good := parseCounted(env, "head", textObsoleteCount(args[1:]))
 	if !good {
 		return status
@@ -227,7 +227,7 @@ func textSize(s string) (int64, bool) {
 	return v * mult, true
 }
 
-func textTail(_ context.Context, env *Env, args []string) int {
+func textTail(ctx context.Context, env *Env, args []string) int {
 	// "+N" as an operand-looking count only in the obsolete "tail +N" form.
 	a := textObsoleteCount(args[1:])
 	if len(a) > 0 && len(a[0]) > 1 && a[0][0] == '+' {
@@ -243,7 +243,7 @@ func textTail(_ context.Context, env *Env, args []string) int {
 	showHeaders := c.headers
 	ok := true
 	for i, name := range ops {
-		data, err := textReadAll(env, name)
+		data, err := textReadAll(ctx, env, name)
 		if err != nil {
 			env.Errorf("tail", "cannot open %s for reading: %s", textQuote(name), textStrerror(err))
 			ok = false
@@ -314,7 +314,7 @@ func textCount(data []byte) textCounts {
 	return c
 }
 
-func textWc(_ context.Context, env *Env, args []string) int {
+func textWc(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "lwcmL",
 		long: map[string]string{"--lines": "l", "--words": "w", "--bytes": "c", "--chars": "m", "--max-line-length": "L"}})
 	if err != nil {
@@ -350,7 +350,7 @@ func textWc(_ context.Context, env *Env, args []string) int {
 		if arg == "" {
 			arg = "-"
 		}
-		data, err := textReadAll(env, arg)
+		data, err := textReadAll(ctx, env, arg)
 		if err != nil {
 			textFileErr(env, "wc", arg, err)
 			ok = false
@@ -402,7 +402,7 @@ func textWc(_ context.Context, env *Env, args []string) int {
 	return textStatus(ok)
 }
 
-func textTac(_ context.Context, env *Env, args []string) int {
+func textTac(ctx context.Context, env *Env, args []string) int {
 	_, ops, err := textParse(args[1:], textSpec{})
 	if err != nil {
 		return textUsage(env, "tac", err, 1)
@@ -414,7 +414,7 @@ func textTac(_ context.Context, env *Env, args []string) int {
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	for _, name := range ops {
-		data, err := textReadAll(env, name)
+		data, err := textReadAll(ctx, env, name)
 		if err != nil {
 			env.Errorf("tac", "failed to open %s for reading: %s", textQuote(name), textStrerror(err))
 			ok = false
@@ -432,29 +432,27 @@ func textTac(_ context.Context, env *Env, args []string) int {
 	return textStatus(ok)
 }
 
-func textRev(_ context.Context, env *Env, args []string) int {
+func textRev(ctx context.Context, env *Env, args []string) int {
 	_, ops, err := textParse(args[1:], textSpec{})
 	if err != nil {
 		return textUsage(env, "rev", err, 1)
 	}
-	data, ok := textInputs(env, "rev", ops)
-	lines, lastNL := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	for i, l := range lines {
+	ok := textEachLine(ctx, env, "rev", ops, '\n', func(l []byte, nl bool) {
 		r := []rune(string(l))
 		for a, b := 0, len(r)-1; a < b; a, b = a+1, b-1 {
 			r[a], r[b] = r[b], r[a]
 		}
 		w.WriteString(string(r))
-		if i < len(lines)-1 || lastNL {
+		if nl {
 			w.WriteByte('\n')
 		}
-	}
+	})
 	return textStatus(ok)
 }
 
-func textNl(_ context.Context, env *Env, args []string) int {
+func textNl(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{withArg: "bnwsvi",
 		long: map[string]string{"--body-numbering": "b=", "--number-format": "n=", "--number-width": "w=",
 			"--number-separator": "s=", "--starting-line-number": "v=", "--line-increment": "i="}})
@@ -490,12 +488,10 @@ func textNl(_ context.Context, env *Env, args []string) int {
 		env.Errorf("nl", "invalid body numbering style: %s", textQuote(style))
 		return 1
 	}
-	data, ok := textInputs(env, "nl", ops)
-	lines, lastNL := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	n := start
-	for i, l := range lines {
+	ok := textEachLine(ctx, env, "nl", ops, '\n', func(l []byte, nl bool) {
 		number := style == "a" || (style == "t" && len(l) > 0)
 		if number {
 			switch format {
@@ -512,14 +508,14 @@ func textNl(_ context.Context, env *Env, args []string) int {
 			w.WriteString(strings.Repeat(" ", width+len(sep)))
 		}
 		w.Write(l)
-		if i < len(lines)-1 || lastNL {
+		if nl {
 			w.WriteByte('\n')
 		}
-	}
+	})
 	return textStatus(ok)
 }
 
-func textFold(_ context.Context, env *Env, args []string) int {
+func textFold(ctx context.Context, env *Env, args []string) int {
 	// "-20" is "-w 20".
 	a := append([]string(nil), args[1:]...)
 	for i, s := range a {
@@ -548,11 +544,9 @@ func textFold(_ context.Context, env *Env, args []string) int {
 			breakSpaces = true
 		}
 	}
-	data, ok := textInputs(env, "fold", ops)
-	lines, lastNL := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	for i, l := range lines {
+	ok := textEachLine(ctx, env, "fold", ops, '\n', func(l []byte, nl bool) {
 		for {
 			cut := foldCut(l, width, bytesMode)
 			if cut >= len(l) {
@@ -568,10 +562,10 @@ func textFold(_ context.Context, env *Env, args []string) int {
 			l = l[cut:]
 		}
 		w.Write(l)
-		if i < len(lines)-1 || lastNL {
+		if nl {
 			w.WriteByte('\n')
 		}
-	}
+	})
 	return textStatus(ok)
 }
 

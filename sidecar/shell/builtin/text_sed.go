@@ -60,7 +60,10 @@ type sedCmd struct {
 
 // sedRun is one sed invocation.
 type sedRun struct {
+	ctx      context.Context
 	env      *Env
+	mem      memGauge // the pattern and hold spaces
+	err      error    // the memory budget stopped the script
 	cmds     []*sedCmd
 	quiet    bool
 	ere      bool
@@ -139,7 +142,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return textUsage(env, "sed", err, 1)
 	}
-	s := &sedRun{env: env, wfiles: map[string]io.Writer{}}
+	s := &sedRun{ctx: ctx, env: env, mem: memGauge{env: env}, wfiles: map[string]io.Writer{}}
 	var script []string
 	haveScript, separate := false, false
 	for _, o := range opts {
@@ -154,7 +157,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 			script = append(script, o.Val)
 			haveScript = true
 		case "f":
-			b, err := textReadAll(env, o.Val)
+			b, err := textReadAll(ctx, env, o.Val)
 			if err != nil {
 				env.Errorf("sed", "couldn't open file %s: %s", o.Val, textStrerror(err))
 				return 1
@@ -196,7 +199,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 			}
 			var buf bytes.Buffer
 			if inPlace {
-				s.out = &sedOut{w: &buf}
+				s.out = &sedOut{w: &chargedWriter{env: env, w: &buf}}
 			} else {
 				s.out = &sedOut{w: env.Stdout}
 			}
@@ -231,6 +234,10 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()
 		}
+	}
+	if s.err != nil {
+		env.Errorf("sed", "%v", s.err)
+		return 4
 	}
 	if s.quit && s.exitCode != 0 {
 		return s.exitCode
@@ -334,7 +341,7 @@ func (s *sedRun) isLast() bool {
 func (s *sedRun) flushAppends() {
 	for _, a := range s.appendQ {
 		if strings.HasPrefix(a, "\x00r") {
-			if b, err := textReadAll(s.env, a[2:]); err == nil && len(b) > 0 {
+			if b, err := textReadAll(s.ctx, s.env, a[2:]); err == nil && len(b) > 0 {
 				lines, nl := textSplitLines(b, '\n')
 				for i, l := range lines {
 					s.out.write(string(l), i < len(lines)-1 || nl)
@@ -481,6 +488,16 @@ func (s *sedRun) cycle(ps *string, nl *bool) {
 				if s.substitute(c, ps) {
 					tflag = true
 				}
+			}
+			// A branch can loop forever and s, G, H and N can grow the
+			// spaces on every turn: both end with the exec.
+			if err := s.mem.set(int64(len(*ps) + len(s.hold))); err != nil {
+				s.err, s.quit = err, true
+				return
+			}
+			if s.ctx.Err() != nil {
+				s.quit = true
+				return
 			}
 		}
 		if autoprint {

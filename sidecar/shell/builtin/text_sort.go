@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,11 +75,15 @@ func textSort(ctx context.Context, env *Env, args []string) int {
 			s.keys = append(s.keys, k)
 		}
 	}
-	data, ok := textInputs(env, "sort", ops)
+	data, ok := textInputs(ctx, env, "sort", ops)
 	if !ok {
 		return 2
 	}
-	lines, _ := textSplitLines(data, recSep)
+	lines, _, err := textHoldLines(env, data, recSep)
+	if err != nil {
+		env.Errorf("sort", "%v", err)
+		return 2
+	}
 	// -u compares keys only: the first of equal lines is kept.
 	s.stable = s.stable || unique
 	if check {
@@ -95,7 +100,9 @@ func textSort(ctx context.Context, env *Env, args []string) int {
 		}
 		return 0
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return s.compare(lines[i], lines[j]) < 0 })
+	if !sortCancellable(ctx, lines, func(a, b []byte) int { return s.compare(a, b) }) {
+		return 2
+	}
 	if unique {
 		out := lines[:0]
 		for i, l := range lines {
@@ -471,7 +478,7 @@ func sortVersion(a, b string) int {
 
 func isTextLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-func textUniq(_ context.Context, env *Env, args []string) int {
+func textUniq(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "cdDiuz", withArg: "fsw",
 		long: map[string]string{"--count": "c", "--repeated": "d", "--all-repeated": "D", "--ignore-case": "i",
 			"--unique": "u", "--skip-fields": "f=", "--skip-chars": "s=", "--check-chars": "w="}})
@@ -516,7 +523,7 @@ func textUniq(_ context.Context, env *Env, args []string) int {
 	if len(ops) > 0 {
 		in = ops[0]
 	}
-	data, err := textReadAll(env, in)
+	data, err := textReadAll(ctx, env, in)
 	if err != nil {
 		textFileErr(env, "uniq", in, err)
 		return 1
@@ -579,7 +586,7 @@ func textUniq(_ context.Context, env *Env, args []string) int {
 	return 0
 }
 
-func textComm(_ context.Context, env *Env, args []string) int {
+func textComm(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "123",
 		long: map[string]string{"--output-delimiter": "--output-delimiter=", "--check-order": "--check-order",
 			"--nocheck-order": "--nocheck-order", "--total": "--total"}})
@@ -610,7 +617,7 @@ func textComm(_ context.Context, env *Env, args []string) int {
 	}
 	var files [2][][]byte
 	for i, name := range ops {
-		data, err := textReadAll(env, name)
+		data, err := textReadAll(ctx, env, name)
 		if err != nil {
 			textFileErr(env, "comm", name, err)
 			return 1
@@ -670,4 +677,30 @@ func textComm(_ context.Context, env *Env, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// errSortCancelled unwinds a sort whose exec ended.
+var errSortCancelled = errors.New("sort cancelled")
+
+// sortCancellable sorts lines stably unless ctx ends first, which it checks
+// every few thousand comparisons: a sort of millions of lines takes
+// seconds, and the standard library's cannot be stopped otherwise than by
+// a panic from the comparison. It reports whether the sort completed.
+func sortCancellable(ctx context.Context, lines [][]byte, cmp func(a, b []byte) int) (done bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != errSortCancelled {
+				panic(p)
+			}
+			done = false
+		}
+	}()
+	n := 0
+	slices.SortStableFunc(lines, func(a, b []byte) int {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			panic(errSortCancelled)
+		}
+		return cmp(a, b)
+	})
+	return true
 }

@@ -1,0 +1,235 @@
+package shell
+
+import (
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+)
+
+// Memory is bounded in three layers. Commands that must hold data charge it
+// (builtin.Memory) against their exec's MaxMemoryBytes and the backend's
+// MaxMemoryBytes shared by all execs. What the interpreter itself holds is
+// measured where it can be seen: the output a command substitution
+// collects, on every write, and the variables, between commands. Last, a
+// watchdog on the Go heap stops the exec holding the most (else the
+// newest) when the heap passes the backend's budget over its idle size,
+// for growth no accounting sees (string doubling without a command).
+
+const memLimit = "max_memory_bytes"
+
+// growMem charges n bytes to the run and the backend, stopping the run
+// when either is past its budget.
+func (r *run) growMem(n int64) error {
+	held := r.held.Add(n)
+	total := r.b.held.Add(n)
+	if held > r.limits.MaxMemoryBytes {
+		return r.stop(memLimit, "memory limit of %d bytes exceeded", r.limits.MaxMemoryBytes)
+	}
+	if total > r.b.opts.MaxMemoryBytes {
+		return r.stop(memLimit, "the shell backend's memory budget of %d bytes, shared by all running commands, is exhausted", r.b.opts.MaxMemoryBytes)
+	}
+	return nil
+}
+
+func (r *run) shrinkMem(n int64) {
+	r.held.Add(-n)
+	r.b.held.Add(-n)
+}
+
+// checkHeld stops the run when what it holds plus extra (data seen but
+// not charged: a substitution's output, the variables) is past its budget.
+func (r *run) checkHeld(extra int64) error {
+	if r.held.Load()+extra > r.limits.MaxMemoryBytes {
+		return r.stop(memLimit, "memory limit of %d bytes exceeded", r.limits.MaxMemoryBytes)
+	}
+	return nil
+}
+
+// cmdMem is one command's account: everything it still holds is released
+// when it returns.
+type cmdMem struct {
+	r    *run
+	held atomic.Int64
+}
+
+func (m *cmdMem) Grow(n int64) error {
+	m.held.Add(n)
+	return m.r.growMem(n)
+}
+
+func (m *cmdMem) Shrink(n int64) {
+	m.held.Add(-n)
+	m.r.shrinkMem(n)
+}
+
+func (m *cmdMem) Limit() int64 { return m.r.limits.MaxMemoryBytes }
+
+func (m *cmdMem) release() { m.r.shrinkMem(m.held.Swap(0)) }
+
+// substWriter bounds the buffer a command substitution collects into.
+type substWriter struct {
+	r  *run
+	sb *strings.Builder
+}
+
+func (w substWriter) Write(p []byte) (int, error) {
+	if err := w.r.checkHeld(int64(w.sb.Len() + len(p))); err != nil {
+		// The substitution's value no longer matters: drop it, so
+		// expanding it on the way out costs nothing.
+		w.sb.Reset()
+		return 0, err
+	}
+	return w.sb.Write(p)
+}
+
+// boundSubst wraps out when it is the buffer of a command substitution
+// (the interpreter collects $(…) in a strings.Builder).
+func (r *run) boundSubst(out io.Writer) io.Writer {
+	if sb, ok := out.(*strings.Builder); ok {
+		return substWriter{r: r, sb: sb}
+	}
+	return out
+}
+
+// varSize is what a variable's value holds, strings plus headers.
+func varSize(v expand.Variable) int64 {
+	const header = 16
+	switch v.Kind {
+	case expand.Indexed:
+		n := int64(0)
+		for _, s := range v.List {
+			n += header + int64(len(s))
+		}
+		return n
+	case expand.Associative:
+		n := int64(0)
+		for k, s := range v.Map {
+			n += 2*header + int64(len(k)+len(s))
+		}
+		return n
+	}
+	return int64(len(v.Str))
+}
+
+// checkVars measures the shell's variables and the substitution output
+// being collected against the run's budget. Measuring costs time in
+// proportion to the variables, so the next check waits ten times as long
+// as this one took: at most a tenth of the run's time goes to it.
+func (r *run) checkVars(hc interp.HandlerContext) error {
+	now := time.Now()
+	if now.UnixNano() < r.nextVarCheck.Load() {
+		return nil
+	}
+	var n int64
+	for _, v := range hc.Env.Each {
+		n += varSize(v)
+	}
+	sb, inSubst := hc.Stdout.(*strings.Builder)
+	if inSubst {
+		n += int64(sb.Len())
+	}
+	r.nextVarCheck.Store(now.Add(10 * time.Since(now)).UnixNano())
+	r.varBytes.Store(n)
+	err := r.checkHeld(n)
+	if err != nil && inSubst {
+		sb.Reset()
+	}
+	return err
+}
+
+// watchdog stops execs when the Go heap passes the backend's budget over
+// the heap's size when the first of the running execs started.
+type watchdog struct {
+	b        *Backend
+	interval time.Duration
+
+	mu       sync.Mutex
+	runs     map[*run]time.Time // running execs and when they started
+	baseline uint64             // heap bytes when runs went from empty to not
+	stop     chan struct{}      // closes the polling goroutine
+}
+
+const heapMetric = "/memory/classes/heap/objects:bytes"
+
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: heapMetric}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// add registers r; the first running exec starts the polling goroutine.
+func (w *watchdog) add(r *run) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.runs) == 0 {
+		w.baseline = heapBytes()
+		w.stop = make(chan struct{})
+		go w.poll(w.stop, w.baseline)
+	}
+	w.runs[r] = time.Now()
+}
+
+// remove unregisters r; the last one stops the polling goroutine, so an
+// idle backend runs nothing.
+func (w *watchdog) remove(r *run) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.runs, r)
+	if len(w.runs) == 0 && w.stop != nil {
+		close(w.stop)
+		w.stop = nil
+	}
+}
+
+func (w *watchdog) poll(stop <-chan struct{}, baseline uint64) {
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	limit := baseline + uint64(w.b.opts.MaxMemoryBytes)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		if heapBytes() <= limit {
+			continue
+		}
+		// The heap counts garbage too: collect before blaming an exec.
+		runtime.GC()
+		if heapBytes() <= limit {
+			continue
+		}
+		if victim := w.victim(); victim != nil {
+			_ = victim.stop(memLimit, "the shell backend's heap passed its memory budget of %d bytes; this command held the most and was stopped", w.b.opts.MaxMemoryBytes)
+			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heapBytes(), "budget", w.b.opts.MaxMemoryBytes)
+		}
+	}
+}
+
+// victim is the running exec holding the most by its accounting, the
+// newest when none holds anything measurable, skipping execs already
+// stopped.
+func (w *watchdog) victim() *run {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var best *run
+	var bestHeld int64
+	var bestStart time.Time
+	for r, start := range w.runs {
+		if r.ctx.Err() != nil {
+			continue
+		}
+		held := r.held.Load() + r.varBytes.Load()
+		if best == nil || held > bestHeld || held == bestHeld && start.After(bestStart) {
+			best, bestHeld, bestStart = r, held, start
+		}
+	}
+	return best
+}
