@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -132,7 +133,7 @@ func textHead(ctx context.Context, env *Env, args []string) int {
 		if showHeaders {
 			textHeader(env, name, i == 0)
 		}
-		if err := textHeadCopy(env.Stdout, r, n, bytesMode, allBut); err != nil {
+		if err := textHeadCopy(ctx, env, r, n, bytesMode, allBut); err != nil {
 			env.Errorf("head", "error reading %s: %s", textQuote(name), textStrerror(err))
 			ok = false
 		}
@@ -143,9 +144,10 @@ func textHead(ctx context.Context, env *Env, args []string) int {
 
 // textHeadCopy copies the head of r to w. It stops reading as soon as it
 // has what it needs, so "yes | head" ends; only -n -K and -c -K read all.
-func textHeadCopy(w io.Writer, r io.Reader, n int64, bytesMode, allBut bool) error {
+func textHeadCopy(ctx context.Context, env *Env, r io.Reader, n int64, bytesMode, allBut bool) error {
+	w := env.Stdout
 	if allBut {
-		data, err := io.ReadAll(r)
+		data, err := readAllCharged(ctx, env, r)
 		if err != nil {
 			return err
 		}
@@ -243,7 +245,7 @@ func textTail(ctx context.Context, env *Env, args []string) int {
 	showHeaders := c.headers
 	ok := true
 	for i, name := range ops {
-		data, err := textReadAll(ctx, env, name)
+		r, err := textOpen(env, name)
 		if err != nil {
 			env.Errorf("tail", "cannot open %s for reading: %s", textQuote(name), textStrerror(err))
 			ok = false
@@ -252,66 +254,202 @@ func textTail(ctx context.Context, env *Env, args []string) int {
 		if showHeaders {
 			textHeader(env, name, i == 0)
 		}
-		env.Stdout.Write(textTailSlice(data, n, bytesMode, fromStart))
+		if fromStart {
+			err = textTailFrom(ctx, env.Stdout, r, n, bytesMode)
+		} else {
+			err = textTailLast(ctx, env, r, n, bytesMode)
+		}
+		r.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return 1
+			}
+			env.Errorf("tail", "error reading %s: %s", textQuote(name), textStrerror(err))
+			ok = false
+		}
 	}
 	return textStatus(ok)
 }
 
-func textTailSlice(data []byte, n int64, bytesMode, fromStart bool) []byte {
-	size := int64(len(data))
+// textTailFrom is tail +N: it skips N-1 lines (or bytes) and streams the
+// rest.
+func textTailFrom(ctx context.Context, w io.Writer, r io.Reader, n int64, bytesMode bool) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	if bytesMode {
-		if fromStart {
-			return data[min(size, max(0, n-1)):]
+		if _, err := br.Discard(int(min(max(0, n-1), math.MaxInt32))); err != nil {
+			return ignoreEOF(err)
 		}
-		return data[max(0, size-n):]
 	}
-	ends := textLineEnds(data)
-	if fromStart {
-		if n <= 1 {
-			return data
+	for skip := max(0, n-1); !bytesMode && skip > 0; {
+		_, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			skip--
+		case errors.Is(err, bufio.ErrBufferFull):
+		default:
+			return ignoreEOF(err)
 		}
-		if n-1 >= int64(len(ends)) {
-			return nil
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		return data[ends[n-2]:]
 	}
-	if n >= int64(len(ends)) {
-		return data
+	return textCopy(ctx, w, br)
+}
+
+// textTailLast is tail -N: a window over the input keeps the last N lines
+// (or bytes), trimmed whenever it has doubled, so memory follows what is
+// kept, which is charged, and not the input.
+func textTailLast(ctx context.Context, env *Env, r io.Reader, n int64, bytesMode bool) error {
+	mem := memGauge{env: env}
+	var win []byte
+	kept := 0
+	buf := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k, err := r.Read(buf)
+		win = append(win, buf[:k]...)
+		if len(win) > 2*kept+len(buf) {
+			tail := textTailSlice(win, n, bytesMode)
+			win = append(win[:0], tail...)
+			kept = len(win)
+		}
+		if merr := mem.set(int64(cap(win))); merr != nil {
+			return merr
+		}
+		if errors.Is(err, io.EOF) {
+			_, err := env.Stdout.Write(textTailSlice(win, n, bytesMode))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// textTailSlice is the last n lines (or bytes) of data; a last line
+// without newline counts.
+func textTailSlice(data []byte, n int64, bytesMode bool) []byte {
+	if bytesMode {
+		return data[max(0, int64(len(data))-n):]
 	}
 	if n == 0 {
 		return nil
 	}
-	return data[ends[int64(len(ends))-n-1]:]
+	end := len(data)
+	if end > 0 && data[end-1] == '\n' {
+		end--
+	}
+	for ; n > 0; n-- {
+		i := bytes.LastIndexByte(data[:end], '\n')
+		if i < 0 {
+			return data
+		}
+		end = i
+	}
+	return data[end+1:]
+}
+
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// textCopy copies r to w, checking ctx between reads.
+func textCopy(ctx context.Context, w io.Writer, r io.Reader) error {
+	buf := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return ignoreEOF(err)
+		}
+	}
 }
 
 type textCounts struct{ lines, words, chars, bytes, maxLine int64 }
 
-func textCount(data []byte) textCounts {
-	c := textCounts{bytes: int64(len(data))}
-	inWord := false
-	lineLen := int64(0)
+// textCounter counts a stream chunk by chunk; a character split between
+// chunks is carried over to the next.
+type textCounter struct {
+	c       textCounts
+	inWord  bool
+	lineLen int64
+	carry   []byte
+}
+
+// add counts data; final says no more follows, so an incomplete character
+// at the end counts as it is.
+func (t *textCounter) add(data []byte, final bool) {
+	t.c.bytes += int64(len(data))
+	if len(t.carry) > 0 {
+		data = append(t.carry, data...)
+		t.carry = nil
+	}
 	for i := 0; i < len(data); {
+		if !final && !utf8.FullRune(data[i:]) {
+			t.carry = append([]byte(nil), data[i:]...)
+			return
+		}
 		r, size := utf8.DecodeRune(data[i:])
 		i += size
-		c.chars++
+		t.c.chars++
 		switch r {
 		case '\n':
-			c.lines++
-			c.maxLine = max(c.maxLine, lineLen)
-			lineLen = 0
+			t.c.lines++
+			t.c.maxLine = max(t.c.maxLine, t.lineLen)
+			t.lineLen = 0
 		case '\t':
-			lineLen += 8 - lineLen%8
+			t.lineLen += 8 - t.lineLen%8
 		default:
-			lineLen++
+			t.lineLen++
 		}
 		space := r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\v' || r == '\f'
-		if !space && !inWord {
-			c.words++
+		if !space && !t.inWord {
+			t.c.words++
 		}
-		inWord = !space
+		t.inWord = !space
 	}
-	c.maxLine = max(c.maxLine, lineLen)
-	return c
+}
+
+func (t *textCounter) counts() textCounts {
+	t.add(nil, true)
+	t.c.maxLine = max(t.c.maxLine, t.lineLen)
+	return t.c
+}
+
+// textCountFile counts one operand in constant memory.
+func textCountFile(ctx context.Context, env *Env, name string) (textCounts, error) {
+	r, err := textOpen(env, name)
+	if err != nil {
+		return textCounts{}, err
+	}
+	defer r.Close()
+	var t textCounter
+	buf := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return textCounts{}, err
+		}
+		n, err := r.Read(buf)
+		t.add(buf[:n], false)
+		if errors.Is(err, io.EOF) {
+			return t.counts(), nil
+		}
+		if err != nil {
+			return textCounts{}, err
+		}
+	}
 }
 
 func textWc(ctx context.Context, env *Env, args []string) int {
@@ -350,8 +488,11 @@ func textWc(ctx context.Context, env *Env, args []string) int {
 		if arg == "" {
 			arg = "-"
 		}
-		data, err := textReadAll(ctx, env, arg)
+		c, err := textCountFile(ctx, env, arg)
 		if err != nil {
+			if ctx.Err() != nil {
+				return 1
+			}
 			textFileErr(env, "wc", arg, err)
 			ok = false
 			continue
@@ -363,7 +504,6 @@ func textWc(ctx context.Context, env *Env, args []string) int {
 		} else {
 			minWidth = 7
 		}
-		c := textCount(data)
 		results = append(results, result{name, c})
 		total.lines += c.lines
 		total.words += c.words
@@ -421,7 +561,11 @@ func textTac(ctx context.Context, env *Env, args []string) int {
 			continue
 		}
 		// A last line without newline is printed as it is, so "a\nb" gives "ba\n".
-		lines, lastNL := textSplitLines(data, '\n')
+		lines, lastNL, err := textHoldLines(env, data, '\n')
+		if err != nil {
+			env.Errorf("tac", "%v", err)
+			return 1
+		}
 		for i := len(lines) - 1; i >= 0; i-- {
 			w.Write(lines[i])
 			if i < len(lines)-1 || lastNL {

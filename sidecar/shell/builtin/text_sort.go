@@ -523,11 +523,12 @@ func textUniq(ctx context.Context, env *Env, args []string) int {
 	if len(ops) > 0 {
 		in = ops[0]
 	}
-	data, err := textReadAll(ctx, env, in)
+	r, err := textOpen(env, in)
 	if err != nil {
 		textFileErr(env, "uniq", in, err)
 		return 1
 	}
+	defer r.Close()
 	var w io.Writer = env.Stdout
 	if len(ops) == 2 && ops[1] != "-" {
 		f, err := env.FS.OpenFile(env.Abs(ops[1]), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, textCreatePerm)
@@ -558,21 +559,17 @@ func textUniq(ctx context.Context, env *Env, args []string) int {
 		}
 		return l
 	}
-	lines, _ := textSplitLines(data, '\n')
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
-	for i := 0; i < len(lines); {
-		j := i + 1
-		for j < len(lines) && bytes.Equal(key(lines[i]), key(lines[j])) {
-			j++
-		}
-		n := j - i
+	// One group of equal lines at a time: its first line, and all of them
+	// for -D, which is what is charged.
+	var group [][]byte
+	mem := memGauge{env: env}
+	held := int64(0)
+	n := 0
+	flush := func() {
 		show := !(dupOnly && n < 2) && !(uniqOnly && n > 1) && !(allDup && n < 2)
 		if show {
-			group := lines[i : i+1]
-			if allDup {
-				group = lines[i:j]
-			}
 			for _, l := range group {
 				if count {
 					fmt.Fprintf(bw, "%7d ", n)
@@ -581,7 +578,33 @@ func textUniq(ctx context.Context, env *Env, args []string) int {
 				bw.WriteByte('\n')
 			}
 		}
-		i = j
+	}
+	lr := newTextLineReader(ctx, env, r, '\n')
+	for l, _, ok := lr.next(); ok; l, _, ok = lr.next() {
+		if n > 0 && bytes.Equal(key(group[0]), key(l)) {
+			n++
+			if !allDup {
+				continue
+			}
+		} else {
+			if n > 0 {
+				flush()
+			}
+			group, held, n = group[:0], 0, 1
+		}
+		group = append(group, bytes.Clone(l))
+		held += lineHeader + int64(len(l))
+		if err := mem.set(held); err != nil {
+			env.Errorf("uniq", "%v", err)
+			return 1
+		}
+	}
+	if lr.err != nil {
+		env.Errorf("uniq", "%v", lr.err)
+		return 1
+	}
+	if n > 0 {
+		flush()
 	}
 	return 0
 }
