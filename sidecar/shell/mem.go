@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"io"
 	"runtime"
 	"runtime/metrics"
@@ -75,12 +76,23 @@ func (m *cmdMem) release() { m.r.shrinkMem(m.held.Swap(0)) }
 
 // substWriter bounds the buffer a command substitution collects into.
 type substWriter struct {
-	r  *run
-	sb *strings.Builder
+	r      *run
+	sb     *strings.Builder
+	fields *int64 // separators written so far
 }
 
+// fieldCost is what the interpreter holds per field when it splits a
+// substitution's output (`a=($(seq 1 30000000))`) besides the text: string
+// headers and its own bookkeeping.
+const fieldCost = 32
+
 func (w substWriter) Write(p []byte) (int, error) {
-	if err := w.r.checkHeld(int64(w.sb.Len() + len(p))); err != nil {
+	*w.fields += int64(bytes.Count(p, []byte{'\n'}) + bytes.Count(p, []byte{' '}))
+	err := w.r.ctx.Err()
+	if err == nil {
+		err = w.r.checkHeld(int64(w.sb.Len()+len(p)) + fieldCost**w.fields)
+	}
+	if err != nil {
 		// The substitution's value no longer matters: drop it, so
 		// expanding it on the way out costs nothing.
 		w.sb.Reset()
@@ -93,7 +105,7 @@ func (w substWriter) Write(p []byte) (int, error) {
 // (the interpreter collects $(…) in a strings.Builder).
 func (r *run) boundSubst(out io.Writer) io.Writer {
 	if sb, ok := out.(*strings.Builder); ok {
-		return substWriter{r: r, sb: sb}
+		return substWriter{r: r, sb: sb, fields: new(int64)}
 	}
 	return out
 }
@@ -144,24 +156,41 @@ func (r *run) checkVars(hc interp.HandlerContext) error {
 	return err
 }
 
-// watchdog stops execs when the Go heap passes the backend's budget over
-// the heap's size when the first of the running execs started.
+// watchdog stops execs when the Go heap grows past the budget (see budget)
+// over its size when the first of the running execs started (or less, once
+// collected).
 type watchdog struct {
 	b        *Backend
 	interval time.Duration
 
 	mu       sync.Mutex
 	runs     map[*run]time.Time // running execs and when they started
-	baseline uint64             // heap bytes when runs went from empty to not
+	baseline uint64             // the heap when the first of them started
 	stop     chan struct{}      // closes the polling goroutine
 }
 
-const heapMetric = "/memory/classes/heap/objects:bytes"
+// heapBytes is the heap's objects now, garbage included.
+func heapBytes() uint64 { return readMetric("/memory/classes/heap/objects:bytes") }
 
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: heapMetric}}
+func readMetric(name string) uint64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()
+}
+
+// baselineHeap is the heap the execs about to run are measured from, given
+// the previous baseline. When the heap grew much since, an earlier exec
+// left garbage (or data the store cached): it is collected first, since
+// counted in the baseline it would let the next exec grow by as much again
+// unseen. The collection costs in proportion to the live heap, and only
+// follows an exec that allocated a lot.
+func baselineHeap(prev uint64) uint64 {
+	heap := heapBytes()
+	if heap > prev+watchdogFloor {
+		runtime.GC()
+		heap = heapBytes()
+	}
+	return heap
 }
 
 // add registers r; the first running exec starts the polling goroutine.
@@ -169,8 +198,8 @@ func (w *watchdog) add(r *run) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.runs) == 0 {
-		w.baseline = heapBytes()
 		w.stop = make(chan struct{})
+		w.baseline = baselineHeap(w.baseline)
 		go w.poll(w.stop, w.baseline)
 	}
 	w.runs[r] = time.Now()
@@ -191,26 +220,50 @@ func (w *watchdog) remove(r *run) {
 func (w *watchdog) poll(stop <-chan struct{}, baseline uint64) {
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
-	limit := baseline + uint64(w.b.opts.MaxMemoryBytes)
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		if heapBytes() <= limit {
-			continue
-		}
-		// The heap counts garbage too: collect before blaming an exec.
-		runtime.GC()
-		if heapBytes() <= limit {
+		// The heap's objects count garbage too, up to as much again as is
+		// live before the collector runs (GOGC=100): only past twice the
+		// budget is an exec surely over it. Forcing a collection to know
+		// better would stall behind the very allocation being watched.
+		budget := uint64(w.budget())
+		heap := heapBytes()
+		// The baseline, the heap when the first of the running execs
+		// started, counts garbage earlier execs left; it drops to what
+		// the collector leaves of it.
+		baseline = min(baseline, heap)
+		if heap <= baseline+2*budget {
 			continue
 		}
 		if victim := w.victim(); victim != nil {
-			_ = victim.stop(memLimit, "the shell backend's heap passed its memory budget of %d bytes; this command held the most and was stopped", w.b.opts.MaxMemoryBytes)
-			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heapBytes(), "budget", w.b.opts.MaxMemoryBytes)
+			_ = victim.stop(memLimit, "the shell backend's heap grew by %d MiB, past twice its memory budget of %d MiB; this command held the most and was stopped", (heap-baseline)>>20, budget>>20)
+			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heap, "baseline_bytes", baseline, "budget", budget)
 		}
 	}
+}
+
+// watchdogFloor keeps a small exec budget from making the heap's ordinary
+// churn look like growth.
+const watchdogFloor = 64 << 20
+
+// budget is what the heap's live growth over its baseline may reach: the
+// backend's budget, or with a single exec running, twice that exec's own
+// (the runtime's copies of what it holds, a buffer's old array while it
+// grows, are not charged).
+func (w *watchdog) budget() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	budget := w.b.opts.MaxMemoryBytes
+	if len(w.runs) == 1 {
+		for r := range w.runs {
+			budget = min(budget, max(2*r.limits.MaxMemoryBytes, watchdogFloor))
+		}
+	}
+	return budget
 }
 
 // victim is the running exec holding the most by its accounting, the

@@ -351,6 +351,11 @@ func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args 
 	cenv.Stdout = pw
 	cenv.Mem = mem
 	code = fn(cctx, &cenv, args)
+	if sb, ok := env.Stdout.(*strings.Builder); ok && r.ctx.Err() != nil {
+		// A stopped run's substitution is never used: drop its output
+		// before the interpreter splits it into fields.
+		sb.Reset()
+	}
 	if pw.broken.Load() {
 		return exitSIGPIPE
 	}

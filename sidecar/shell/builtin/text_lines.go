@@ -133,7 +133,7 @@ func textHead(ctx context.Context, env *Env, args []string) int {
 		if showHeaders {
 			textHeader(env, name, i == 0)
 		}
-		if err := textHeadCopy(ctx, env, r, n, bytesMode, allBut); err != nil {
+		if err := textHeadCopy(ctx, env, r, n, bytesMode, allBut); err != nil && ctx.Err() == nil {
 			env.Errorf("head", "error reading %s: %s", textQuote(name), textStrerror(err))
 			ok = false
 		}
@@ -162,10 +162,13 @@ func textHeadCopy(ctx context.Context, env *Env, r io.Reader, n int64, bytesMode
 		return err
 	}
 	br := bufio.NewReader(r)
+	// Lines are written in blocks, not one write each: a pipe write per
+	// line made `yes | head -n 50000000` take minutes.
+	bw := bufio.NewWriterSize(w, 64<<10)
 	for ; n > 0; n-- {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
-			if _, werr := w.Write(line); werr != nil {
+			if _, werr := bw.Write(line); werr != nil {
 				return werr
 			}
 		}
@@ -173,12 +176,16 @@ func textHeadCopy(ctx context.Context, env *Env, r io.Reader, n int64, bytesMode
 		case errors.Is(err, bufio.ErrBufferFull):
 			n++ // the same line goes on
 		case errors.Is(err, io.EOF):
-			return nil
+			return bw.Flush()
 		case err != nil:
+			bw.Flush()
 			return err
 		}
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
-	return nil
+	return bw.Flush()
 }
 
 // textHeadAllBut is head -n -K and -c -K: all but the last n.

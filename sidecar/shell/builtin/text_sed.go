@@ -63,7 +63,8 @@ type sedRun struct {
 	ctx      context.Context
 	env      *Env
 	mem      memGauge // the pattern and hold spaces
-	err      error    // the memory budget stopped the script
+	stdout   io.Writer
+	err      error // the memory budget stopped the script
 	cmds     []*sedCmd
 	quiet    bool
 	ere      bool
@@ -145,8 +146,14 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 	s := &sedRun{ctx: ctx, env: env, mem: memGauge{env: env}, wfiles: map[string]io.Writer{}}
 	var script []string
 	haveScript, separate := false, false
+	// Output goes out in blocks, not two writes a line, unless -u.
+	buffered := bufio.NewWriterSize(env.Stdout, 64<<10)
+	defer buffered.Flush()
+	var stdout io.Writer = buffered
 	for _, o := range opts {
 		switch o.Name {
+		case "u":
+			stdout = env.Stdout
 		case "n":
 			s.quiet = true
 		case "E", "r":
@@ -176,6 +183,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 		script = []string{ops[0]}
 		ops = ops[1:]
 	}
+	s.stdout = stdout
 	if err := s.parse(strings.Join(script, "\n")); err != nil {
 		if errors.Is(err, errSedLabel) {
 			env.Errorf("sed", "%v", err)
@@ -201,7 +209,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 			if inPlace {
 				s.out = &sedOut{w: &chargedWriter{env: env, w: &buf}}
 			} else {
-				s.out = &sedOut{w: env.Stdout}
+				s.out = &sedOut{w: s.stdout}
 			}
 			s.lineNo = 0
 			s.fileName = name
@@ -223,7 +231,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 		if len(ops) == 1 {
 			s.fileName = ops[0]
 		}
-		s.out = &sedOut{w: env.Stdout}
+		s.out = &sedOut{w: s.stdout}
 		s.in = &sedReader{env: env, names: ops}
 		s.runLines(ctx)
 		if s.in.failed {
@@ -532,7 +540,13 @@ func (s *sedRun) substitute(c *sedCmd, ps *string) bool {
 	if re == nil {
 		return false
 	}
-	matches := re.FindAllStringSubmatchIndex(*ps, -1)
+	// Without g, matches past the nth are not needed: finding them all
+	// made s/y/z/ on long lines many times slower.
+	limit := -1
+	if !c.global {
+		limit = max(c.nth, 1)
+	}
+	matches := re.FindAllStringSubmatchIndex(*ps, limit)
 	if len(matches) == 0 {
 		return false
 	}
@@ -1098,7 +1112,7 @@ func (s *sedRun) openW(name string) error {
 	}
 	switch name {
 	case "/dev/stdout":
-		s.wfiles[name] = s.env.Stdout
+		s.wfiles[name] = s.stdout // in order with the rest of the output
 		return nil
 	case "/dev/stderr":
 		s.wfiles[name] = s.env.Stderr
