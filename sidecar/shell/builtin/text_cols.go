@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -200,8 +199,14 @@ func textPaste(ctx context.Context, env *Env, args []string) int {
 	for i, name := range ops {
 		if name == "-" {
 			if !stdinRead {
-				data, _ := io.ReadAll(env.Stdin)
-				stdinLines, _ = textSplitLines(data, '\n')
+				data, err := textReadAll(ctx, env, "-")
+				if err == nil {
+					stdinLines, _, err = textHoldLines(env, data, '\n')
+				}
+				if err != nil {
+					env.Errorf("paste", "%v", err)
+					return 1
+				}
 				stdinRead = true
 			}
 			continue
@@ -212,7 +217,10 @@ func textPaste(ctx context.Context, env *Env, args []string) int {
 			ok = false
 			continue
 		}
-		files[i], _ = textSplitLines(data, '\n')
+		if files[i], _, err = textHoldLines(env, data, '\n'); err != nil {
+			env.Errorf("paste", "%v", err)
+			return 1
+		}
 	}
 	if !ok {
 		return 1

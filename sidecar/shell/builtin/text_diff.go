@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -176,8 +177,13 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 		fmt.Fprintf(d.out, "Binary files %s and %s differ\n", a, b)
 		return true
 	}
-	linesA, nlA := textSplitLines(dataA, '\n')
-	linesB, nlB := textSplitLines(dataB, '\n')
+	linesA, nlA, errA := textHoldLines(d.env, dataA, '\n')
+	linesB, nlB, errB := textHoldLines(d.env, dataB, '\n')
+	if err := errors.Join(errA, errB); err != nil {
+		d.env.Errorf("diff", "%v", err)
+		d.trouble = true
+		return false
+	}
 	diffs := d.lineDiffs(linesA, linesB, nlA, nlB)
 	if len(diffs) == 0 {
 		return false

@@ -645,7 +645,10 @@ func textComm(ctx context.Context, env *Env, args []string) int {
 			textFileErr(env, "comm", name, err)
 			return 1
 		}
-		files[i], _ = textSplitLines(data, '\n')
+		if files[i], _, err = textHoldLines(env, data, '\n'); err != nil {
+			env.Errorf("comm", "%v", err)
+			return 1
+		}
 	}
 	bw := bufio.NewWriter(env.Stdout)
 	defer bw.Flush()
