@@ -75,7 +75,7 @@ func TestHostileCommands(t *testing.T) {
 		{name: "awk string doubling", cmd: `awk 'BEGIN { s = "x"; while (1) s = s s }'`, limit: mem, code: 125, stderr: memMsg},
 		// A regular expression over tens of MiB runs for seconds and
 		// cannot be interrupted: a small budget of the request's own.
-		{name: "sed doubling pattern space", cmd: `echo x | sed ':a;s/.*/&&/;ba'`, memory: 4 << 20, limit: mem, code: 125, stderr: "memory limit of 4194304 bytes exceeded"},
+		{name: "sed doubling pattern space", cmd: `echo x | sed ':a;s/.*/&&/;ba'`, memory: 1 << 20, limit: mem, code: 125, stderr: "memory limit of 1048576 bytes exceeded"},
 		{name: "sed doubling hold space", cmd: `echo x | sed 'h;:a;G;H;ba'`, limit: mem, code: 125, stderr: memMsg},
 		// Growing by a byte a turn copies the space each time: the
 		// timeout ends it first.
@@ -108,6 +108,13 @@ func TestHostileCommands(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { o.run(t, c) })
+	}
+	// Every memory stop is counted; the watchdog's also on their own.
+	if n := o.metric(t, `sqlfs_exec_limit_hits_total{backend="shell",limit="max_memory_bytes"}`); n < 10 {
+		t.Errorf("sqlfs_exec_limit_hits_total for max_memory_bytes = %v, want one per memory case", n)
+	}
+	if n := o.metric(t, "sqlfs_shell_watchdog_stops_total"); n < 1 {
+		t.Errorf("sqlfs_shell_watchdog_stops_total = %v, want at least the doubling without commands", n)
 	}
 	o.stop(t)
 	if hwm, limit := o.peakRSS, o.idleRSS+hostileShellMemory+hostileRSSAllowance; hwm > limit {
@@ -275,7 +282,11 @@ func (o *owner) procStatus(t *testing.T, field string) int64 {
 	return 0
 }
 
-func (o *owner) goroutines(t *testing.T) int {
+func (o *owner) goroutines(t *testing.T) int { return int(o.metric(t, "go_goroutines")) }
+
+// metric reads one series from the owner's /metrics, by its name and
+// labels as exposed.
+func (o *owner) metric(t *testing.T, series string) float64 {
 	resp, err := o.metrics.Get("http://owner/metrics")
 	if err != nil {
 		t.Fatalf("owner metrics: %v", err)
@@ -283,12 +294,12 @@ func (o *owner) goroutines(t *testing.T) int {
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
 			n, _ := strconv.ParseFloat(v, 64)
-			return int(n)
+			return n
 		}
 	}
-	t.Fatalf("no go_goroutines in the owner's metrics")
+	t.Fatalf("no %s in the owner's metrics", series)
 	return 0
 }
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"io"
 	"runtime"
-	"runtime/metrics"
+	rtmetrics "runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +12,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
+
+	"github.com/sqlfs/sqlfs/metrics"
 )
 
 // Memory is bounded in three layers. Commands that must hold data charge it
@@ -130,10 +132,15 @@ func varSize(v expand.Variable) int64 {
 	return int64(len(v.Str))
 }
 
+// varCheckEvery spaces the variable checks of a run: commands take
+// microseconds, and in a millisecond a variable grows by a few MiB at most.
+const varCheckEvery = time.Millisecond
+
 // checkVars measures the shell's variables and the substitution output
 // being collected against the run's budget. Measuring costs time in
 // proportion to the variables, so the next check waits ten times as long
-// as this one took: at most a tenth of the run's time goes to it.
+// as this one took (at least varCheckEvery): at most a tenth of the run's
+// time goes to it.
 func (r *run) checkVars(hc interp.HandlerContext) error {
 	now := time.Now()
 	if now.UnixNano() < r.nextVarCheck.Load() {
@@ -147,7 +154,7 @@ func (r *run) checkVars(hc interp.HandlerContext) error {
 	if inSubst {
 		n += int64(sb.Len())
 	}
-	r.nextVarCheck.Store(now.Add(10 * time.Since(now)).UnixNano())
+	r.nextVarCheck.Store(now.Add(max(10*time.Since(now), varCheckEvery)).UnixNano())
 	r.varBytes.Store(n)
 	err := r.checkHeld(n)
 	if err != nil && inSubst {
@@ -173,8 +180,8 @@ type watchdog struct {
 func heapBytes() uint64 { return readMetric("/memory/classes/heap/objects:bytes") }
 
 func readMetric(name string) uint64 {
-	s := []metrics.Sample{{Name: name}}
-	metrics.Read(s)
+	s := []rtmetrics.Sample{{Name: name}}
+	rtmetrics.Read(s)
 	return s[0].Value.Uint64()
 }
 
@@ -242,6 +249,7 @@ func (w *watchdog) poll(stop <-chan struct{}, baseline uint64) {
 		if victim := w.victim(); victim != nil {
 			_ = victim.stop(memLimit, "the shell backend's heap grew by %d MiB, past twice its memory budget of %d MiB; this command held the most and was stopped", (heap-baseline)>>20, budget>>20)
 			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heap, "baseline_bytes", baseline, "budget", budget)
+			metrics.ShellWatchdogStops.Inc()
 		}
 	}
 }
