@@ -3,6 +3,7 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -65,6 +66,7 @@ func TestStreamingCommandsStayInBudget(t *testing.T) {
 	line := strings.Repeat("y", 99)
 	const lines = 40_000 // 4 MB
 	input := func() io.Reader { return strings.NewReader(strings.Repeat(line+"\n", lines)) }
+	encoded := base64.StdEncoding.EncodeToString([]byte(strings.Repeat(line+"\n", lines)))
 	cases := []struct {
 		args []string
 		want string // the last line of the output
@@ -81,6 +83,7 @@ func TestStreamingCommandsStayInBudget(t *testing.T) {
 		{[]string{"grep", "-c", "y"}, fmt.Sprint(lines)},
 		{[]string{"sed", "s/y/z/"}, "z" + line[1:]},
 		{[]string{"head", "-n", "40000"}, line},
+		{[]string{"base64"}, encoded[len(encoded)/76*76:]},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
@@ -110,7 +113,7 @@ func TestHoldingCommandsStopAtBudget(t *testing.T) {
 		{"xargs"},
 		{"paste", "-", "-"},
 		{"head", "-n", "-1"},
-		{"base64"},
+		{"base64", "-d", "-i"},
 		{"sed", "H;$!d;x"},
 		{"awk", `{ s = s $0 } END { print length(s) }`},
 		{"uniq", "-D"},

@@ -58,11 +58,14 @@ func textBase64(ctx context.Context, env *Env, args []string) int {
 		env.Errorf("base64", "extra operand %s", textQuote(ops[1]))
 		return 1
 	}
+	if !decode {
+		return textBase64Encode(ctx, env, ops, wrap)
+	}
 	data, ok := textInputs(ctx, env, "base64", ops)
 	if !ok {
 		return 1
 	}
-	if decode {
+	{
 		clean := make([]byte, 0, len(data))
 		for _, c := range data {
 			isB64 := isTextAlnum(c) && c != '_' || c == '+' || c == '/' || c == '='
@@ -93,21 +96,53 @@ func textBase64(ctx context.Context, env *Env, args []string) int {
 		}
 		return 0
 	}
-	enc := base64.StdEncoding.EncodeToString(data)
+}
+
+// textBase64Encode streams the operands' encoding, wrapped at wrap columns
+// (0: not wrapped, and no final newline, as GNU does).
+func textBase64Encode(ctx context.Context, env *Env, ops []string, wrap int) int {
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	if wrap == 0 {
-		w.WriteString(enc) // -w 0 ends without a newline, as GNU does
-		return 0
+	lines := &wrapWriter{w: w, width: wrap}
+	enc := base64.NewEncoder(base64.StdEncoding, lines)
+	in := newTextConcat(ctx, env, "base64", ops)
+	if err := textCopy(ctx, enc, in); err != nil {
+		return 1
 	}
-	for len(enc) > wrap {
-		w.WriteString(enc[:wrap] + "\n")
-		enc = enc[wrap:]
+	enc.Close()
+	if lines.col > 0 {
+		w.WriteByte('\n')
 	}
-	if enc != "" {
-		w.WriteString(enc + "\n")
+	return textStatus(!in.failed)
+}
+
+// wrapWriter breaks what it writes into lines of width bytes; 0 does not.
+type wrapWriter struct {
+	w     io.Writer
+	width int
+	col   int
+}
+
+func (l *wrapWriter) Write(p []byte) (int, error) {
+	if l.width == 0 {
+		return l.w.Write(p)
 	}
-	return 0
+	n := len(p)
+	for len(p) > 0 {
+		if l.col == l.width {
+			if _, err := l.w.Write([]byte{'\n'}); err != nil {
+				return 0, err
+			}
+			l.col = 0
+		}
+		k := min(len(p), l.width-l.col)
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+		l.col += k
+		p = p[k:]
+	}
+	return n, nil
 }
 
 func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.Hash) int {
