@@ -254,8 +254,8 @@ func (w *watchdog) poll(stop <-chan struct{}, baseline uint64) {
 	}
 }
 
-// watchdogFloor keeps a small exec budget from making the heap's ordinary
-// churn look like growth.
+// watchdogFloor keeps a small budget from making the heap's ordinary churn
+// look like growth.
 const watchdogFloor = 64 << 20
 
 // budget is what the heap's live growth over its baseline may reach: the
@@ -268,10 +268,10 @@ func (w *watchdog) budget() int64 {
 	budget := w.b.opts.MaxMemoryBytes
 	if len(w.runs) == 1 {
 		for r := range w.runs {
-			budget = min(budget, max(2*r.limits.MaxMemoryBytes, watchdogFloor))
+			budget = min(budget, 2*r.limits.MaxMemoryBytes)
 		}
 	}
-	return budget
+	return max(budget, watchdogFloor)
 }
 
 // victim is the running exec holding the most by its accounting, the
