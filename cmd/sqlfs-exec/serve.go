@@ -188,6 +188,9 @@ func runServe(ctx context.Context, args []string) int {
 		fs.Usage()
 		return 2
 	}
+	if err := mem.check(); err != nil {
+		return fail("serve", err)
+	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(log)
 	policy, err := loadPolicy(*policyPath, readOnlyG, hiddenG, *quota)

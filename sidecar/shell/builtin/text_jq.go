@@ -308,6 +308,10 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 					status = halt.ExitCode()
 					return false
 				}
+				if ctx.Err() != nil {
+					status = 5
+					return false // stopped with the exec, which reports why
+				}
 				w.Flush()
 				env.Errorf("jq", "error (at %s): %v", jqWhere(inputs.name), err)
 				status = 5
