@@ -191,87 +191,83 @@ func textPaste(ctx context.Context, env *Env, args []string) int {
 	if len(ops) == 0 {
 		ops = []string{"-"}
 	}
-	// Every "-" shares standard input, taking turns line by line.
-	var stdinLines [][]byte
-	stdinRead := false
-	files := make([][][]byte, len(ops))
+	// Every "-" shares standard input, taking turns line by line: one
+	// reader serves them all.
+	readers := make([]*textLineReader, len(ops))
+	var stdin *textLineReader
 	ok := true
 	for i, name := range ops {
 		if name == "-" {
-			if !stdinRead {
-				data, err := textReadAll(ctx, env, "-")
-				if err == nil {
-					stdinLines, _, err = textHoldLines(env, data, '\n')
-				}
-				if err != nil {
-					env.Errorf("paste", "%v", err)
-					return 1
-				}
-				stdinRead = true
+			if stdin == nil {
+				stdin = newTextLineReader(ctx, env, env.Stdin, '\n')
 			}
+			readers[i] = stdin
 			continue
 		}
-		data, err := textReadAll(ctx, env, name)
+		r, err := textOpen(env, name)
 		if err != nil {
 			textFileErr(env, "paste", name, err)
 			ok = false
 			continue
 		}
-		if files[i], _, err = textHoldLines(env, data, '\n'); err != nil {
-			env.Errorf("paste", "%v", err)
-			return 1
-		}
+		defer r.Close()
+		readers[i] = newTextLineReader(ctx, env, r, '\n')
 	}
 	if !ok {
 		return 1
 	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	if serial {
-		for i, name := range ops {
-			lines := files[i]
-			if name == "-" {
-				lines, stdinLines = stdinLines, nil
+	failed := func() int {
+		for _, r := range readers {
+			if r.err != nil {
+				env.Errorf("paste", "%v", r.err)
+				return 1
 			}
-			for k, l := range lines {
+		}
+		return 0
+	}
+	if serial {
+		for _, r := range readers {
+			k := 0
+			for l, _, more := r.next(); more; l, _, more = r.next() {
 				if k > 0 {
 					w.WriteString(delims[(k-1)%len(delims)])
 				}
 				w.Write(l)
+				k++
 			}
 			w.WriteByte('\n')
 		}
-		return 0
+		return failed()
 	}
-	pos := make([]int, len(ops))
-	stdinPos := 0
-	for {
-		var row [][]byte
+	// A row is built before it is written: when every input has ended,
+	// no row is.
+	var row []byte
+	mem := memGauge{env: env}
+	for ctx.Err() == nil {
+		row = row[:0]
 		any := false
-		for i, name := range ops {
-			var l []byte
-			if name == "-" {
-				if stdinPos < len(stdinLines) {
-					l, any = stdinLines[stdinPos], true
-					stdinPos++
-				}
-			} else if pos[i] < len(files[i]) {
-				l, any = files[i][pos[i]], true
-				pos[i]++
+		for i, r := range readers {
+			if i > 0 {
+				row = append(row, delims[(i-1)%len(delims)]...)
 			}
-			row = append(row, l)
+			if l, _, more := r.next(); more {
+				row = append(row, l...)
+				any = true
+			}
 		}
 		if !any {
-			return 0
+			return failed()
 		}
-		for i, l := range row {
-			if i > 0 {
-				w.WriteString(delims[(i-1)%len(delims)])
-			}
-			w.Write(l)
+		if err := mem.set(int64(cap(row))); err != nil {
+			env.Errorf("paste", "%v", err)
+			return 1
 		}
+		w.Write(row)
 		w.WriteByte('\n')
 	}
+	return 1
 }
 
 // trClasses are the POSIX classes tr knows, in the C locale.
