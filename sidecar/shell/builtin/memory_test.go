@@ -214,3 +214,13 @@ func TestSedLoopsStop(t *testing.T) {
 		t.Errorf("sed doubling its pattern space: status %d, stderr %q", status, stderr)
 	}
 }
+
+// od reads block by block: repeats collapse to "*" whatever the length.
+func TestOdStreams(t *testing.T) {
+	in := strings.NewReader(strings.Repeat("y", 4<<20) + "z")
+	out, stderr, status, _ := runWithMem(t, 256<<10, in, "od", "-c")
+	want := "0000000   y   y   y   y   y   y   y   y   y   y   y   y   y   y   y   y\n*\n20000000   z\n20000001\n"
+	if status != 0 || out != want {
+		t.Errorf("status %d, stderr %q, out %q, want %q", status, stderr, out, want)
+	}
+}

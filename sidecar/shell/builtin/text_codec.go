@@ -424,11 +424,13 @@ func textOd(ctx context.Context, env *Env, args []string) int {
 	if len(specs) == 0 {
 		specs = []odSpec{{'o', 2}}
 	}
-	data, ok := textInputs(ctx, env, "od", ops)
-	data = data[min(int64(len(data)), skip):]
+	in := newTextConcat(ctx, env, "od", ops)
+	_, _ = io.CopyN(io.Discard, in, skip) // a shorter input leaves nothing
+	var r io.Reader = in
 	if limit >= 0 {
-		data = data[:min(int64(len(data)), limit)]
+		r = io.LimitReader(in, limit)
 	}
+	br := bufio.NewReaderSize(r, 64<<10)
 	// Every type's line is padded to the width of the widest one, the pad
 	// spread over its fields as GNU od does, so columns line up.
 	lineWidth := 0
@@ -448,21 +450,28 @@ func textOd(ctx context.Context, env *Env, args []string) int {
 	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	var prev []byte
+	// One block at a time, the previous one kept for the "*" of repeats.
+	buf, prev := make([]byte, width), make([]byte, 0, width)
 	starred := false
-	for off := 0; off < len(data); off += width {
-		block := data[off:min(len(data), off+width)]
-		if !verbose && prev != nil && len(block) == width && bytes.Equal(block, prev) {
+	off := int64(0) // bytes before this block
+	for {
+		n, err := io.ReadFull(br, buf)
+		if n == 0 || ctx.Err() != nil {
+			break
+		}
+		block := buf[:n]
+		if !verbose && len(prev) == width && n == width && bytes.Equal(block, prev) {
 			if !starred {
 				w.WriteString("*\n")
 				starred = true
 			}
+			off += int64(n)
 			continue
 		}
-		prev, starred = block, false
+		prev, starred = append(prev[:0], block...), false
 		for k, s := range specs {
 			if k == 0 {
-				w.WriteString(addr(skip + int64(off)))
+				w.WriteString(addr(skip + off))
 			} else {
 				w.WriteString(strings.Repeat(" ", len(addr(0))))
 			}
@@ -477,11 +486,15 @@ func textOd(ctx context.Context, env *Env, args []string) int {
 			}
 			w.WriteByte('\n')
 		}
+		off += int64(n)
+		if err != nil {
+			break
+		}
 	}
 	if radix != 'n' {
-		w.WriteString(addr(skip+int64(len(data))) + "\n")
+		w.WriteString(addr(skip+off) + "\n")
 	}
-	return textStatus(ok)
+	return textStatus(!in.failed)
 }
 
 func textFile(ctx context.Context, env *Env, args []string) int {
