@@ -94,8 +94,8 @@ func newBackend(workspace tree, opts Options) *Backend {
 }
 
 // watchdogInterval is how often the watchdog reads the heap while commands
-// run: reading costs about a microsecond, and at memory bandwidth a string
-// doubling grows by a few hundred MiB in that time at most.
+// run: a read costs about a microsecond, and copying at memory bandwidth
+// fills some 100 MiB in that time.
 const watchdogInterval = 10 * time.Millisecond
 
 // Name implements sidecar.Backend.

@@ -100,6 +100,8 @@ func TestHostileCommands(t *testing.T) {
 		{name: "fold streams", cmd: stream("fold -w 10 | tail -1"), stdout: line[:9] + "\n"},
 		{name: "sed streams", cmd: stream("sed s/y/z/ | tail -1"), stdout: "z" + line[1:] + "\n"},
 		{name: "grep streams", cmd: stream("grep -c y"), stdout: fmt.Sprintln(lines)},
+		{name: "paste streams", cmd: stream("paste - - | tail -1"), stdout: line + "\t" + line + "\n"},
+		{name: "od streams", cmd: "yes | head -c 100000000 | od -c | tail -1", stdout: "575360400\n"},
 		{name: "seq streams", cmd: "seq 1 20000000 | tail -1", stdout: "20000000\n"},
 		// Cancellation: endless work stops at the deadline.
 		{name: "sed endless branch", cmd: `echo x | sed ':a;ba'`, timeout: time.Second, limit: "timeout", code: 124},
