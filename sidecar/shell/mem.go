@@ -227,28 +227,40 @@ func (w *watchdog) remove(r *run) {
 func (w *watchdog) poll(stop <-chan struct{}, baseline uint64) {
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
+	var collecting atomic.Bool
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		// The heap's objects count garbage too, up to as much again as is
-		// live before the collector runs (GOGC=100): only past twice the
-		// budget is an exec surely over it. Forcing a collection to know
-		// better would stall behind the very allocation being watched.
 		budget := uint64(w.budget())
 		heap := heapBytes()
 		// The baseline, the heap when the first of the running execs
 		// started, counts garbage earlier execs left; it drops to what
 		// the collector leaves of it.
 		baseline = min(baseline, heap)
-		if heap <= baseline+2*budget {
+		if heap <= baseline+budget {
+			continue
+		}
+		// The heap's objects count garbage too, up to as much again as is
+		// live before the collector runs (GOGC=100): past the budget, a
+		// collection tells what is live, without the watchdog waiting
+		// for it (it would stall behind the very allocation it watches);
+		// past twice the budget, garbage alone cannot explain it.
+		live := readMetric("/gc/heap/live:bytes")
+		if heap <= baseline+2*budget && live <= baseline+budget {
+			if !collecting.Swap(true) {
+				go func() {
+					runtime.GC()
+					collecting.Store(false)
+				}()
+			}
 			continue
 		}
 		if victim := w.victim(); victim != nil {
-			_ = victim.stop(memLimit, "the shell backend's heap grew by %d MiB, past twice its memory budget of %d MiB; this command held the most and was stopped", (heap-baseline)>>20, budget>>20)
-			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heap, "baseline_bytes", baseline, "budget", budget)
+			_ = victim.stop(memLimit, "the shell backend's heap grew by %d MiB, past its memory budget of %d MiB; this command held the most and was stopped", (max(heap, live)-baseline)>>20, budget>>20)
+			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heap, "live_bytes", live, "baseline_bytes", baseline, "budget", budget)
 			metrics.ShellWatchdogStops.Inc()
 		}
 	}
