@@ -83,3 +83,5 @@ require (
 )
 
 replace github.com/winfsp/cgofuse => ./third_party/cgofuse
+
+replace github.com/benhoyt/goawk => ./third_party/goawk

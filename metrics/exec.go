@@ -43,6 +43,14 @@ var (
 		Help: "Containers started by the container backend, by kind (warm, cold).",
 	}, []string{"kind"})
 
+	// ShellWatchdogStops counts shell-backend execs the Go-heap watchdog stopped: growth the
+	// memory accounting did not see (they also count in sqlfs_exec_limit_hits_total with
+	// limit="max_memory_bytes").
+	ShellWatchdogStops = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_shell_watchdog_stops_total",
+		Help: "Shell-backend executions stopped by the Go-heap memory watchdog.",
+	})
+
 	// AuditEvents counts audit records written.
 	AuditEvents = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_audit_events_total",

@@ -41,6 +41,11 @@ type Limits struct {
 	// MaxProcs bounds the concurrent subshells, pipeline stages and
 	// background jobs of one command (shell backend: its goroutines).
 	MaxProcs int
+	// MaxMemoryBytes bounds the data one command holds at once (shell
+	// backend: sort's and tac's input, command substitution output,
+	// variables, sed's and awk's buffers); the container backend leaves
+	// memory to its cgroup.
+	MaxMemoryBytes int64
 }
 
 // DefaultLimits are safe for an untrusted agent.
@@ -52,31 +57,29 @@ var DefaultLimits = Limits{
 	MaxCallDepth:   100,
 	MaxGlobMatches: 100_000,
 	MaxProcs:       1024,
+	MaxMemoryBytes: 256 << 20,
 }
 
 // WithDefaults returns l with every zero field set from DefaultLimits.
-func (l Limits) WithDefaults() Limits {
-	d := DefaultLimits
-	if l.Timeout > 0 {
-		d.Timeout = l.Timeout
-	}
-	if l.MaxOutputBytes > 0 {
-		d.MaxOutputBytes = l.MaxOutputBytes
-	}
-	if l.MaxWriteBytes > 0 {
-		d.MaxWriteBytes = l.MaxWriteBytes
-	}
-	if l.MaxCommands > 0 {
-		d.MaxCommands = l.MaxCommands
-	}
-	if l.MaxCallDepth > 0 {
-		d.MaxCallDepth = l.MaxCallDepth
-	}
-	if l.MaxGlobMatches > 0 {
-		d.MaxGlobMatches = l.MaxGlobMatches
-	}
-	if l.MaxProcs > 0 {
-		d.MaxProcs = l.MaxProcs
+func (l Limits) WithDefaults() Limits { return l.Or(DefaultLimits) }
+
+// Or returns l with every zero field set from d.
+func (l Limits) Or(d Limits) Limits {
+	l.Timeout = positiveOr(l.Timeout, d.Timeout)
+	l.MaxOutputBytes = positiveOr(l.MaxOutputBytes, d.MaxOutputBytes)
+	l.MaxWriteBytes = positiveOr(l.MaxWriteBytes, d.MaxWriteBytes)
+	l.MaxCommands = positiveOr(l.MaxCommands, d.MaxCommands)
+	l.MaxCallDepth = positiveOr(l.MaxCallDepth, d.MaxCallDepth)
+	l.MaxGlobMatches = positiveOr(l.MaxGlobMatches, d.MaxGlobMatches)
+	l.MaxMemoryBytes = positiveOr(l.MaxMemoryBytes, d.MaxMemoryBytes)
+	l.MaxProcs = positiveOr(l.MaxProcs, d.MaxProcs)
+	return l
+}
+
+// positiveOr is v, or d when v is zero or negative (unset).
+func positiveOr[T int | int64 | time.Duration](v, d T) T {
+	if v > 0 {
+		return v
 	}
 	return d
 }

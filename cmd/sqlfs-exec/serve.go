@@ -30,6 +30,7 @@ type workspaceOptions struct {
 	commitInterval time.Duration
 	mount          string          // FUSE mountpoint, "" for none
 	container      *containerFlags // the container backend, over the mount
+	shellMemory    shellMemoryFlags
 	logger         *slog.Logger
 	auditRetention *sqlstore.AuditRetention // nil: the store's default
 	publicURL      string                   // base URL of published links, "" for the one recorded beside the store
@@ -66,7 +67,7 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 	if err != nil {
 		return nil, err
 	}
-	w := &workspace{fs: f, backends: map[string]sidecar.Backend{"shell": shell.New(f, shell.Options{Logger: o.logger})}}
+	w := &workspace{fs: f, backends: map[string]sidecar.Backend{"shell": shell.New(f, o.shellMemory.options(o.logger))}}
 	if o.mount != "" {
 		if w.mount, err = fuse.Start(ctx, f, o.mount, fuse.Options{AllowOther: true, FSName: "sqlfs:" + store}); err != nil {
 			return nil, errors.Join(err, w.close())
@@ -179,12 +180,14 @@ func runServe(ctx context.Context, args []string) int {
 		readOnlyG   listFlag
 		hiddenG     listFlag
 		cf          containerFlags
+		mem         shellMemoryFlags
 	)
 	fs.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
 	fs.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
 	cf.register(fs)
 	retention := sqlstore.DefaultAuditRetention
 	retention.AddFlags(fs)
+	mem.register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
@@ -195,6 +198,9 @@ func runServe(ctx context.Context, args []string) int {
 	if *store == "" || fs.NArg() != 0 {
 		fs.Usage()
 		return 2
+	}
+	if err := mem.check(); err != nil {
+		return fail("serve", err)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(log)
@@ -212,7 +218,7 @@ func runServe(ctx context.Context, args []string) int {
 	}
 	ws, err := openWorkspace(ctx, *store, workspaceOptions{
 		policy: policy, socket: api.Advertised(addr), commitInterval: *interval,
-		mount: *mount, container: &cf, logger: log, auditRetention: &retention,
+		mount: *mount, container: &cf, shellMemory: mem, logger: log, auditRetention: &retention,
 		publicURL: publicBase(*publicAddr, *publicURL),
 	})
 	if err != nil {

@@ -181,6 +181,7 @@ func TestServeFlags(t *testing.T) {
 		{"tcp without token", []string{"serve", "--store", filepath.Join(dir, "a"), "--listen", "127.0.0.1:0"}, 1, "bearer token"},
 		{"bad policy glob", []string{"serve", "--store", filepath.Join(dir, "b"), "--read-only-glob", "[x"}, 1, "glob"},
 		{"missing policy file", []string{"serve", "--store", filepath.Join(dir, "c"), "--policy", filepath.Join(dir, "nope.json")}, 1, "policy file"},
+		{"negative exec memory", []string{"serve", "--store", filepath.Join(dir, "e"), "--exec-memory", "-1"}, 1, "must be positive"},
 		{"tool without store", []string{"tool", "ls"}, 1, "--store is required"},
 		{"unknown tool", []string{"tool", "--store", filepath.Join(dir, "d"), "format", "{}"}, 1, "unknown_tool"},
 	} {

@@ -60,6 +60,8 @@ func run() int {
 		debug       = fl.Bool("debug", false, "log every FUSE request (libfuse -d)")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
 		quota       = fl.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
+		shellMem    = fl.Int64("shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
+		execMem     = fl.Int64("exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
 		extra       listFlag
 		readOnlyG   listFlag
 		hiddenG     listFlag
@@ -148,7 +150,7 @@ func run() int {
 	// agent tools work on the mounted store through this process.
 	stopAPI := func() {}
 	if advertised != "" {
-		if stopAPI, err = serveAPI(ctx, fsys, sock, log); err != nil {
+		if stopAPI, err = serveAPI(ctx, fsys, sock, shell.Options{Logger: log, MaxMemoryBytes: *shellMem, Limits: sidecar.Limits{MaxMemoryBytes: *execMem}}); err != nil {
 			log.Error("control socket not served", "socket", sock, "err", err)
 		}
 	}
@@ -194,12 +196,13 @@ func run() int {
 
 // serveAPI serves the agent API (tools and the shell backend) on the Unix
 // socket sock until the returned stop is called.
-func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, log *slog.Logger) (stop func(), err error) {
+func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, shellOpts shell.Options) (stop func(), err error) {
+	log := shellOpts.Logger
 	ln, err := api.Listen("unix:"+sock, false)
 	if err != nil {
 		return func() {}, err
 	}
-	sh := shell.New(fsys, shell.Options{Logger: log})
+	sh := shell.New(fsys, shellOpts)
 	svc := tools.NewForCore(fsys, map[string]sidecar.Backend{"shell": sh, "js": js.New(sh, js.Options{})}, tools.Options{})
 	srv := api.NewServer(api.Config{Tools: svc, Grace: 5 * time.Second, Version: metrics.Version, Logger: log})
 	ctx, cancel := context.WithCancel(ctx)

@@ -7,7 +7,6 @@
 package shell
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -40,6 +40,11 @@ type Options struct {
 	// TmpMaxBytes caps the file data the backend's /tmp holds at once,
 	// across commands. Zero means 256 MiB.
 	TmpMaxBytes int64
+	// MaxMemoryBytes is the memory budget all running commands share:
+	// what they charge, and the Go heap's growth over its size when the
+	// first of them started, which the watchdog checks. Zero means 1 GiB.
+	// Each exec has its own Limits.MaxMemoryBytes within it.
+	MaxMemoryBytes int64
 	// StopGrace is how long Exec waits for a cancelled command to unwind
 	// before it gives up on it and returns. Zero means 5s.
 	StopGrace time.Duration
@@ -52,6 +57,8 @@ type Backend struct {
 	m    *mounts
 	opts Options
 	log  *slog.Logger
+	held atomic.Int64 // bytes all running commands have charged
+	dog  *watchdog
 }
 
 var _ sidecar.Backend = (*Backend)(nil)
@@ -75,12 +82,22 @@ func newBackend(workspace tree, opts Options) *Backend {
 	if opts.TmpMaxBytes <= 0 {
 		opts.TmpMaxBytes = 256 << 20
 	}
-	return &Backend{
+	if opts.MaxMemoryBytes <= 0 {
+		opts.MaxMemoryBytes = 1 << 30
+	}
+	b := &Backend{
 		m:    &mounts{workspace: workspace, tmp: newMemFS(opts.TmpMaxBytes), fifos: newFIFORoot(opts.Logger)},
 		opts: opts,
 		log:  opts.Logger,
 	}
+	b.dog = &watchdog{b: b, interval: watchdogInterval, runs: map[*run]time.Time{}}
+	return b
 }
+
+// watchdogInterval is how often the watchdog reads the heap while commands
+// run: a read costs about a microsecond, and copying at memory bandwidth
+// fills some 100 MiB in that time.
+const watchdogInterval = 10 * time.Millisecond
 
 // Name implements sidecar.Backend.
 func (b *Backend) Name() string { return "shell" }
@@ -95,14 +112,7 @@ func (b *Backend) Close() error {
 func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result, error) {
 	start := time.Now()
 	// Each limit: the request's, else the backend's, else the default.
-	limits, def := req.Limits, b.opts.Limits.WithDefaults()
-	limits.Timeout = cmp.Or(limits.Timeout, def.Timeout)
-	limits.MaxOutputBytes = cmp.Or(limits.MaxOutputBytes, def.MaxOutputBytes)
-	limits.MaxWriteBytes = cmp.Or(limits.MaxWriteBytes, def.MaxWriteBytes)
-	limits.MaxCommands = cmp.Or(limits.MaxCommands, def.MaxCommands)
-	limits.MaxCallDepth = cmp.Or(limits.MaxCallDepth, def.MaxCallDepth)
-	limits.MaxGlobMatches = cmp.Or(limits.MaxGlobMatches, def.MaxGlobMatches)
-	limits.MaxProcs = cmp.Or(limits.MaxProcs, def.MaxProcs)
+	limits := req.Limits.Or(b.opts.Limits.WithDefaults())
 	if req.Timeout > 0 {
 		limits.Timeout = req.Timeout
 	}
@@ -132,6 +142,8 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	defer removeFIFOs()
 	r.fifoDir = fifoDir
 	defer r.cancel(nil)
+	b.dog.add(r)
+	defer b.dog.remove(r)
 
 	dir := sidecar.WorkspaceDir
 	if req.Dir != "" {

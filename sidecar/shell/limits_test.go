@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,6 +66,19 @@ func TestLimits(t *testing.T) {
 			limits: sidecar.Limits{MaxGlobMatches: 10}, limit: "max_glob_matches", code: 125, stderr: "glob expansion limit"},
 		{name: "write bytes", cmd: "while :; do echo 0123456789 >> big; done",
 			limits: sidecar.Limits{MaxWriteBytes: 10000}, limit: "max_write_bytes", code: 125, stderr: "write limit"},
+		{name: "memory: substitution", cmd: "x=$(yes | head -c 100000000); echo ${#x}",
+			limits: sidecar.Limits{MaxMemoryBytes: 4 << 20}, limit: "max_memory_bytes", code: 125, stderr: "memory limit of 4194304 bytes exceeded"},
+		{name: "memory: substitution split into fields", cmd: "a=($(seq 1 1000000)); echo ${#a[@]}",
+			limits: sidecar.Limits{MaxMemoryBytes: 4 << 20}, limit: "max_memory_bytes", code: 125, stderr: "memory limit"},
+		{name: "memory: variable growth", cmd: "x=x; while :; do x=$x$x; done",
+			limits: sidecar.Limits{MaxMemoryBytes: 4 << 20}, limit: "max_memory_bytes", code: 125, stderr: "memory"},
+		// Appending copies the array: a small budget keeps it quick.
+		{name: "memory: array growth", cmd: "a=(); while :; do a+=(0123456789012345678901234567890123456789); done",
+			limits: sidecar.Limits{MaxMemoryBytes: 64 << 10}, limit: "max_memory_bytes", code: 125, stderr: "memory limit"},
+		{name: "memory: sort", cmd: "yes | sort",
+			limits: sidecar.Limits{MaxMemoryBytes: 4 << 20}, limit: "max_memory_bytes", code: 125, stderr: "memory limit"},
+		{name: "memory: awk string", cmd: `awk 'BEGIN { s = "x"; while (1) s = s s }'`,
+			limits: sidecar.Limits{MaxMemoryBytes: 4 << 20}, limit: "max_memory_bytes", code: 125, stderr: "string too long"},
 		// Commands or depth, whichever the scheduling reaches first.
 		{name: "fork bomb", cmd: "f() { f | f; }; f",
 			limits: sidecar.Limits{MaxCommands: 2000, Timeout: 5 * time.Second}, code: 125, limit: "*"},
@@ -118,6 +132,43 @@ func TestOutputTruncation(t *testing.T) {
 	// The command kept running after truncation.
 	if got := sh(t, b, "cat done.txt"); got.stdout != "after\n" {
 		t.Errorf("command stopped at truncation: done.txt = %q", got.stdout)
+	}
+}
+
+// The backend's budget is shared: execs each within their own limit stop
+// when together they pass it, and what a finished exec held is released.
+func TestBackendMemoryBudget(t *testing.T) {
+	b, _ := newTestBackend(t, Options{MaxMemoryBytes: 20 << 20})
+	// Each holds 10 MB and more in sort for a second, within its own
+	// limit and the backend's, but not both at once.
+	cmd := "{ yes " + strings.Repeat("y", 99) + " | head -c 10000000; sleep 1; } | sort | head -c 1 >/dev/null"
+	var wg sync.WaitGroup
+	results := make([]execOut, 2)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = execReq(t, b, sidecar.Request{Command: cmd, Limits: sidecar.Limits{MaxMemoryBytes: 64 << 20}})
+		}()
+	}
+	wg.Wait()
+	stopped := 0
+	for _, r := range results {
+		if r.LimitHit == "max_memory_bytes" {
+			stopped++
+			if !strings.Contains(r.stderr, "memory budget of 20971520 bytes") {
+				t.Errorf("stderr %q does not name the backend budget", r.stderr)
+			}
+		}
+	}
+	if stopped == 0 {
+		t.Errorf("two execs holding 10 MB each under a 20 MiB backend budget both finished: %+v", results)
+	}
+	if held := b.held.Load(); held != 0 {
+		t.Errorf("%d bytes still charged after every exec ended", held)
+	}
+	if got := sh(t, b, cmd); got.ExitCode != 0 {
+		t.Errorf("one exec alone within the budget: %+v %q", got.Result, got.stderr)
 	}
 }
 

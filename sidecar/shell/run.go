@@ -49,6 +49,10 @@ type run struct {
 	globSeen        atomic.Int64 // directory entries read by globbing since the last command
 	glob            globWalk
 
+	held         atomic.Int64 // bytes commands have charged to the memory budget
+	varBytes     atomic.Int64 // size of the variables at the last check
+	nextVarCheck atomic.Int64 // unix nanoseconds before which checkVars skips
+
 	mu       sync.Mutex
 	limitHit string
 }
@@ -164,10 +168,14 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	if err := r.checkProcs(); err != nil {
 		return nil, err
 	}
-	if (args[0] == "echo" || args[0] == "printf") && readerGone(interp.HandlerCtx(ctx).Stdout) {
+	hc := interp.HandlerCtx(ctx)
+	if err := r.checkVars(hc); err != nil {
+		return nil, err
+	}
+	if (args[0] == "echo" || args[0] == "printf") && readerGone(hc.Stdout) {
 		// The interpreter's own writers ignore EPIPE; a shell process
 		// would die of SIGPIPE at this write, so this (sub)shell exits.
-		// Commands from the registry stop through pipeWriter instead.
+		// Commands from the registry stop through outputWriter instead.
 		return []string{routedPrefix + "sigpipe"}, nil
 	}
 	if args, ok := r.replaceBuiltin(ctx, args); ok {
@@ -345,10 +353,18 @@ func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args 
 	// which many commands would otherwise ignore and keep writing.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ow := &outputWriter{w: env.Stdout, cancel: cancel}
+	ow := &outputWriter{w: r.boundSubst(env.Stdout), cancel: cancel}
+	mem := &cmdMem{r: r}
+	defer mem.release()
 	cenv := *env
 	cenv.Stdout = ow
+	cenv.Mem = mem
 	code = fn(cctx, &cenv, args)
+	if sb, ok := env.Stdout.(*strings.Builder); ok && r.ctx.Err() != nil {
+		// A stopped run's substitution is never used: drop its output
+		// before the interpreter splits it into fields.
+		sb.Reset()
+	}
 	switch err := ow.failed(); {
 	case errors.Is(err, syscall.EPIPE):
 		return exitSIGPIPE

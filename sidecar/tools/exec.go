@@ -27,6 +27,7 @@ type ExecInput struct {
 	Env            map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
 	Stdin          string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
 	TimeoutSeconds float64           `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds (default 120)"`
+	MaxMemoryBytes int64             `json:"max_memory_bytes,omitempty" jsonschema:"shell backend: memory the command may hold at once, e.g. for sort or a command substitution (default 268435456, i.e. 256 MiB, or the server's --exec-memory)"`
 }
 
 // ExecResult is how a command ended.
@@ -132,6 +133,9 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if in.TimeoutSeconds < 0 {
 		return ExecResult{}, toolErr(CodeInvalid, nil, "timeout_seconds must not be negative")
 	}
+	if in.MaxMemoryBytes < 0 {
+		return ExecResult{}, toolErr(CodeInvalid, nil, "max_memory_bytes must not be negative")
+	}
 	fsys := s.view("tool:exec")
 	cwd, err := resolve(fsys, in.Cwd, true)
 	if err != nil {
@@ -170,6 +174,7 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 		Stdout:  countWriter{stdout, m},
 		Stderr:  countWriter{stderr, m},
 		Timeout: time.Duration(in.TimeoutSeconds * float64(time.Second)),
+		Limits:  sidecar.Limits{MaxMemoryBytes: in.MaxMemoryBytes},
 		Actor:   Actor(e.info.ID),
 	})
 	m.Running.Dec()

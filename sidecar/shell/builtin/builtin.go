@@ -55,6 +55,8 @@ type Env struct {
 	// process would get them (env, printenv).
 	Environ func() []string
 	FS      FS
+	// Mem is the exec's memory budget; nil (tests) means unbounded.
+	Mem Memory
 	// Run runs a command line as the shell would (for xargs, find -exec,
 	// timeout, sh -c); nil where nesting is not possible.
 	Run func(ctx context.Context, env *Env, args []string) int

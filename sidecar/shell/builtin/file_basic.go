@@ -80,10 +80,10 @@ func fileCat(ctx context.Context, env *Env, args []string) int {
 			continue
 		}
 		if plain {
-			_, err = io.Copy(out, r)
+			err = textCopy(ctx, out, r)
 		} else {
 			br := bufio.NewReader(r)
-			for {
+			for ctx.Err() == nil {
 				s, rerr := br.ReadString('\n')
 				if s == "" && rerr != nil {
 					if !errors.Is(rerr, io.EOF) {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -246,12 +245,17 @@ operands:
 	if len(cmd) == 0 {
 		cmd = []string{"echo"}
 	}
-	data, err := io.ReadAll(env.Stdin)
+	// xargs reads all its input before it runs anything: what it holds is
+	// charged, the items' headers as well as the bytes.
+	data, err := readAllCharged(ctx, env, env.Stdin)
 	if err != nil {
 		env.Errorf("xargs", "%v", err)
 		return 1
 	}
 	items, lines, err := xargsSplit(data, o)
+	if err == nil {
+		err = env.grow(lineHeader * int64(len(items)))
+	}
 	if err != nil {
 		env.Errorf("xargs", "%v", err)
 		return 1

@@ -117,7 +117,7 @@ func textAwk(ctx context.Context, env *Env, args []string) int {
 	if len(progFiles) > 0 {
 		var b strings.Builder
 		for _, f := range progFiles {
-			data, err := textReadAll(env, f)
+			data, err := textReadAll(ctx, env, f)
 			if err != nil {
 				env.Errorf("awk", "can't open file %s: %s", f, textStrerror(err))
 				return 2
@@ -180,14 +180,25 @@ func textAwk(ctx context.Context, env *Env, args []string) int {
 		NoFileReads:  true,
 		Environ:      environ,
 		Chars:        true,
+		// goawk checks ctx every 1000 instructions, while s = s s
+		// doubles a string on each: only a cap stops it in time.
+		MaxStringBytes: int(env.memLimit()),
 	}
 	if len(files) > 0 {
 		cfg.Stdin = &awkInputs{env: env, names: files}
 	}
 	status, err := in.ExecuteContext(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		return 2 // stopped with the exec, which reports why
+	}
 	if err != nil {
 		var oe *awkOpenError
-		if errors.As(err, &oe) {
+		if errors.Is(err, interp.ErrStringTooLong) {
+			// Past the exec's whole budget: charging it stops the exec
+			// with the memory limit's message.
+			_ = env.grow(env.memLimit() + 1)
+			env.Errorf("awk", "%v", err)
+		} else if errors.As(err, &oe) {
 			env.Errorf("awk", "%v", oe)
 		} else {
 			env.Errorf("awk", "%v", err)

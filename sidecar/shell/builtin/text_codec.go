@@ -32,7 +32,7 @@ func init() {
 	Register("file", textFile)
 }
 
-func textBase64(_ context.Context, env *Env, args []string) int {
+func textBase64(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "di", withArg: "w",
 		long: map[string]string{"--decode": "d", "--ignore-garbage": "i", "--wrap": "w="}})
 	if err != nil {
@@ -58,11 +58,14 @@ func textBase64(_ context.Context, env *Env, args []string) int {
 		env.Errorf("base64", "extra operand %s", textQuote(ops[1]))
 		return 1
 	}
-	data, ok := textInputs(env, "base64", ops)
+	if !decode {
+		return textBase64Encode(ctx, env, ops, wrap)
+	}
+	data, ok := textInputs(ctx, env, "base64", ops)
 	if !ok {
 		return 1
 	}
-	if decode {
+	{
 		clean := make([]byte, 0, len(data))
 		for _, c := range data {
 			isB64 := isTextAlnum(c) && c != '_' || c == '+' || c == '/' || c == '='
@@ -93,24 +96,56 @@ func textBase64(_ context.Context, env *Env, args []string) int {
 		}
 		return 0
 	}
-	enc := base64.StdEncoding.EncodeToString(data)
-	w := bufio.NewWriter(env.Stdout)
-	defer w.Flush()
-	if wrap == 0 {
-		w.WriteString(enc) // -w 0 ends without a newline, as GNU does
-		return 0
-	}
-	for len(enc) > wrap {
-		w.WriteString(enc[:wrap] + "\n")
-		enc = enc[wrap:]
-	}
-	if enc != "" {
-		w.WriteString(enc + "\n")
-	}
-	return 0
 }
 
-func textSum(_ context.Context, env *Env, args []string, newHash func() hash.Hash) int {
+// textBase64Encode streams the operands' encoding, wrapped at wrap columns
+// (0: not wrapped, and no final newline, as GNU does).
+func textBase64Encode(ctx context.Context, env *Env, ops []string, wrap int) int {
+	w := bufio.NewWriter(env.Stdout)
+	defer w.Flush()
+	lines := &wrapWriter{w: w, width: wrap}
+	enc := base64.NewEncoder(base64.StdEncoding, lines)
+	in := newTextConcat(ctx, env, "base64", ops)
+	if err := textCopy(ctx, enc, in); err != nil {
+		return 1
+	}
+	enc.Close()
+	if lines.col > 0 {
+		w.WriteByte('\n')
+	}
+	return textStatus(!in.failed)
+}
+
+// wrapWriter breaks what it writes into lines of width bytes; 0 does not.
+type wrapWriter struct {
+	w     io.Writer
+	width int
+	col   int
+}
+
+func (l *wrapWriter) Write(p []byte) (int, error) {
+	if l.width == 0 {
+		return l.w.Write(p)
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if l.col == l.width {
+			if _, err := l.w.Write([]byte{'\n'}); err != nil {
+				return 0, err
+			}
+			l.col = 0
+		}
+		k := min(len(p), l.width-l.col)
+		if _, err := l.w.Write(p[:k]); err != nil {
+			return 0, err
+		}
+		l.col += k
+		p = p[k:]
+	}
+	return n, nil
+}
+
+func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.Hash) int {
 	cmd := args[0]
 	opts, ops, err := textParse(args[1:], textSpec{flags: "bctwz",
 		long: map[string]string{"--binary": "b", "--check": "c", "--text": "t", "--warn": "w", "--quiet": "--quiet",
@@ -168,7 +203,7 @@ func textSum(_ context.Context, env *Env, args []string, newHash func() hash.Has
 	}
 	failed, unreadable, malformed := 0, 0, 0
 	for _, list := range ops {
-		data, err := textReadAll(env, list)
+		data, err := textReadAll(ctx, env, list)
 		if err != nil {
 			textFileErr(env, cmd, list, err)
 			ok = false
@@ -342,7 +377,7 @@ func (s odSpec) format(b []byte) string {
 var odShorthands = map[string]odSpec{"a": {'a', 1}, "b": {'o', 1}, "c": {'c', 1}, "d": {'u', 2},
 	"o": {'o', 2}, "x": {'x', 2}, "s": {'d', 2}, "i": {'d', 4}, "l": {'d', 8}}
 
-func textOd(_ context.Context, env *Env, args []string) int {
+func textOd(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "abcdiloxsv", withArg: "AtNjw",
 		long: map[string]string{"--address-radix": "A=", "--format": "t=", "--read-bytes": "N=",
 			"--skip-bytes": "j=", "--output-duplicates": "v", "--width": "w="}})
@@ -389,11 +424,13 @@ func textOd(_ context.Context, env *Env, args []string) int {
 	if len(specs) == 0 {
 		specs = []odSpec{{'o', 2}}
 	}
-	data, ok := textInputs(env, "od", ops)
-	data = data[min(int64(len(data)), skip):]
+	in := newTextConcat(ctx, env, "od", ops)
+	_, _ = io.CopyN(io.Discard, in, skip) // a shorter input leaves nothing
+	var r io.Reader = in
 	if limit >= 0 {
-		data = data[:min(int64(len(data)), limit)]
+		r = io.LimitReader(in, limit)
 	}
+	br := bufio.NewReaderSize(r, 64<<10)
 	// Every type's line is padded to the width of the widest one, the pad
 	// spread over its fields as GNU od does, so columns line up.
 	lineWidth := 0
@@ -413,21 +450,28 @@ func textOd(_ context.Context, env *Env, args []string) int {
 	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	var prev []byte
+	// One block at a time, the previous one kept for the "*" of repeats.
+	buf, prev := make([]byte, width), make([]byte, 0, width)
 	starred := false
-	for off := 0; off < len(data); off += width {
-		block := data[off:min(len(data), off+width)]
-		if !verbose && prev != nil && len(block) == width && bytes.Equal(block, prev) {
+	off := int64(0) // bytes before this block
+	for {
+		n, err := io.ReadFull(br, buf)
+		if n == 0 || ctx.Err() != nil {
+			break
+		}
+		block := buf[:n]
+		if !verbose && len(prev) == width && n == width && bytes.Equal(block, prev) {
 			if !starred {
 				w.WriteString("*\n")
 				starred = true
 			}
+			off += int64(n)
 			continue
 		}
-		prev, starred = block, false
+		prev, starred = append(prev[:0], block...), false
 		for k, s := range specs {
 			if k == 0 {
-				w.WriteString(addr(skip + int64(off)))
+				w.WriteString(addr(skip + off))
 			} else {
 				w.WriteString(strings.Repeat(" ", len(addr(0))))
 			}
@@ -442,14 +486,18 @@ func textOd(_ context.Context, env *Env, args []string) int {
 			}
 			w.WriteByte('\n')
 		}
+		off += int64(n)
+		if err != nil {
+			break
+		}
 	}
 	if radix != 'n' {
-		w.WriteString(addr(skip+int64(len(data))) + "\n")
+		w.WriteString(addr(skip+off) + "\n")
 	}
-	return textStatus(ok)
+	return textStatus(!in.failed)
 }
 
-func textFile(_ context.Context, env *Env, args []string) int {
+func textFile(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "bLhi",
 		long: map[string]string{"--brief": "b", "--dereference": "L", "--no-dereference": "h", "--mime": "i", "--mime-type": "--mime-type"}})
 	if err != nil {
@@ -479,7 +527,7 @@ func textFile(_ context.Context, env *Env, args []string) int {
 		longest = max(longest, len(n))
 	}
 	for _, name := range ops {
-		desc := textDescribe(env, name, follow, mime)
+		desc := textDescribe(ctx, env, name, follow, mime)
 		if mime && !charset {
 			desc, _, _ = strings.Cut(desc, ";")
 		}
@@ -495,7 +543,7 @@ func textFile(_ context.Context, env *Env, args []string) int {
 // textDescribe names a file's type the way file(1) does for the kinds
 // agents meet: directories, links, text flavours, JSON, scripts and the
 // common binary formats.
-func textDescribe(env *Env, name string, follow, mime bool) string {
+func textDescribe(ctx context.Context, env *Env, name string, follow, mime bool) string {
 	abs := env.Abs(name)
 	var st fs.FileInfo
 	var err error
@@ -522,7 +570,7 @@ func textDescribe(env *Env, name string, follow, mime bool) string {
 	case st.Mode()&fs.ModeNamedPipe != 0:
 		return "fifo (named pipe)"
 	}
-	data, err := textReadAll(env, name)
+	data, err := textReadAll(ctx, env, name)
 	if err != nil {
 		return fmt.Sprintf("cannot open `%s' (%s)", name, textStrerror(err))
 	}

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -57,7 +56,7 @@ func cutSelected(rs []cutRange, i int) bool {
 	return false
 }
 
-func textCut(_ context.Context, env *Env, args []string) int {
+func textCut(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "nsz", withArg: "bcdf",
 		long: map[string]string{"--bytes": "b=", "--characters": "c=", "--delimiter": "d=", "--fields": "f=",
 			"--only-delimited": "s", "--complement": "--complement", "--output-delimiter": "--output-delimiter="}})
@@ -106,19 +105,17 @@ func textCut(_ context.Context, env *Env, args []string) int {
 			outDelim = ""
 		}
 	}
-	data, ok := textInputs(env, "cut", ops)
-	lines, _ := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	// cut ends every line with a newline, even a last one without.
-	for _, l := range lines {
+	ok := textEachLine(ctx, env, "cut", ops, '\n', func(l []byte, _ bool) {
 		if mode == "f" {
 			if bytes.IndexByte(l, delim[0]) < 0 {
 				if !onlyDelim {
 					w.Write(l)
 					w.WriteByte('\n')
 				}
-				continue
+				return
 			}
 			first := true
 			for k, f := range bytes.Split(l, []byte(delim)) {
@@ -146,7 +143,7 @@ func textCut(_ context.Context, env *Env, args []string) int {
 			}
 		}
 		w.WriteByte('\n')
-	}
+	})
 	return textStatus(ok)
 }
 
@@ -173,7 +170,7 @@ func textUnescapeList(s string) []string {
 	return out
 }
 
-func textPaste(_ context.Context, env *Env, args []string) int {
+func textPaste(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "sz", withArg: "d",
 		long: map[string]string{"--serial": "s", "--delimiters": "d="}})
 	if err != nil {
@@ -194,78 +191,83 @@ func textPaste(_ context.Context, env *Env, args []string) int {
 	if len(ops) == 0 {
 		ops = []string{"-"}
 	}
-	// Every "-" shares standard input, taking turns line by line.
-	var stdinLines [][]byte
-	stdinRead := false
-	files := make([][][]byte, len(ops))
+	// Every "-" shares standard input, taking turns line by line: one
+	// reader serves them all.
+	readers := make([]*textLineReader, len(ops))
+	var stdin *textLineReader
 	ok := true
 	for i, name := range ops {
 		if name == "-" {
-			if !stdinRead {
-				data, _ := io.ReadAll(env.Stdin)
-				stdinLines, _ = textSplitLines(data, '\n')
-				stdinRead = true
+			if stdin == nil {
+				stdin = newTextLineReader(ctx, env, env.Stdin, '\n')
 			}
+			readers[i] = stdin
 			continue
 		}
-		data, err := textReadAll(env, name)
+		r, err := textOpen(env, name)
 		if err != nil {
 			textFileErr(env, "paste", name, err)
 			ok = false
 			continue
 		}
-		files[i], _ = textSplitLines(data, '\n')
+		defer r.Close()
+		readers[i] = newTextLineReader(ctx, env, r, '\n')
 	}
 	if !ok {
 		return 1
 	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	if serial {
-		for i, name := range ops {
-			lines := files[i]
-			if name == "-" {
-				lines, stdinLines = stdinLines, nil
+	failed := func() int {
+		for _, r := range readers {
+			if r.err != nil {
+				env.Errorf("paste", "%v", r.err)
+				return 1
 			}
-			for k, l := range lines {
+		}
+		return 0
+	}
+	if serial {
+		for _, r := range readers {
+			k := 0
+			for l, _, more := r.next(); more; l, _, more = r.next() {
 				if k > 0 {
 					w.WriteString(delims[(k-1)%len(delims)])
 				}
 				w.Write(l)
+				k++
 			}
 			w.WriteByte('\n')
 		}
-		return 0
+		return failed()
 	}
-	pos := make([]int, len(ops))
-	stdinPos := 0
-	for {
-		var row [][]byte
+	// A row is built before it is written: when every input has ended,
+	// no row is.
+	var row []byte
+	mem := memGauge{env: env}
+	for ctx.Err() == nil {
+		row = row[:0]
 		any := false
-		for i, name := range ops {
-			var l []byte
-			if name == "-" {
-				if stdinPos < len(stdinLines) {
-					l, any = stdinLines[stdinPos], true
-					stdinPos++
-				}
-			} else if pos[i] < len(files[i]) {
-				l, any = files[i][pos[i]], true
-				pos[i]++
+		for i, r := range readers {
+			if i > 0 {
+				row = append(row, delims[(i-1)%len(delims)]...)
 			}
-			row = append(row, l)
+			if l, _, more := r.next(); more {
+				row = append(row, l...)
+				any = true
+			}
 		}
 		if !any {
-			return 0
+			return failed()
 		}
-		for i, l := range row {
-			if i > 0 {
-				w.WriteString(delims[(i-1)%len(delims)])
-			}
-			w.Write(l)
+		if err := mem.set(int64(cap(row))); err != nil {
+			env.Errorf("paste", "%v", err)
+			return 1
 		}
+		w.Write(row)
 		w.WriteByte('\n')
 	}
+	return 1
 }
 
 // trClasses are the POSIX classes tr knows, in the C locale.

@@ -1,6 +1,8 @@
 package builtin
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -170,30 +172,39 @@ func textOpen(env *Env, name string) (io.ReadCloser, error) {
 	return f, nil
 }
 
-// textReadAll reads a whole file operand ("-" is standard input).
-func textReadAll(env *Env, name string) ([]byte, error) {
+// textReadAll reads a whole file operand ("-" is standard input), charging
+// what it holds to the exec's memory budget.
+func textReadAll(ctx context.Context, env *Env, name string) ([]byte, error) {
 	r, err := textOpen(env, name)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	return io.ReadAll(r)
+	return readAllCharged(ctx, env, r)
 }
 
 // textInputs reads every operand (standard input when there are none) and
 // concatenates them, reporting unreadable ones on stderr as cmd does. ok is
 // false if any operand failed.
-func textInputs(env *Env, cmd string, names []string) (data []byte, ok bool) {
+func textInputs(ctx context.Context, env *Env, cmd string, names []string) (data []byte, ok bool) {
 	if len(names) == 0 {
 		names = []string{"-"}
 	}
 	ok = true
 	for _, n := range names {
-		b, err := textReadAll(env, n)
+		b, err := textReadAll(ctx, env, n)
 		if err != nil {
 			textFileErr(env, cmd, n, err)
 			ok = false
 			continue
+		}
+		if data == nil {
+			data = b
+			continue
+		}
+		if err := env.grow(int64(len(b))); err != nil {
+			textFileErr(env, cmd, n, err)
+			return data, false
 		}
 		data = append(data, b...)
 	}
@@ -219,6 +230,20 @@ func textSplitLines(data []byte, sep byte) (lines [][]byte, lastNL bool) {
 	}
 	lines = append(lines, data[start:])
 	return lines, lastNL
+}
+
+// lineHeader is what holding one line costs besides its bytes: a slice
+// header.
+const lineHeader = 24
+
+// textHoldLines splits data like textSplitLines for a command that keeps
+// every line, charging the line headers to the exec's budget.
+func textHoldLines(env *Env, data []byte, sep byte) ([][]byte, bool, error) {
+	if err := env.grow(lineHeader * int64(bytes.Count(data, []byte{sep})+1)); err != nil {
+		return nil, false, err
+	}
+	lines, lastNL := textSplitLines(data, sep)
+	return lines, lastNL, nil
 }
 
 // textStatus maps a success flag to an exit status.

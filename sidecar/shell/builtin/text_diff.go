@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -149,14 +150,14 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 	}
 	var dataA, dataB []byte
 	if errA == nil {
-		if dataA, errA = textReadAll(d.env, a); errA != nil {
+		if dataA, errA = textReadAll(ctx, d.env, a); errA != nil {
 			textFileErr(d.env, "diff", a, errA)
 			d.trouble = true
 			return false
 		}
 	}
 	if errB == nil {
-		if dataB, errB = textReadAll(d.env, b); errB != nil {
+		if dataB, errB = textReadAll(ctx, d.env, b); errB != nil {
 			textFileErr(d.env, "diff", b, errB)
 			d.trouble = true
 			return false
@@ -176,8 +177,13 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 		fmt.Fprintf(d.out, "Binary files %s and %s differ\n", a, b)
 		return true
 	}
-	linesA, nlA := textSplitLines(dataA, '\n')
-	linesB, nlB := textSplitLines(dataB, '\n')
+	linesA, nlA, errA := textHoldLines(d.env, dataA, '\n')
+	linesB, nlB, errB := textHoldLines(d.env, dataB, '\n')
+	if err := errors.Join(errA, errB); err != nil {
+		d.env.Errorf("diff", "%v", err)
+		d.trouble = true
+		return false
+	}
 	diffs := d.lineDiffs(linesA, linesB, nlA, nlB)
 	if len(diffs) == 0 {
 		return false

@@ -27,7 +27,7 @@ type textExprParser struct {
 
 // textExpr exits 0 when the result is neither empty nor 0, 1 when it is and
 // 2 on an invalid expression, as GNU expr does.
-func textExpr(_ context.Context, env *Env, args []string) int {
+func textExpr(ctx context.Context, env *Env, args []string) int {
 	a := args[1:]
 	if len(a) > 0 && a[0] == "--" {
 		a = a[1:]

@@ -41,7 +41,9 @@ var grepSpec = textSpec{
 
 // grepRun holds one grep invocation's settings and state.
 type grepRun struct {
+	ctx                     context.Context
 	env                     *Env
+	mem                     memGauge // the buffer, past its size for a long line
 	lineRE                  textRE
 	bufRE                   *regexp.Regexp // nil when back-references rule it out
 	invert, word, count     bool
@@ -77,7 +79,7 @@ func textGrep(ctx context.Context, env *Env, args []string, mode string) int {
 		fmt.Fprintln(env.Stderr, "Try 'grep --help' for more information.")
 		return 2
 	}
-	g := &grepRun{env: env, maxCount: -1, label: "(standard input)"}
+	g := &grepRun{ctx: ctx, env: env, mem: memGauge{env: env}, maxCount: -1, label: "(standard input)"}
 	var patterns []string
 	havePattern := false
 	icase, line, recursive, follow := false, false, false, false
@@ -130,7 +132,7 @@ func textGrep(ctx context.Context, env *Env, args []string, mode string) int {
 			patterns = append(patterns, strings.Split(o.Val, "\n")...)
 			havePattern = true
 		case "f":
-			data, err := textReadAll(env, o.Val)
+			data, err := textReadAll(ctx, env, o.Val)
 			if err != nil {
 				textFileErr(env, "grep", o.Val, err)
 				return 2
@@ -402,7 +404,7 @@ func (g *grepRun) searchReader(name string, r io.Reader) {
 	buf := g.buf[:0]
 	defer func() { g.buf = buf[:0] }()
 	first := true
-	for !f.done && g.maxCount != 0 {
+	for !f.done && g.maxCount != 0 && g.ctx.Err() == nil {
 		// One Read, not ReadFull: lines from a slow pipe are handled as
 		// they come.
 		n, err := r.Read(buf[len(buf):cap(buf)])
@@ -435,6 +437,11 @@ func (g *grepRun) searchReader(name string, r io.Reader) {
 			cut = bytes.LastIndexByte(buf, '\n') + 1
 			if cut == 0 {
 				buf = slices.Grow(buf, cap(buf)) // a line longer than the buffer
+				if err := g.mem.set(int64(cap(buf))); err != nil {
+					g.env.Errorf("grep", "%v", err)
+					g.failed = true
+					return
+				}
 				continue
 			}
 		}

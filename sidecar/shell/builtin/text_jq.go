@@ -165,7 +165,7 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 				}
 				v = jqNormalize(v)
 			case "--slurpfile", "--rawfile":
-				data, err := textReadAll(env, val)
+				data, err := textReadAll(ctx, env, val)
 				if err != nil {
 					return usage(fmt.Sprintf("Bad JSON in --%s %s %s: Could not open %s: %s", a[2:], name, val, val, textStrerror(err)))
 				}
@@ -308,6 +308,10 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 					status = halt.ExitCode()
 					return false
 				}
+				if ctx.Err() != nil {
+					status = 5
+					return false // stopped with the exec, which reports why
+				}
 				w.Flush()
 				env.Errorf("jq", "error (at %s): %v", jqWhere(inputs.name), err)
 				status = 5
@@ -333,7 +337,7 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 		if o.rawIn {
 			var b strings.Builder
 			for _, f := range files {
-				data, err := textReadAll(env, f)
+				data, err := textReadAll(ctx, env, f)
 				if err != nil {
 					inputs.err = fmt.Errorf("%s: %s", f, textStrerror(err))
 					break

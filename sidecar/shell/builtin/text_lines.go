@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ func parseCounted(env *Env, cmd string, args []string) (c textCounted, status in
 	return c, 0, true
 }
 
-func textHead(_ context.Context, env *Env, args []string) int {
+func textHead(ctx context.Context, env *Env, args []string) int {
 	c, status, good := parseCounted(env, "head", textObsoleteCount(args[1:]))
 	if !good {
 		return status
@@ -132,7 +133,7 @@ func textHead(_ context.Context, env *Env, args []string) int {
 		if showHeaders {
 			textHeader(env, name, i == 0)
 		}
-		if err := textHeadCopy(env.Stdout, r, n, bytesMode, allBut); err != nil {
+		if err := textHeadCopy(ctx, env, r, n, bytesMode, allBut); err != nil && ctx.Err() == nil {
 			env.Errorf("head", "error reading %s: %s", textQuote(name), textStrerror(err))
 			ok = false
 		}
@@ -143,9 +144,10 @@ func textHead(_ context.Context, env *Env, args []string) int {
 
 // textHeadCopy copies the head of r to w. It stops reading as soon as it
 // has what it needs, so "yes | head" ends; only -n -K and -c -K read all.
-func textHeadCopy(w io.Writer, r io.Reader, n int64, bytesMode, allBut bool) error {
+func textHeadCopy(ctx context.Context, env *Env, r io.Reader, n int64, bytesMode, allBut bool) error {
+	w := env.Stdout
 	if allBut {
-		data, err := io.ReadAll(r)
+		data, err := readAllCharged(ctx, env, r)
 		if err != nil {
 			return err
 		}
@@ -160,10 +162,13 @@ func textHeadCopy(w io.Writer, r io.Reader, n int64, bytesMode, allBut bool) err
 		return err
 	}
 	br := bufio.NewReader(r)
+	// Lines are written in blocks, not one write each: a pipe write per
+	// line made `yes | head -n 50000000` take minutes.
+	bw := bufio.NewWriterSize(w, 64<<10)
 	for ; n > 0; n-- {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
-			if _, werr := w.Write(line); werr != nil {
+			if _, werr := bw.Write(line); werr != nil {
 				return werr
 			}
 		}
@@ -171,12 +176,16 @@ func textHeadCopy(w io.Writer, r io.Reader, n int64, bytesMode, allBut bool) err
 		case errors.Is(err, bufio.ErrBufferFull):
 			n++ // the same line goes on
 		case errors.Is(err, io.EOF):
-			return nil
+			return bw.Flush()
 		case err != nil:
+			bw.Flush()
 			return err
 		}
+		if n%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
 	}
-	return nil
+	return bw.Flush()
 }
 
 // textHeadAllBut is head -n -K and -c -K: all but the last n.
@@ -227,7 +236,7 @@ func textSize(s string) (int64, bool) {
 	return v * mult, true
 }
 
-func textTail(_ context.Context, env *Env, args []string) int {
+func textTail(ctx context.Context, env *Env, args []string) int {
 	// "+N" as an operand-looking count only in the obsolete "tail +N" form.
 	a := textObsoleteCount(args[1:])
 	if len(a) > 0 && len(a[0]) > 1 && a[0][0] == '+' {
@@ -243,7 +252,7 @@ func textTail(_ context.Context, env *Env, args []string) int {
 	showHeaders := c.headers
 	ok := true
 	for i, name := range ops {
-		data, err := textReadAll(env, name)
+		r, err := textOpen(env, name)
 		if err != nil {
 			env.Errorf("tail", "cannot open %s for reading: %s", textQuote(name), textStrerror(err))
 			ok = false
@@ -252,69 +261,205 @@ func textTail(_ context.Context, env *Env, args []string) int {
 		if showHeaders {
 			textHeader(env, name, i == 0)
 		}
-		env.Stdout.Write(textTailSlice(data, n, bytesMode, fromStart))
+		if fromStart {
+			err = textTailFrom(ctx, env.Stdout, r, n, bytesMode)
+		} else {
+			err = textTailLast(ctx, env, r, n, bytesMode)
+		}
+		r.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return 1
+			}
+			env.Errorf("tail", "error reading %s: %s", textQuote(name), textStrerror(err))
+			ok = false
+		}
 	}
 	return textStatus(ok)
 }
 
-func textTailSlice(data []byte, n int64, bytesMode, fromStart bool) []byte {
-	size := int64(len(data))
+// textTailFrom is tail +N: it skips N-1 lines (or bytes) and streams the
+// rest.
+func textTailFrom(ctx context.Context, w io.Writer, r io.Reader, n int64, bytesMode bool) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	if bytesMode {
-		if fromStart {
-			return data[min(size, max(0, n-1)):]
+		if _, err := br.Discard(int(min(max(0, n-1), math.MaxInt32))); err != nil {
+			return ignoreEOF(err)
 		}
-		return data[max(0, size-n):]
 	}
-	ends := textLineEnds(data)
-	if fromStart {
-		if n <= 1 {
-			return data
+	for skip := max(0, n-1); !bytesMode && skip > 0; {
+		_, err := br.ReadSlice('\n')
+		switch {
+		case err == nil:
+			skip--
+		case errors.Is(err, bufio.ErrBufferFull):
+		default:
+			return ignoreEOF(err)
 		}
-		if n-1 >= int64(len(ends)) {
-			return nil
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		return data[ends[n-2]:]
 	}
-	if n >= int64(len(ends)) {
-		return data
+	return textCopy(ctx, w, br)
+}
+
+// textTailLast is tail -N: a window over the input keeps the last N lines
+// (or bytes), trimmed whenever it has doubled, so memory follows what is
+// kept, which is charged, and not the input.
+func textTailLast(ctx context.Context, env *Env, r io.Reader, n int64, bytesMode bool) error {
+	mem := memGauge{env: env}
+	var win []byte
+	kept := 0
+	buf := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		k, err := r.Read(buf)
+		win = append(win, buf[:k]...)
+		if len(win) > 2*kept+len(buf) {
+			tail := textTailSlice(win, n, bytesMode)
+			win = append(win[:0], tail...)
+			kept = len(win)
+		}
+		if merr := mem.set(int64(cap(win))); merr != nil {
+			return merr
+		}
+		if errors.Is(err, io.EOF) {
+			_, err := env.Stdout.Write(textTailSlice(win, n, bytesMode))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// textTailSlice is the last n lines (or bytes) of data; a last line
+// without newline counts.
+func textTailSlice(data []byte, n int64, bytesMode bool) []byte {
+	if bytesMode {
+		return data[max(0, int64(len(data))-n):]
 	}
 	if n == 0 {
 		return nil
 	}
-	return data[ends[int64(len(ends))-n-1]:]
+	end := len(data)
+	if end > 0 && data[end-1] == '\n' {
+		end--
+	}
+	for ; n > 0; n-- {
+		i := bytes.LastIndexByte(data[:end], '\n')
+		if i < 0 {
+			return data
+		}
+		end = i
+	}
+	return data[end+1:]
+}
+
+func ignoreEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// textCopy copies r to w, checking ctx between reads.
+func textCopy(ctx context.Context, w io.Writer, r io.Reader) error {
+	buf := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				return werr
+			}
+		}
+		if err != nil {
+			return ignoreEOF(err)
+		}
+	}
 }
 
 type textCounts struct{ lines, words, chars, bytes, maxLine int64 }
 
-func textCount(data []byte) textCounts {
-	c := textCounts{bytes: int64(len(data))}
-	inWord := false
-	lineLen := int64(0)
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		i += size
-		c.chars++
-		switch r {
-		case '\n':
-			c.lines++
-			c.maxLine = max(c.maxLine, lineLen)
-			lineLen = 0
-		case '\t':
-			lineLen += 8 - lineLen%8
-		default:
-			lineLen++
-		}
-		space := r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\v' || r == '\f'
-		if !space && !inWord {
-			c.words++
-		}
-		inWord = !space
-	}
-	c.maxLine = max(c.maxLine, lineLen)
-	return c
+// textCounter counts a stream chunk by chunk; a character split between
+// chunks is carried over to the next.
+type textCounter struct {
+	c       textCounts
+	inWord  bool
+	lineLen int64
+	carry   []byte
 }
 
-func textWc(_ context.Context, env *Env, args []string) int {
+// add counts data; final says no more follows, so an incomplete character
+// at the end counts as it is.
+func (t *textCounter) add(data []byte, final bool) {
+	t.c.bytes += int64(len(data))
+	if len(t.carry) > 0 {
+		data = append(t.carry, data...)
+		t.carry = nil
+	}
+	for i := 0; i < len(data); {
+		if !final && !utf8.FullRune(data[i:]) {
+			t.carry = append([]byte(nil), data[i:]...)
+			return
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		i += size
+		t.c.chars++
+		switch r {
+		case '\n':
+			t.c.lines++
+			t.c.maxLine = max(t.c.maxLine, t.lineLen)
+			t.lineLen = 0
+		case '\t':
+			t.lineLen += 8 - t.lineLen%8
+		default:
+			t.lineLen++
+		}
+		space := r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\v' || r == '\f'
+		if !space && !t.inWord {
+			t.c.words++
+		}
+		t.inWord = !space
+	}
+}
+
+func (t *textCounter) counts() textCounts {
+	t.add(nil, true)
+	t.c.maxLine = max(t.c.maxLine, t.lineLen)
+	return t.c
+}
+
+// textCountFile counts one operand in constant memory.
+func textCountFile(ctx context.Context, env *Env, name string) (textCounts, error) {
+	r, err := textOpen(env, name)
+	if err != nil {
+		return textCounts{}, err
+	}
+	defer r.Close()
+	var t textCounter
+	buf := make([]byte, 64<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return textCounts{}, err
+		}
+		n, err := r.Read(buf)
+		t.add(buf[:n], false)
+		if errors.Is(err, io.EOF) {
+			return t.counts(), nil
+		}
+		if err != nil {
+			return textCounts{}, err
+		}
+	}
+}
+
+func textWc(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "lwcmL",
 		long: map[string]string{"--lines": "l", "--words": "w", "--bytes": "c", "--chars": "m", "--max-line-length": "L"}})
 	if err != nil {
@@ -350,8 +495,11 @@ func textWc(_ context.Context, env *Env, args []string) int {
 		if arg == "" {
 			arg = "-"
 		}
-		data, err := textReadAll(env, arg)
+		c, err := textCountFile(ctx, env, arg)
 		if err != nil {
+			if ctx.Err() != nil {
+				return 1
+			}
 			textFileErr(env, "wc", arg, err)
 			ok = false
 			continue
@@ -363,7 +511,6 @@ func textWc(_ context.Context, env *Env, args []string) int {
 		} else {
 			minWidth = 7
 		}
-		c := textCount(data)
 		results = append(results, result{name, c})
 		total.lines += c.lines
 		total.words += c.words
@@ -402,7 +549,7 @@ func textWc(_ context.Context, env *Env, args []string) int {
 	return textStatus(ok)
 }
 
-func textTac(_ context.Context, env *Env, args []string) int {
+func textTac(ctx context.Context, env *Env, args []string) int {
 	_, ops, err := textParse(args[1:], textSpec{})
 	if err != nil {
 		return textUsage(env, "tac", err, 1)
@@ -414,14 +561,18 @@ func textTac(_ context.Context, env *Env, args []string) int {
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	for _, name := range ops {
-		data, err := textReadAll(env, name)
+		data, err := textReadAll(ctx, env, name)
 		if err != nil {
 			env.Errorf("tac", "failed to open %s for reading: %s", textQuote(name), textStrerror(err))
 			ok = false
 			continue
 		}
 		// A last line without newline is printed as it is, so "a\nb" gives "ba\n".
-		lines, lastNL := textSplitLines(data, '\n')
+		lines, lastNL, err := textHoldLines(env, data, '\n')
+		if err != nil {
+			env.Errorf("tac", "%v", err)
+			return 1
+		}
 		for i := len(lines) - 1; i >= 0; i-- {
 			w.Write(lines[i])
 			if i < len(lines)-1 || lastNL {
@@ -432,29 +583,27 @@ func textTac(_ context.Context, env *Env, args []string) int {
 	return textStatus(ok)
 }
 
-func textRev(_ context.Context, env *Env, args []string) int {
+func textRev(ctx context.Context, env *Env, args []string) int {
 	_, ops, err := textParse(args[1:], textSpec{})
 	if err != nil {
 		return textUsage(env, "rev", err, 1)
 	}
-	data, ok := textInputs(env, "rev", ops)
-	lines, lastNL := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	for i, l := range lines {
+	ok := textEachLine(ctx, env, "rev", ops, '\n', func(l []byte, nl bool) {
 		r := []rune(string(l))
 		for a, b := 0, len(r)-1; a < b; a, b = a+1, b-1 {
 			r[a], r[b] = r[b], r[a]
 		}
 		w.WriteString(string(r))
-		if i < len(lines)-1 || lastNL {
+		if nl {
 			w.WriteByte('\n')
 		}
-	}
+	})
 	return textStatus(ok)
 }
 
-func textNl(_ context.Context, env *Env, args []string) int {
+func textNl(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{withArg: "bnwsvi",
 		long: map[string]string{"--body-numbering": "b=", "--number-format": "n=", "--number-width": "w=",
 			"--number-separator": "s=", "--starting-line-number": "v=", "--line-increment": "i="}})
@@ -490,12 +639,10 @@ func textNl(_ context.Context, env *Env, args []string) int {
 		env.Errorf("nl", "invalid body numbering style: %s", textQuote(style))
 		return 1
 	}
-	data, ok := textInputs(env, "nl", ops)
-	lines, lastNL := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	n := start
-	for i, l := range lines {
+	ok := textEachLine(ctx, env, "nl", ops, '\n', func(l []byte, nl bool) {
 		number := style == "a" || (style == "t" && len(l) > 0)
 		if number {
 			switch format {
@@ -512,14 +659,14 @@ func textNl(_ context.Context, env *Env, args []string) int {
 			w.WriteString(strings.Repeat(" ", width+len(sep)))
 		}
 		w.Write(l)
-		if i < len(lines)-1 || lastNL {
+		if nl {
 			w.WriteByte('\n')
 		}
-	}
+	})
 	return textStatus(ok)
 }
 
-func textFold(_ context.Context, env *Env, args []string) int {
+func textFold(ctx context.Context, env *Env, args []string) int {
 	// "-20" is "-w 20".
 	a := append([]string(nil), args[1:]...)
 	for i, s := range a {
@@ -548,11 +695,9 @@ func textFold(_ context.Context, env *Env, args []string) int {
 			breakSpaces = true
 		}
 	}
-	data, ok := textInputs(env, "fold", ops)
-	lines, lastNL := textSplitLines(data, '\n')
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
-	for i, l := range lines {
+	ok := textEachLine(ctx, env, "fold", ops, '\n', func(l []byte, nl bool) {
 		for {
 			cut := foldCut(l, width, bytesMode)
 			if cut >= len(l) {
@@ -568,10 +713,10 @@ func textFold(_ context.Context, env *Env, args []string) int {
 			l = l[cut:]
 		}
 		w.Write(l)
-		if i < len(lines)-1 || lastNL {
+		if nl {
 			w.WriteByte('\n')
 		}
-	}
+	})
 	return textStatus(ok)
 }
 

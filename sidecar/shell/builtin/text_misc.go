@@ -40,7 +40,7 @@ func textYes(ctx context.Context, env *Env, args []string) int {
 	return 1
 }
 
-func textBasename(_ context.Context, env *Env, args []string) int {
+func textBasename(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "az", withArg: "s",
 		long: map[string]string{"--multiple": "a", "--suffix": "s=", "--zero": "z"}})
 	if err != nil {
@@ -93,7 +93,7 @@ func textBase(name string) string {
 	return path.Base(t)
 }
 
-func textDirname(_ context.Context, env *Env, args []string) int {
+func textDirname(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "z", long: map[string]string{"--zero": "z"}})
 	if err != nil {
 		return textUsage(env, "dirname", err, 1)
@@ -133,7 +133,7 @@ func textDir(name string) string {
 	return d
 }
 
-func textPrintenv(_ context.Context, env *Env, args []string) int {
+func textPrintenv(ctx context.Context, env *Env, args []string) int {
 	_, ops, err := textParse(args[1:], textSpec{flags: "0"})
 	if err != nil {
 		return textUsage(env, "printenv", err, 2)
@@ -173,7 +173,7 @@ func textHasEnv(env *Env, name string) bool {
 	return false
 }
 
-func textSeq(_ context.Context, env *Env, args []string) int {
+func textSeq(ctx context.Context, env *Env, args []string) int {
 	// Negative numbers are operands, not options: stop at the first one.
 	var rest []string
 	sep, format, width := "\n", "", false
@@ -265,6 +265,9 @@ func textSeq(_ context.Context, env *Env, args []string) int {
 		if (nums[1] > 0 && v > nums[2]+1e-10*math.Abs(nums[1])) || (nums[1] < 0 && v < nums[2]-1e-10*math.Abs(nums[1])) {
 			break
 		}
+		if k%1024 == 0 && (ctx.Err() != nil || out.Flush() != nil) {
+			return 1
+		}
 		if n > 0 {
 			out.WriteString(sep)
 		}
@@ -285,7 +288,7 @@ func textSeq(_ context.Context, env *Env, args []string) int {
 	return 0
 }
 
-func textDate(_ context.Context, env *Env, args []string) int {
+func textDate(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "uR", withArg: "dr",
 		long: map[string]string{"--utc": "u", "--universal": "u", "--date": "d=", "--reference": "r=", "--rfc-email": "R"}})
 	if err != nil {

@@ -60,7 +60,11 @@ type sedCmd struct {
 
 // sedRun is one sed invocation.
 type sedRun struct {
+	ctx      context.Context
 	env      *Env
+	mem      memGauge // the pattern and hold spaces
+	stdout   io.Writer
+	err      error // the memory budget stopped the script
 	cmds     []*sedCmd
 	quiet    bool
 	ere      bool
@@ -139,11 +143,17 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 	if err != nil {
 		return textUsage(env, "sed", err, 1)
 	}
-	s := &sedRun{env: env, wfiles: map[string]io.Writer{}}
+	s := &sedRun{ctx: ctx, env: env, mem: memGauge{env: env}, wfiles: map[string]io.Writer{}}
 	var script []string
 	haveScript, separate := false, false
+	// Output goes out in blocks, not two writes a line, unless -u.
+	buffered := bufio.NewWriterSize(env.Stdout, 64<<10)
+	defer buffered.Flush()
+	var stdout io.Writer = buffered
 	for _, o := range opts {
 		switch o.Name {
+		case "u":
+			stdout = env.Stdout
 		case "n":
 			s.quiet = true
 		case "E", "r":
@@ -154,7 +164,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 			script = append(script, o.Val)
 			haveScript = true
 		case "f":
-			b, err := textReadAll(env, o.Val)
+			b, err := textReadAll(ctx, env, o.Val)
 			if err != nil {
 				env.Errorf("sed", "couldn't open file %s: %s", o.Val, textStrerror(err))
 				return 1
@@ -173,6 +183,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 		script = []string{ops[0]}
 		ops = ops[1:]
 	}
+	s.stdout = stdout
 	if err := s.parse(strings.Join(script, "\n")); err != nil {
 		if errors.Is(err, errSedLabel) {
 			env.Errorf("sed", "%v", err)
@@ -196,9 +207,9 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 			}
 			var buf bytes.Buffer
 			if inPlace {
-				s.out = &sedOut{w: &buf}
+				s.out = &sedOut{w: &chargedWriter{env: env, w: &buf}}
 			} else {
-				s.out = &sedOut{w: env.Stdout}
+				s.out = &sedOut{w: s.stdout}
 			}
 			s.lineNo = 0
 			s.fileName = name
@@ -220,7 +231,7 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 		if len(ops) == 1 {
 			s.fileName = ops[0]
 		}
-		s.out = &sedOut{w: env.Stdout}
+		s.out = &sedOut{w: s.stdout}
 		s.in = &sedReader{env: env, names: ops}
 		s.runLines(ctx)
 		if s.in.failed {
@@ -231,6 +242,10 @@ func textSed(ctx context.Context, env *Env, args []string) int {
 		if c, ok := w.(io.Closer); ok {
 			c.Close()
 		}
+	}
+	if s.err != nil {
+		env.Errorf("sed", "%v", s.err)
+		return 4
 	}
 	if s.quit && s.exitCode != 0 {
 		return s.exitCode
@@ -334,7 +349,7 @@ func (s *sedRun) isLast() bool {
 func (s *sedRun) flushAppends() {
 	for _, a := range s.appendQ {
 		if strings.HasPrefix(a, "\x00r") {
-			if b, err := textReadAll(s.env, a[2:]); err == nil && len(b) > 0 {
+			if b, err := textReadAll(s.ctx, s.env, a[2:]); err == nil && len(b) > 0 {
 				lines, nl := textSplitLines(b, '\n')
 				for i, l := range lines {
 					s.out.write(string(l), i < len(lines)-1 || nl)
@@ -482,6 +497,16 @@ func (s *sedRun) cycle(ps *string, nl *bool) {
 					tflag = true
 				}
 			}
+			// A branch can loop forever and s, G, H and N can grow the
+			// spaces on every turn: both end with the exec.
+			if err := s.mem.set(int64(len(*ps) + len(s.hold))); err != nil {
+				s.err, s.quit = err, true
+				return
+			}
+			if s.ctx.Err() != nil {
+				s.quit = true
+				return
+			}
 		}
 		if autoprint {
 			s.out.write(*ps, *nl)
@@ -515,7 +540,13 @@ func (s *sedRun) substitute(c *sedCmd, ps *string) bool {
 	if re == nil {
 		return false
 	}
-	matches := re.FindAllStringSubmatchIndex(*ps, -1)
+	// Without g, matches past the nth are not needed: finding them all
+	// made s/y/z/ on long lines many times slower.
+	limit := -1
+	if !c.global {
+		limit = max(c.nth, 1)
+	}
+	matches := re.FindAllStringSubmatchIndex(*ps, limit)
 	if len(matches) == 0 {
 		return false
 	}
@@ -1081,7 +1112,7 @@ func (s *sedRun) openW(name string) error {
 	}
 	switch name {
 	case "/dev/stdout":
-		s.wfiles[name] = s.env.Stdout
+		s.wfiles[name] = s.stdout // in order with the rest of the output
 		return nil
 	case "/dev/stderr":
 		s.wfiles[name] = s.env.Stderr

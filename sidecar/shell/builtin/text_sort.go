@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -74,11 +75,15 @@ func textSort(ctx context.Context, env *Env, args []string) int {
 			s.keys = append(s.keys, k)
 		}
 	}
-	data, ok := textInputs(env, "sort", ops)
+	data, ok := textInputs(ctx, env, "sort", ops)
 	if !ok {
 		return 2
 	}
-	lines, _ := textSplitLines(data, recSep)
+	lines, _, err := textHoldLines(env, data, recSep)
+	if err != nil {
+		env.Errorf("sort", "%v", err)
+		return 2
+	}
 	// -u compares keys only: the first of equal lines is kept.
 	s.stable = s.stable || unique
 	if check {
@@ -95,7 +100,9 @@ func textSort(ctx context.Context, env *Env, args []string) int {
 		}
 		return 0
 	}
-	sort.SliceStable(lines, func(i, j int) bool { return s.compare(lines[i], lines[j]) < 0 })
+	if !sortCancellable(ctx, lines, func(a, b []byte) int { return s.compare(a, b) }) {
+		return 2
+	}
 	if unique {
 		out := lines[:0]
 		for i, l := range lines {
@@ -471,7 +478,7 @@ func sortVersion(a, b string) int {
 
 func isTextLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-func textUniq(_ context.Context, env *Env, args []string) int {
+func textUniq(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "cdDiuz", withArg: "fsw",
 		long: map[string]string{"--count": "c", "--repeated": "d", "--all-repeated": "D", "--ignore-case": "i",
 			"--unique": "u", "--skip-fields": "f=", "--skip-chars": "s=", "--check-chars": "w="}})
@@ -516,11 +523,12 @@ func textUniq(_ context.Context, env *Env, args []string) int {
 	if len(ops) > 0 {
 		in = ops[0]
 	}
-	data, err := textReadAll(env, in)
+	r, err := textOpen(env, in)
 	if err != nil {
 		textFileErr(env, "uniq", in, err)
 		return 1
 	}
+	defer r.Close()
 	var w io.Writer = env.Stdout
 	if len(ops) == 2 && ops[1] != "-" {
 		f, err := env.FS.OpenFile(env.Abs(ops[1]), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, textCreatePerm)
@@ -551,21 +559,17 @@ func textUniq(_ context.Context, env *Env, args []string) int {
 		}
 		return l
 	}
-	lines, _ := textSplitLines(data, '\n')
 	bw := bufio.NewWriter(w)
 	defer bw.Flush()
-	for i := 0; i < len(lines); {
-		j := i + 1
-		for j < len(lines) && bytes.Equal(key(lines[i]), key(lines[j])) {
-			j++
-		}
-		n := j - i
+	// One group of equal lines at a time: its first line, and all of them
+	// for -D, which is what is charged.
+	var group [][]byte
+	mem := memGauge{env: env}
+	held := int64(0)
+	n := 0
+	flush := func() {
 		show := !(dupOnly && n < 2) && !(uniqOnly && n > 1) && !(allDup && n < 2)
 		if show {
-			group := lines[i : i+1]
-			if allDup {
-				group = lines[i:j]
-			}
 			for _, l := range group {
 				if count {
 					fmt.Fprintf(bw, "%7d ", n)
@@ -574,12 +578,38 @@ func textUniq(_ context.Context, env *Env, args []string) int {
 				bw.WriteByte('\n')
 			}
 		}
-		i = j
+	}
+	lr := newTextLineReader(ctx, env, r, '\n')
+	for l, _, ok := lr.next(); ok; l, _, ok = lr.next() {
+		if n > 0 && bytes.Equal(key(group[0]), key(l)) {
+			n++
+			if !allDup {
+				continue
+			}
+		} else {
+			if n > 0 {
+				flush()
+			}
+			group, held, n = group[:0], 0, 1
+		}
+		group = append(group, bytes.Clone(l))
+		held += lineHeader + int64(len(l))
+		if err := mem.set(held); err != nil {
+			env.Errorf("uniq", "%v", err)
+			return 1
+		}
+	}
+	if lr.err != nil {
+		env.Errorf("uniq", "%v", lr.err)
+		return 1
+	}
+	if n > 0 {
+		flush()
 	}
 	return 0
 }
 
-func textComm(_ context.Context, env *Env, args []string) int {
+func textComm(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "123",
 		long: map[string]string{"--output-delimiter": "--output-delimiter=", "--check-order": "--check-order",
 			"--nocheck-order": "--nocheck-order", "--total": "--total"}})
@@ -610,12 +640,15 @@ func textComm(_ context.Context, env *Env, args []string) int {
 	}
 	var files [2][][]byte
 	for i, name := range ops {
-		data, err := textReadAll(env, name)
+		data, err := textReadAll(ctx, env, name)
 		if err != nil {
 			textFileErr(env, "comm", name, err)
 			return 1
 		}
-		files[i], _ = textSplitLines(data, '\n')
+		if files[i], _, err = textHoldLines(env, data, '\n'); err != nil {
+			env.Errorf("comm", "%v", err)
+			return 1
+		}
 	}
 	bw := bufio.NewWriter(env.Stdout)
 	defer bw.Flush()
@@ -670,4 +703,30 @@ func textComm(_ context.Context, env *Env, args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// errSortCancelled unwinds a sort whose exec ended.
+var errSortCancelled = errors.New("sort cancelled")
+
+// sortCancellable sorts lines stably unless ctx ends first, which it checks
+// every few thousand comparisons: a sort of millions of lines takes
+// seconds, and the standard library's cannot be stopped otherwise than by
+// a panic from the comparison. It reports whether the sort completed.
+func sortCancellable(ctx context.Context, lines [][]byte, cmp func(a, b []byte) int) (done bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != errSortCancelled {
+				panic(p)
+			}
+			done = false
+		}
+	}()
+	n := 0
+	slices.SortStableFunc(lines, func(a, b []byte) int {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			panic(errSortCancelled)
+		}
+		return cmp(a, b)
+	})
+	return true
 }
