@@ -112,6 +112,12 @@ func TestHostileCommands(t *testing.T) {
 		{name: "shell endless loop", cmd: `while :; do :; done`, timeout: time.Second, limit: "timeout", code: 124},
 		{name: "jq endless output", cmd: `jq -n 'repeat(1)' >/dev/null`, timeout: time.Second, limit: "timeout", code: 124},
 		{name: "sort cancelled", cmd: `seq 1 1500000 | sort -r >/dev/null`, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
+		// Processes, globs and printf.
+		{name: "fork bomb", cmd: `:(){ :|:& wait; };:`, limit: "max_procs", code: 125, stderr: "limit"},
+		{name: "subshell bomb", cmd: `f() { (f) & (f) & wait; }; f`, limit: "max_procs", code: 125, stderr: "limit"},
+		{name: "globstar over a symlink to the root", cmd: `ln -s / r && shopt -s globstar; echo r/**/passwd; rm r`, stdout: "r/**/passwd\n"},
+		{name: "glob over every path", cmd: `mkdir -p g && cd g && seq 1 2000 | xargs touch && for i in $(seq 60); do echo /workspace/g/* >/dev/null; done; echo done`, stdout: "done\n"},
+		{name: "printf huge width", cmd: `printf "%0100000000d" 0`, code: 1, stderr: "printf"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { o.run(t, c) })

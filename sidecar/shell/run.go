@@ -55,6 +55,7 @@ type run struct {
 
 	mu       sync.Mutex
 	limitHit string
+	finished bool // the result is taken: a late stop (a background job's) changes nothing
 }
 
 // limitError is the cause a run is cancelled with when a limit stops it.
@@ -101,7 +102,7 @@ func orDiscard(w io.Writer) io.Writer {
 func (r *run) stop(limit, format string, args ...any) error {
 	err := &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}
 	r.mu.Lock()
-	first := r.limitHit == ""
+	first := r.limitHit == "" && !r.finished
 	if first {
 		r.limitHit = limit
 	}
@@ -126,6 +127,7 @@ func (r *run) result(err error) sidecar.Result {
 	res := sidecar.Result{Truncated: r.out.wasTruncated()}
 	r.mu.Lock()
 	res.LimitHit = r.limitHit
+	r.finished = true
 	r.mu.Unlock()
 	cause := context.Cause(r.ctx)
 	switch {
