@@ -57,9 +57,11 @@ func (b *Batch) Ops() int {
 func (b *Batch) Empty() bool { return b.Ops() == 0 }
 
 // Commit writes b in one transaction. Only one goroutine may commit at a
-// time. On error nothing of b is written. When the disk is full it empties
-// the WAL into the database and tries once more, since the WAL only gives
-// its space back after a checkpoint.
+// time. On error nothing of b is written. A batch that grows the database
+// is refused with ErrStoreFull unless the disk has room for its WAL frames
+// and for the growth a checkpoint of them needs (see roomToCheckpoint).
+// When the disk is full it empties the WAL into the database and tries
+// once more, since the WAL only gives its space back after a checkpoint.
 func (s *Store) Commit(ctx context.Context, b *Batch) error {
 	err := s.commit(ctx, b)
 	if errors.Is(err, ErrStoreFull) {
