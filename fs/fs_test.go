@@ -290,8 +290,19 @@ func TestAuditNamesActor(t *testing.T) {
 }
 
 // TestFullDisk puts the store on a tiny tmpfs: writes past the space get
-// ENOSPC instead of crashing, and what was committed before stays intact.
+// ENOSPC instead of crashing, what was committed before stays intact, and
+// once files are removed the freed space takes new writes again. Each case
+// pads the store by a different amount first, so the disk fills at a
+// different point of the commit and checkpoint cycle: with no padding it
+// filled while a checkpoint grew the database file, which once left the WAL
+// unable ever to be checkpointed and every later commit failing.
 func TestFullDisk(t *testing.T) {
+	for _, pad := range []int{0, 4 << 10, 36 << 10, 100 << 10, 300 << 10} {
+		t.Run(fmt.Sprintf("pad%dKiB", pad>>10), func(t *testing.T) { fullDisk(t, pad) })
+	}
+}
+
+func fullDisk(t *testing.T, pad int) {
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", dir).CombinedOutput(); err != nil {
 		testenv.Require(t, "this test mounts a tmpfs (needs root)", fmt.Errorf("%w: %s", err, out))
@@ -300,7 +311,9 @@ func TestFullDisk(t *testing.T) {
 	store := filepath.Join(dir, "ws.db")
 	f, err := sfs.Open(t.Context(), store, sfs.Options{DirtyLimit: 1 << 20, CommitInterval: 10 * time.Millisecond})
 	must(t, err)
+	defer f.Close()
 	must(t, f.WriteFile("/keep", []byte("precious"), 0o644))
+	must(t, f.WriteFile("/pad", bytes.Repeat([]byte{'p'}, pad), 0o644))
 	must(t, f.Sync(t.Context()))
 	var werr error
 	for i := 0; i < 100 && werr == nil; i++ {
@@ -321,13 +334,31 @@ func TestFullDisk(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	must(t, f.Sync(ctx))
-	f.Close()
+	if err := f.Sync(ctx); err != nil {
+		t.Fatalf("sync after freeing space: %v", err)
+	}
+	// New data goes into the pages the removed files freed: the store
+	// file does not grow (the filesystem has no room for it to).
+	full, err := os.Stat(store)
+	must(t, err)
+	after := bytes.Repeat([]byte{'a'}, 128<<10)
+	must(t, f.WriteFile("/after", after, 0o644))
+	if err := f.Sync(ctx); err != nil {
+		t.Fatalf("sync of a new file after freeing space: %v", err)
+	}
+	now, err := os.Stat(store)
+	must(t, err)
+	if now.Size() > full.Size() {
+		t.Fatalf("store grew from %d to %d bytes writing into freed space", full.Size(), now.Size())
+	}
+	must(t, f.Close())
 	g, err := sfs.Open(t.Context(), store, sfs.Options{})
 	must(t, err)
 	defer g.Close()
-	if b, err := g.ReadFile("/keep"); err != nil || string(b) != "precious" {
-		t.Fatalf("after full disk: %q %v", b, err)
+	for name, want := range map[string][]byte{"/keep": []byte("precious"), "/after": after} {
+		if b, err := g.ReadFile(name); err != nil || !bytes.Equal(b, want) {
+			t.Fatalf("%s after full disk: %d bytes, %v", name, len(b), err)
+		}
 	}
 	check(t, g)
 }

@@ -57,9 +57,11 @@ func (b *Batch) Ops() int {
 func (b *Batch) Empty() bool { return b.Ops() == 0 }
 
 // Commit writes b in one transaction. Only one goroutine may commit at a
-// time. On error nothing of b is written. When the disk is full it empties
-// the WAL into the database and tries once more, since the WAL only gives
-// its space back after a checkpoint.
+// time. On error nothing of b is written. A batch that grows the database
+// is refused with ErrStoreFull unless the disk has room for its WAL frames
+// and for the growth a checkpoint of them needs (see roomToCheckpoint).
+// When the disk is full it empties the WAL into the database and tries
+// once more, since the WAL only gives its space back after a checkpoint.
 func (s *Store) Commit(ctx context.Context, b *Batch) error {
 	err := s.commit(ctx, b)
 	if errors.Is(err, ErrStoreFull) {
@@ -88,7 +90,14 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 		return s.classify(fmt.Errorf("commit: begin: %w", err))
 	}
 	defer tx.Rollback()
+	var pagesBefore int64
+	if err := tx.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pagesBefore); err != nil {
+		return s.classify(fmt.Errorf("commit: page count: %w", err))
+	}
 	if err := applyBatch(ctx, tx, b); err != nil {
+		return s.classify(fmt.Errorf("commit: %w", err))
+	}
+	if err := s.roomToCheckpoint(ctx, tx, pagesBefore); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
 	}
 	if err := tx.Commit(); err != nil {
@@ -106,6 +115,42 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 		}
 	} else if s.cp != nil {
 		s.cp.committed(wal)
+	}
+	return nil
+}
+
+const (
+	// walFrameHeader is the bytes the WAL adds to each page it holds.
+	walFrameHeader = 24
+	// walMarginPages is a margin for the b-tree, freelist and schema
+	// pages a growing transaction rewrites besides the pages it adds.
+	walMarginPages = 16
+)
+
+// roomToCheckpoint refuses a transaction that grows the database when,
+// once committed, its WAL frames could leave too little space for a
+// checkpoint. A checkpoint must grow the database file to the size the WAL
+// records before the WAL can be reused; if a commit's own frames took
+// that space, no checkpoint could ever complete, and every later commit,
+// the deletions that would free space included, would need new WAL space
+// too: the store would stay full for good. Transactions that add no pages
+// (deletions, rewrites) always go ahead, since they are how space comes
+// back.
+func (s *Store) roomToCheckpoint(ctx context.Context, tx *sql.Tx, pagesBefore int64) error {
+	var pages int64
+	if err := tx.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+		return fmt.Errorf("page count: %w", err)
+	}
+	added := pages - pagesBefore
+	if added <= 0 {
+		return nil
+	}
+	db, _ := s.FileBytes()
+	growth := max(0, pages*s.pageSize-db)
+	wal := (added + added/8 + walMarginPages) * (s.pageSize + walFrameHeader)
+	if free := s.freeBytes(); growth+wal > free {
+		return fmt.Errorf("%s: %w: the commit needs %d bytes of WAL and %d of database growth to checkpoint it, %d are free",
+			s.path, ErrStoreFull, wal, growth, free)
 	}
 	return nil
 }

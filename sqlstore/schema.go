@@ -132,6 +132,9 @@ func (s *Store) initSchema(ctx context.Context, opts Options, create bool) error
 		return fmt.Errorf("%s: chunk size %q: %w", s.path, cs, ErrStoreCorrupt)
 	}
 	s.chunkSize = n
+	if err := conn.QueryRowContext(ctx, "PRAGMA page_size").Scan(&s.pageSize); err != nil {
+		return s.classify(fmt.Errorf("%s: read page size: %w", s.path, err))
+	}
 	return nil
 }
 

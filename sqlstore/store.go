@@ -61,6 +61,7 @@ type Options struct {
 type Store struct {
 	path      string
 	chunkSize int
+	pageSize  int64
 	lock      *ownerLock
 	w         *sql.DB // one connection: the writer
 	r         *sql.DB // read pool

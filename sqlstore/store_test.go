@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,12 +132,7 @@ func TestChunksAndCheck(t *testing.T) {
 // commitFile stores a one-chunk file /fN with content data.
 func commitFile(t *testing.T, st *sqlstore.Store, ino uint64, data string) {
 	t.Helper()
-	err := st.Commit(t.Context(), &sqlstore.Batch{
-		Inodes:   []sqlstore.Inode{{Ino: ino, Mode: 0o100644, Nlink: 1, Size: int64(len(data))}},
-		Dentries: []sqlstore.Dentry{{Parent: sqlstore.Root, Name: fmt.Sprintf("f%d", ino), Ino: ino}},
-		Chunks:   []sqlstore.Chunk{{Ino: ino, Idx: 0, Data: []byte(data)}},
-	})
-	if err != nil {
+	if err := st.Commit(t.Context(), fileBatch(ino, []byte(data))); err != nil {
 		t.Fatal(err)
 	}
 }
