@@ -318,7 +318,7 @@ func (c *core) truncate(n *inode, size int64) error {
 	}
 	if from < (oldSize+cs-1)/cs {
 		n.truncFrom = min(n.truncFrom, from)
-		n.truncPending++
+		n.truncs = append(n.truncs, from)
 		c.dirty.truncs = append(c.dirty.truncs, sqlstore.Truncation{Ino: n.ino, From: from})
 	}
 	if tailLen > 0 {

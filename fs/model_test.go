@@ -381,6 +381,8 @@ func (h *harness) apply(o op) string {
 		obj := m.paths[o.A]
 		s, err := f.Readlink(o.A)
 		switch {
+		case m.parentErr(o.A) != 0:
+			want = m.parentErr(o.A)
 		case obj == nil:
 			want = syscall.ENOENT
 		case obj.kind != 'l':
