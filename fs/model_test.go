@@ -728,13 +728,15 @@ func runOps(t testing.TB, ops []op) (int, string) {
 	return -1, ""
 }
 
-// shrink finds a short prefix-closed subsequence of ops that still fails,
-// by removing ever smaller blocks (delta debugging).
+// shrink finds a short subsequence of ops that still fails at an op of
+// the same kind as the last one, by removing ever smaller blocks (delta
+// debugging).
 func shrink(t testing.TB, ops []op) []op {
+	kind := ops[len(ops)-1].Kind
 	for block := len(ops) / 2; block >= 1; block /= 2 {
 		for start := 0; start+block <= len(ops); {
 			try := slices.Concat(ops[:start], ops[start+block:])
-			if i, _ := runOps(t, try); i >= 0 {
+			if i, _ := runOps(t, try); i >= 0 && try[i].Kind == kind {
 				ops = try[:i+1]
 				continue
 			}
