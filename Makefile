@@ -17,8 +17,17 @@ DEB_PKGS   := fuse3 libfuse3-dev libfuse-dev pkg-config gcc sqlite3 busybox-stat
               libseccomp-dev prometheus fio tar gzip git bash coreutils grep sed mawk \
               diffutils jq file util-linux tree
 TEST_TIMEOUT ?= 20m
+# The packages with real concurrency (the core's writer and read-ahead, FUSE
+# request threads, the store's background writer, exec backends, the API)
+# run under the race detector; the commands' tests, which mostly drive child
+# processes, and the benchmark harnesses run without it.
+RACE_PKGS  := ./sqlstore/... ./fs/... ./sidecar/... ./metrics/... ./internal/...
+PLAIN_PKGS := ./cmd/... ./bench/... ./fio/...
+# test-long sets SQLFS_TEST_LONG for the long randomized runs (200 SIGKILL
+# rounds of the crash test, the core's long model-based run).
+LONG_TIMEOUT ?= 3h
 
-.PHONY: all deps build test vet demo bench fio rootfs demo-pdf clean
+.PHONY: all deps build test test-long vet demo bench fio rootfs demo-pdf clean
 
 all: build
 
@@ -44,8 +53,12 @@ vet:
 # The suite mounts real FUSE filesystems and runs real containers: run as root.
 # The cgofuse fork is a module of its own, so its patch tests run apart.
 test: deps vet
-	$(GO) test $(GOFLAGS_B) -p 2 -timeout $(TEST_TIMEOUT) ./...
+	$(TEST_ENV) $(GO) test $(GOFLAGS_B) -race -p 2 -timeout $(TEST_TIMEOUT) $(RACE_PKGS)
+	$(TEST_ENV) $(GO) test $(GOFLAGS_B) -p 2 -timeout $(TEST_TIMEOUT) $(PLAIN_PKGS)
 	cd third_party/cgofuse && $(GO) test -tags fuse3 -run Fuse3 ./fuse/
+
+test-long:
+	$(MAKE) test TEST_ENV=SQLFS_TEST_LONG=1 TEST_TIMEOUT=$(LONG_TIMEOUT)
 
 # demo mounts a workspace on a fresh store, works in it, unmounts, remounts
 # and shows the files are still there.

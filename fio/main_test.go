@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/sqlfs/sqlfs/bench/harness"
 	"github.com/sqlfs/sqlfs/bench/harness/harnesstest"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 func TestParseFio(t *testing.T) {
@@ -43,9 +44,7 @@ func TestParseFio(t *testing.T) {
 // smoke test covers the shared harness on tmpfs as well.)
 func TestSmoke(t *testing.T) {
 	work := harnesstest.WorkDir(t)
-	if _, err := exec.LookPath("fio"); err != nil {
-		t.Skip("skipping smoke test: fio is not installed (Debian package fio)")
-	}
+	testenv.LookPath(t, "fio", "fio")
 	c := config{Size: "8m", RandSize: "1m", Runtime: 10}
 	c.Subject, c.Rounds, c.WorkDir, c.BuildTags, c.JSON, c.Requests = harness.Sqlfs, 1, work, "fuse3", true, true
 	var out bytes.Buffer

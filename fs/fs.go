@@ -26,7 +26,9 @@ type Options struct {
 	Socket string
 	// ChunkSize applies when the store is created.
 	ChunkSize int
-	Policy    Policy
+	// AuditRetention bounds the audit trail; nil keeps the store's default.
+	AuditRetention *sqlstore.AuditRetention
+	Policy         Policy
 	// NoAudit turns off the audit trail (benchmarks of the bare data path).
 	NoAudit bool
 	// Uid and Gid own what callers of the Go API create (the FUSE adapter
@@ -110,7 +112,7 @@ type core struct {
 // Open opens (creating if missing) the store at path and loads its
 // metadata into RAM.
 func Open(ctx context.Context, path string, opts Options) (*FS, error) {
-	st, err := sqlstore.Open(ctx, path, sqlstore.Options{Socket: opts.Socket, ChunkSize: opts.ChunkSize})
+	st, err := sqlstore.Open(ctx, path, sqlstore.Options{Socket: opts.Socket, ChunkSize: opts.ChunkSize, AuditRetention: opts.AuditRetention})
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -291,12 +292,9 @@ func TestAuditNamesActor(t *testing.T) {
 // TestFullDisk puts the store on a tiny tmpfs: writes past the space get
 // ENOSPC instead of crashing, and what was committed before stays intact.
 func TestFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a tmpfs")
-	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Skipf("mount tmpfs: %v %s", err, out)
+		testenv.Require(t, "this test mounts a tmpfs (needs root)", fmt.Errorf("%w: %s", err, out))
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	store := filepath.Join(dir, "ws.db")

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // grafanaPanel is the part of a Grafana panel the checks need; rows nest panels.
@@ -98,10 +100,7 @@ func TestDashboardUsesExportedMetrics(t *testing.T) {
 
 // TestDashboardPromQL parses every dashboard query with promtool as a recording rule.
 func TestDashboardPromQL(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not found: install Debian package 'prometheus' to check dashboard queries")
-	}
+	promtool := testenv.LookPath(t, "promtool", "prometheus")
 	var rules strings.Builder
 	rules.WriteString("groups:\n  - name: dashboard\n    rules:\n")
 	n := 0

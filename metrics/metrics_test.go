@@ -15,6 +15,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // sample returns the value of the series name{labels} in Registry: the counter, gauge or
@@ -373,10 +375,7 @@ func touchAll() {
 }
 
 func TestPromtoolCheckMetrics(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not found: install Debian package 'prometheus' to lint /metrics")
-	}
+	promtool := testenv.LookPath(t, "promtool", "prometheus")
 	touchAll()
 	rec := httptest.NewRecorder()
 	Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))

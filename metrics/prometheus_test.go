@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // These tests run a real Prometheus server (Debian package "prometheus") against sqlfs targets.
@@ -36,10 +38,7 @@ type prometheusServer struct{ base string }
 // target (HOST:PORT) every scrapeInterval, and stops it in t.Cleanup.
 func startPrometheus(t *testing.T, target string) *prometheusServer {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		t.Skip("prometheus not found: install Debian package 'prometheus' for the scrape tests")
-	}
+	bin := testenv.LookPath(t, "prometheus", "prometheus")
 	dir := t.TempDir()
 	config := fmt.Sprintf(`global:
   scrape_interval: %[1]s
@@ -223,12 +222,9 @@ func TestPrometheusScrapesMount(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds sqlfs-mount, mounts FUSE and starts Prometheus; skipped with -short")
 	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		t.Skipf("no FUSE: %v", err)
-	}
-	if _, err := exec.LookPath("prometheus"); err != nil {
-		t.Skip("prometheus not found: install Debian package 'prometheus' for the scrape tests")
-	}
+	_, err := os.Stat("/dev/fuse")
+	testenv.Require(t, "this test mounts FUSE", err)
+	testenv.LookPath(t, "prometheus", "prometheus")
 	bin := buildMount(t)
 	dir := t.TempDir()
 	mnt := filepath.Join(dir, "mnt")
@@ -342,9 +338,7 @@ func readDirect(t *testing.T, path string, buf, want []byte) {
 func buildMount(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go tool not in PATH: cannot build sqlfs-mount")
-	}
+	testenv.Require(t, "building sqlfs-mount needs the go tool in PATH", err)
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)

@@ -38,6 +38,9 @@ type Limits struct {
 	MaxCommands    int64         // simple commands executed (shell backend)
 	MaxCallDepth   int           // nested function calls and sh -c (shell backend)
 	MaxGlobMatches int           // paths one glob may expand to (shell backend)
+	// MaxProcs bounds the concurrent subshells, pipeline stages and
+	// background jobs of one command (shell backend: its goroutines).
+	MaxProcs int
 }
 
 // DefaultLimits are safe for an untrusted agent.
@@ -48,6 +51,7 @@ var DefaultLimits = Limits{
 	MaxCommands:    1_000_000,
 	MaxCallDepth:   100,
 	MaxGlobMatches: 100_000,
+	MaxProcs:       1024,
 }
 
 // WithDefaults returns l with every zero field set from DefaultLimits.
@@ -70,6 +74,9 @@ func (l Limits) WithDefaults() Limits {
 	}
 	if l.MaxGlobMatches > 0 {
 		d.MaxGlobMatches = l.MaxGlobMatches
+	}
+	if l.MaxProcs > 0 {
+		d.MaxProcs = l.MaxProcs
 	}
 	return d
 }

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 )
@@ -30,15 +31,27 @@ var checks = []struct{ kind, query string }{
 		FROM inodes i WHERE (i.mode & 61440) != 32768 AND EXISTS (SELECT 1 FROM chunks c WHERE c.key >= i.ino << 24 AND c.key < (i.ino + 1) << 24)`},
 	{"nlink", `SELECT printf('inode %d has nlink %d but %d names', i.ino, i.nlink, count(d.ino))
 		FROM inodes i LEFT JOIN dentries d ON d.ino = i.ino
-		WHERE (i.mode & 61440) != 16384 AND i.nlink > 0 GROUP BY i.ino HAVING count(d.ino) != i.nlink`},
+		WHERE (i.mode & 61440) != 16384 GROUP BY i.ino HAVING count(d.ino) != i.nlink`},
 	{"dir-nlink", `SELECT printf('directory %d has nlink %d, expected %d', i.ino, i.nlink,
 			2 + (SELECT count(*) FROM dentries d JOIN inodes c ON c.ino = d.ino WHERE d.parent = i.ino AND (c.mode & 61440) = 16384))
 		FROM inodes i WHERE (i.mode & 61440) = 16384 AND i.nlink !=
 			2 + (SELECT count(*) FROM dentries d JOIN inodes c ON c.ino = d.ino WHERE d.parent = i.ino AND (c.mode & 61440) = 16384)`},
+	// A directory's parent is the one entry naming it, so one name each
+	// keeps parent pointers and entries the same thing.
 	{"dir-links", `SELECT printf('directory %d has %d names', d.ino, count(*))
 		FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE (i.mode & 61440) = 16384 GROUP BY d.ino HAVING count(*) > 1`},
-	{"unreachable", `SELECT printf('inode %d with nlink %d has no name', i.ino, i.nlink)
-		FROM inodes i WHERE i.ino != 1 AND i.nlink > 0 AND NOT EXISTS (SELECT 1 FROM dentries d WHERE d.ino = i.ino)`},
+	{"root-named", `SELECT printf('entry %d/%s names the root', parent, name) FROM dentries WHERE ino = 1`},
+	// UNION keeps each (start, ancestor) pair once, so the walk ends even
+	// on a cycle.
+	{"cycle", `WITH RECURSIVE up(start, cur) AS (
+			SELECT d.ino, d.parent FROM dentries d JOIN inodes i ON i.ino = d.ino WHERE (i.mode & 61440) = 16384
+			UNION
+			SELECT up.start, d.parent FROM up JOIN dentries d ON d.ino = up.cur WHERE up.cur != up.start)
+		SELECT DISTINCT printf('directory %d is its own ancestor', start) FROM up WHERE cur = start`},
+	{"unreachable", `WITH RECURSIVE reach(ino) AS (
+			SELECT 1 UNION SELECT d.ino FROM dentries d JOIN reach r ON d.parent = r.ino)
+		SELECT printf('inode %d (mode %o, nlink %d) is not reachable from the root', i.ino, i.mode, i.nlink)
+		FROM inodes i WHERE i.nlink > 0 AND i.ino NOT IN (SELECT ino FROM reach)`},
 	{"root", `SELECT 'root inode 1 is missing or not a directory' WHERE NOT EXISTS
 		(SELECT 1 FROM inodes WHERE ino = 1 AND (mode & 61440) = 16384)`},
 }
@@ -80,6 +93,24 @@ func (s *Store) Check(ctx context.Context) ([]Problem, error) {
 		if err := rows.Err(); err != nil {
 			return nil, s.classify(err)
 		}
+	}
+	bad, err := s.checkChunkCRCs(ctx)
+	return append(problems, bad...), err
+}
+
+// checkChunkCRCs reads every chunk and compares it with its checksum.
+func (s *Store) checkChunkCRCs(ctx context.Context) ([]Problem, error) {
+	var problems []Problem
+	err := s.scanRaw(ctx, `SELECT key, crc, data FROM chunks`, func(r []driver.Value) error {
+		key, crc := asInt(r[0]), asInt(r[1])
+		data, _ := r[2].([]byte)
+		if _, err := verify(key, crc, data); err != nil {
+			problems = append(problems, Problem{"checksum", fmt.Sprintf("%v (stored %#x, data has %#x)", err, crc, chunkCRC(data))})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("check checksums: %w", err)
 	}
 	return problems, nil
 }

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"log/slog"
@@ -19,16 +20,23 @@ const (
 	// checkpointIdle is how long the store must be quiet before the WAL
 	// is truncated back to nothing.
 	checkpointIdle = 2 * time.Second
+	// auditPruneEvery is how often the audit trail is pruned; the first
+	// pruning runs at the first tick after open.
+	auditPruneEvery = 10 * time.Minute
 )
 
 // checkpointer copies the WAL into the database in the background on a
 // connection of its own. PASSIVE checkpoints never block the writer; when
 // commits stop for a while it truncates the WAL so it does not stay large.
+// It also prunes the audit trail to the store's retention.
 type checkpointer struct {
-	db    *sql.DB
-	nudge chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
+	db *sql.DB
+	// ctx ends with close, so a long pruning does not hold it up.
+	ctx    context.Context
+	cancel context.CancelFunc
+	nudge  chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 func (s *Store) startCheckpointer() error {
@@ -38,6 +46,7 @@ func (s *Store) startCheckpointer() error {
 	}
 	db.SetMaxOpenConns(1)
 	cp := &checkpointer{db: db, nudge: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	cp.ctx, cp.cancel = context.WithCancel(context.Background())
 	s.cp = cp
 	go cp.run(s)
 	return nil
@@ -59,6 +68,7 @@ func (cp *checkpointer) run(s *Store) {
 	tick := time.NewTicker(checkpointIdle)
 	defer tick.Stop()
 	truncated := true
+	var pruned time.Time
 	for {
 		mode := "PASSIVE"
 		select {
@@ -66,7 +76,12 @@ func (cp *checkpointer) run(s *Store) {
 			return
 		case <-cp.nudge:
 			truncated = false
-		case <-tick.C:
+		case now := <-tick.C:
+			if now.Sub(pruned) >= auditPruneEvery {
+				pruned = now
+				cp.pruneAudit(s, now)
+				truncated = false
+			}
 			if _, wal := s.FileBytes(); wal == 0 || truncated {
 				continue
 			}
@@ -82,6 +97,18 @@ func (cp *checkpointer) run(s *Store) {
 	}
 }
 
+func (cp *checkpointer) pruneAudit(s *Store, now time.Time) {
+	n, err := pruneAudit(cp.ctx, cp.db, s.retention, now)
+	if err != nil {
+		slog.Warn("pruning the audit trail failed; retried later", "store", s.path, "err", err)
+		return
+	}
+	if n > 0 {
+		slog.Info("audit trail pruned", "store", s.path, "events", n,
+			"max_age", s.retention.MaxAge, "max_events", s.retention.MaxEvents)
+	}
+}
+
 // freeBytes is the space left on the store's filesystem.
 func (s *Store) freeBytes() int64 {
 	var st unix.Statfs_t
@@ -92,6 +119,7 @@ func (s *Store) freeBytes() int64 {
 }
 
 func (cp *checkpointer) close() error {
+	cp.cancel()
 	close(cp.stop)
 	<-cp.done
 	return cp.db.Close()

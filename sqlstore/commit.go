@@ -159,9 +159,9 @@ func applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 			}
 			return []any{n.Ino, n.Mode, n.Uid, n.Gid, n.Nlink, n.Size, n.Atime, n.Mtime, n.Ctime, n.Rdev, target}
 		}},
-		{`INSERT OR REPLACE INTO chunks(key, data) VALUES (?, ?)`, len(b.Chunks), func(i int) []any {
+		{`INSERT OR REPLACE INTO chunks(key, data, crc) VALUES (?, ?, ?)`, len(b.Chunks), func(i int) []any {
 			c := b.Chunks[i]
-			return []any{chunkKey(c.Ino, c.Idx), c.Data}
+			return []any{chunkKey(c.Ino, c.Idx), c.Data, chunkCRC(c.Data)}
 		}},
 		{`DELETE FROM xattrs WHERE ino = ? AND name = ?`, len(b.DeleteXattrs), func(i int) []any {
 			return []any{b.DeleteXattrs[i].Ino, b.DeleteXattrs[i].Name}

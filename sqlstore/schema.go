@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 )
@@ -11,9 +13,16 @@ import (
 // foreign database is refused before anything is written to it.
 const appID = 0x73716c66 // "sqlf"
 
+// migration brings a store's schema one version up: the statements, then
+// fill, which computes in Go what SQL cannot.
+type migration struct {
+	sql  string
+	fill func(ctx context.Context, tx *sql.Tx) error
+}
+
 // migrations[i] brings a store from schema version i to i+1. Append only.
-var migrations = []string{
-	`CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
+var migrations = []migration{
+	{sql: `CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID;
 	CREATE TABLE inodes(
 		ino INTEGER PRIMARY KEY,
 		mode INTEGER NOT NULL,
@@ -47,13 +56,18 @@ var migrations = []string{
 		path TEXT NOT NULL,
 		path2 TEXT NOT NULL DEFAULT '',
 		result TEXT NOT NULL);
-	CREATE INDEX audit_actor ON audit(actor, seq);`,
+	CREATE INDEX audit_actor ON audit(actor, seq);`},
+	// v2: a CRC-32C of every chunk's data. The default -1 is no CRC-32
+	// value, so a row written without one fails verification.
+	{sql: `ALTER TABLE chunks ADD COLUMN crc INTEGER NOT NULL DEFAULT -1;`, fill: fillChunkCRCs},
 }
 
 // SchemaVersion is the schema this program writes.
 var SchemaVersion = len(migrations)
 
-func (s *Store) initSchema(ctx context.Context, opts Options) error {
+// initSchema checks the store's header and brings its schema up to date;
+// create says the file is a new, empty one to make into a store.
+func (s *Store) initSchema(ctx context.Context, opts Options, create bool) error {
 	conn := s.w
 	var id int
 	if err := conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
@@ -63,7 +77,7 @@ func (s *Store) initSchema(ctx context.Context, opts Options) error {
 	if err := conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&tables); err != nil {
 		return s.classify(fmt.Errorf("read store schema: %w", err))
 	}
-	fresh := id == 0 && tables == 0
+	fresh := create && id == 0 && tables == 0
 	if !fresh && id != appID {
 		return fmt.Errorf("%s: %w (a SQLite database of another application)", s.path, ErrNotStore)
 	}
@@ -128,9 +142,18 @@ func (s *Store) migrate(ctx context.Context, from int, fresh bool, opts Options)
 	}
 	defer tx.Rollback()
 	for v := from; v < SchemaVersion; v++ {
-		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		m := migrations[v]
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 			return s.classify(fmt.Errorf("migrate %s to schema %d: %w", s.path, v+1, err))
 		}
+		if m.fill == nil || fresh {
+			continue
+		}
+		start := time.Now()
+		if err := m.fill(ctx, tx); err != nil {
+			return s.classify(fmt.Errorf("migrate %s to schema %d: %w", s.path, v+1, err))
+		}
+		slog.Info("store migrated", "store", s.path, "schema", v+1, "took", time.Since(start).Round(time.Millisecond))
 	}
 	if fresh {
 		chunk := opts.ChunkSize
@@ -158,4 +181,47 @@ func (s *Store) migrate(ctx context.Context, from int, fresh bool, opts Options)
 		return s.classify(fmt.Errorf("migrate %s: %w", s.path, err))
 	}
 	return nil
+}
+
+// fillChunkCRCs computes the checksum of every chunk stored before schema 2,
+// a few chunks at a time so memory stays bounded on a large store.
+func fillChunkCRCs(ctx context.Context, tx *sql.Tx) error {
+	const batch = 64
+	update, err := tx.PrepareContext(ctx, `UPDATE chunks SET crc = ? WHERE key = ?`)
+	if err != nil {
+		return err
+	}
+	defer update.Close()
+	type chunk struct {
+		key  int64
+		data []byte
+	}
+	for after := int64(-1); ; {
+		rows, err := tx.QueryContext(ctx, `SELECT key, data FROM chunks WHERE key > ? ORDER BY key LIMIT ?`, after, batch)
+		if err != nil {
+			return err
+		}
+		var got []chunk
+		for rows.Next() {
+			var c chunk
+			if err := rows.Scan(&c.key, &c.data); err != nil {
+				rows.Close()
+				return err
+			}
+			got = append(got, c)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, c := range got {
+			if _, err := update.ExecContext(ctx, chunkCRC(c.data), c.key); err != nil {
+				return err
+			}
+		}
+		if len(got) < batch {
+			return nil
+		}
+		after = got[len(got)-1].key
+	}
 }

@@ -8,11 +8,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
 
 	"github.com/mattn/go-sqlite3"
+	"golang.org/x/sys/unix"
 )
 
 // Root is the inode number of the workspace's root directory.
@@ -48,6 +51,9 @@ type Options struct {
 	Socket string
 	// ChunkSize applies only when the store is created.
 	ChunkSize int
+	// AuditRetention bounds the audit trail; nil means
+	// DefaultAuditRetention.
+	AuditRetention *AuditRetention
 }
 
 // Store is an open workspace store. Commit must be called from one goroutine
@@ -59,25 +65,47 @@ type Store struct {
 	w         *sql.DB // one connection: the writer
 	r         *sql.DB // read pool
 	cp        *checkpointer
+	retention AuditRetention
 	readChunk *sql.Stmt // prepared once: every read of file data runs it
 }
 
-// Open opens the store at path, creating it when it does not exist. It
-// takes the exclusive owner lock first, so a second opener fails with an
-// *OwnedError naming the owner.
+// Open opens the store at path, creating it when path does not exist. An
+// existing file is opened only if it is a sqlfs store: an empty file or a
+// foreign one is refused with ErrNotStore, never turned into a new
+// workspace. Open takes the exclusive owner lock first, so a second opener,
+// by whatever name, fails with an *OwnedError naming the owner.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("store path %q: %w", path, err)
 	}
-	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("store %s: is a directory: %w", abs, ErrNotStore)
+	fi, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := create(ctx, abs, opts); err != nil {
+			return nil, err
+		}
+		fi, err = os.Stat(abs)
 	}
-	lock, err := acquireOwnerLock(abs, opts.Socket)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("store %s: %w", abs, err)
+	case fi.IsDir():
+		return nil, fmt.Errorf("store %s: is a directory: %w", abs, ErrNotStore)
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("store %s: not a regular file: %w", abs, ErrNotStore)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", abs, err)
+	}
+	lock, err := acquireOwnerLock(real, opts.Socket)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{path: abs, lock: lock}
+	s := &Store{path: real, lock: lock, retention: DefaultAuditRetention}
+	if opts.AuditRetention != nil {
+		s.retention = *opts.AuditRetention
+	}
 	if err := s.open(ctx, opts); err != nil {
 		s.closeDBs()
 		lock.release()
@@ -86,11 +114,112 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// create makes a new store at path, which must not exist. The store is
+// built under a temporary name and linked into place only once complete,
+// so a crash never leaves an empty or half-made store at path; if another
+// process created path meanwhile, its store wins and is opened instead.
+func create(ctx context.Context, path string, opts Options) error {
+	tmp, err := createTemp(path)
+	if err != nil {
+		return err
+	}
+	defer removeStoreFiles(tmp)
+	s := &Store{path: tmp}
+	if s.w, err = sql.Open("sqlite3", dsn(tmp, "_txlock=immediate")); err != nil {
+		return fmt.Errorf("create store %s: %w", path, err)
+	}
+	err = s.initSchema(ctx, opts, true)
+	// Closing the last connection checkpoints and removes the WAL, so the
+	// file linked into place is the whole store.
+	if cerr := s.w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("create store %s: %w", path, err)
+	}
+	err = os.Link(tmp, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		// A filesystem without hard links may still rename without
+		// replacing.
+		err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_NOREPLACE)
+	}
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create store %s: %w", path, err)
+	}
+	return nil
+}
+
+// createTemp makes an empty, private file beside path.
+func createTemp(path string) (string, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	if err != nil {
+		return "", fmt.Errorf("create store %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := tighten(f); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("create store %s: %w", path, err)
+	}
+	return f.Name(), nil
+}
+
+func removeStoreFiles(path string) {
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		_ = os.Remove(path + suffix)
+	}
+}
+
+// tighten makes f readable and writable by its owner only, whatever the
+// umask was when it was made, and says so when it was open to others.
+func tighten(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	perm := fi.Mode().Perm()
+	if perm == 0o600 {
+		return nil
+	}
+	if perm&0o077 != 0 {
+		slog.Warn("store file was readable by other users; mode tightened to 0600",
+			"file", f.Name(), "mode", fmt.Sprintf("%#o", perm))
+	}
+	return f.Chmod(0o600)
+}
+
+// tightenExisting applies tighten to the store's WAL and shared-memory
+// files left by an earlier owner; SQLite makes new ones with the store's
+// own mode.
+func tightenExisting(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return tighten(f)
+}
+
 func dsn(path string, query string) string {
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + query
 }
 
 func (s *Store) open(ctx context.Context, opts Options) error {
+	if fi, err := s.lock.f.Stat(); err != nil {
+		return fmt.Errorf("store %s: %w", s.path, err)
+	} else if fi.Size() == 0 {
+		return fmt.Errorf("store %s: empty file (0 bytes): %w; remove it to start a new workspace", s.path, ErrNotStore)
+	}
+	if err := tighten(s.lock.f); err != nil {
+		return fmt.Errorf("store %s: %w", s.path, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := tightenExisting(s.path + suffix); err != nil {
+			return fmt.Errorf("store %s: %w", s.path, err)
+		}
+	}
 	// The writer connection runs every statement of a commit; a long busy
 	// timeout rides out a foreign reader (say, the sqlite3 shell) briefly
 	// holding a lock rather than failing a commit.
@@ -102,7 +231,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	s.w = w
-	if err := s.initSchema(ctx, opts); err != nil {
+	if err := s.initSchema(ctx, opts, false); err != nil {
 		return err
 	}
 	r, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=10000&_query_only=1"))
@@ -112,7 +241,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	s.r = r
-	if s.readChunk, err = r.PrepareContext(ctx, `SELECT data FROM chunks WHERE key=?`); err != nil {
+	if s.readChunk, err = r.PrepareContext(ctx, `SELECT data, crc FROM chunks WHERE key=?`); err != nil {
 		return s.classify(fmt.Errorf("prepare chunk read: %w", err))
 	}
 	return s.startCheckpointer()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +127,18 @@ func TestChunksAndCheck(t *testing.T) {
 		if !strings.Contains(text, kind+":") {
 			t.Errorf("check missed %s:\n%s", kind, text)
 		}
+	}
+}
+
+// commitFile stores a one-chunk file /fN with content data.
+func commitFile(t *testing.T, st *sqlstore.Store, ino uint64, data string) {
+	t.Helper()
+	err := st.Commit(t.Context(), &sqlstore.Batch{
+		Inodes:   []sqlstore.Inode{{Ino: ino, Mode: 0o100644, Nlink: 1, Size: int64(len(data))}},
+		Dentries: []sqlstore.Dentry{{Parent: sqlstore.Root, Name: fmt.Sprintf("f%d", ino), Ino: ino}},
+		Chunks:   []sqlstore.Chunk{{Ino: ino, Idx: 0, Data: []byte(data)}},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -20,7 +20,7 @@ func checkCmd(ctx context.Context, args []string) int {
 	fset := flag.NewFlagSet("check", flag.ContinueOnError)
 	store := fset.String("store", "", "workspace store `file`")
 	fset.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: sqlfs-exec check --store STORE\n\nChecks SQLite's integrity and sqlfs's own invariants (no dangling entries,\nno orphan chunks, nlink and sizes consistent). The store must not be in use.\n")
+		fmt.Fprintf(os.Stderr, "usage: sqlfs-exec check --store STORE\n\nChecks SQLite's integrity and sqlfs's own invariants: every inode reachable\nfrom the root, no directory cycles, one name per directory, no dangling\nentries or orphan chunks, nlink and sizes consistent, and every chunk's data\nmatching its CRC-32C. The store must not be in use.\n")
 		fset.PrintDefaults()
 	}
 	if code, ok := parseFlags(fset, args); !ok {

@@ -1,19 +1,14 @@
 package main
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
-	"slices"
-	"strings"
-	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/archive"
 )
 
 func init() {
@@ -24,8 +19,13 @@ const exportUsage = `usage: sqlfs-exec export --store STORE [SRC] DEST
 
 Copies the workspace path SRC (default: the root; a directory's contents)
 into the host directory DEST (created when missing), or as a tar stream to
-stdout when DEST is '-', keeping modes, owners, times, symlinks and hard
-links. Reads straight from the store (through its owner when one runs).
+stdout when DEST is '-', keeping modes, times, symlinks, hard links and
+fifos. Reads straight from the store (through its owner when one runs).
+
+Files an agent made must not gain privileges on the host: setuid and
+setgid bits are dropped, device nodes refused (exit 1, the rest is
+exported) and files owned by the user running the export, unless asked
+otherwise below. A tar stream on stdout carries everything as stored.
 
 flags:
 `
@@ -33,8 +33,24 @@ flags:
 func runExport(ctx context.Context, args []string) int {
 	fs, ws := clientFlags("export", exportUsage)
 	quiet := fs.Bool("q", false, "no progress display")
+	sameOwner := fs.Bool("same-owner", false, "keep the workspace's owners (needs root to give files away)")
+	preserve := fs.Bool("preserve-special", false, "keep setuid/setgid bits and device nodes (root only)")
+	skipSpecial := fs.Bool("skip-special", false, "leave device nodes out instead of failing")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	opts := archive.Options{Owners: *sameOwner, Warn: func(err error) {
+		fmt.Fprintf(os.Stderr, "sqlfs-exec export: warning: %v\n", err)
+	}}
+	switch {
+	case *preserve && *skipSpecial:
+		return fail("export", errors.New("--preserve-special and --skip-special exclude each other"))
+	case *preserve && os.Geteuid() != 0:
+		return fail("export", errors.New("--preserve-special needs root: setuid files and device nodes on the host are a root's decision"))
+	case *preserve:
+		opts.Special = archive.KeepDevices
+	case *skipSpecial:
+		opts.Special = archive.SkipDevices
 	}
 	var src, dest string
 	switch fs.NArg() {
@@ -59,7 +75,7 @@ func runExport(ctx context.Context, args []string) int {
 		pr, pw := io.Pipe()
 		uerr := make(chan error, 1)
 		go func() {
-			err := untarDir(ctx, pr, dest)
+			err := untarDir(ctx, pr, dest, opts)
 			pr.CloseWithError(err) // stops the export if extraction fails
 			uerr <- err
 		}()
@@ -75,16 +91,9 @@ func runExport(ctx context.Context, args []string) int {
 	})
 }
 
-type hostDir struct {
-	name         string
-	mode         fs.FileMode
-	atime, mtime time.Time
-}
-
-// untarDir unpacks a tar stream into the host directory dir through an
-// os.Root, so no entry can land outside it. Directories get their modes and
-// times after their contents; owners are kept when running as root.
-func untarDir(ctx context.Context, r io.Reader, dir string) error {
+// untarDir unpacks a tar stream into the host directory dir with the rules
+// of package archive, through an os.Root so no member lands outside it.
+func untarDir(ctx context.Context, r io.Reader, dir string, opts archive.Options) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -93,109 +102,6 @@ func untarDir(ctx context.Context, r io.Reader, dir string) error {
 		return err
 	}
 	defer root.Close()
-	asRoot := os.Geteuid() == 0
-	var dirs []hostDir
-	tr := tar.NewReader(r)
-	buf := make([]byte, 1<<20)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-		name := path.Clean(strings.TrimPrefix(h.Name, "/"))
-		if name == ".." || strings.HasPrefix(name, "../") {
-			return fmt.Errorf("archive entry %q leaves the destination", h.Name)
-		}
-		mode := h.FileInfo().Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if name != "." {
-				if err := root.MkdirAll(name, 0o700); err != nil {
-					return err
-				}
-			}
-			dirs = append(dirs, hostDir{name, mode, h.AccessTime, h.ModTime})
-		case tar.TypeReg:
-			if err := makeRoomHost(root, name); err != nil {
-				return err
-			}
-			f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode.Perm())
-			if err != nil {
-				return err
-			}
-			_, err = io.CopyBuffer(f, tr, buf)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if err := makeRoomHost(root, name); err != nil {
-				return err
-			}
-			if err := root.Symlink(h.Linkname, name); err != nil {
-				return err
-			}
-		case tar.TypeLink:
-			if err := makeRoomHost(root, name); err != nil {
-				return err
-			}
-			if err := root.Link(path.Clean(h.Linkname), name); err != nil {
-				return err
-			}
-			continue
-		default:
-			// Device nodes and fifos need mknod, which os.Root lacks;
-			// they are rare in workspaces and skipped.
-			fmt.Fprintf(os.Stderr, "sqlfs-exec export: skipping special file %s\n", name)
-			continue
-		}
-		if asRoot {
-			if err := root.Lchown(name, h.Uid, h.Gid); err != nil {
-				return err
-			}
-		}
-		if h.Typeflag == tar.TypeReg {
-			if err := root.Chmod(name, mode); err != nil {
-				return err
-			}
-			if err := root.Chtimes(name, h.AccessTime, h.ModTime); err != nil {
-				return err
-			}
-		}
-	}
-	for _, d := range slices.Backward(dirs) {
-		if err := root.Chmod(d.name, d.mode); err != nil {
-			return err
-		}
-		if err := root.Chtimes(d.name, d.atime, d.mtime); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// makeRoomHost removes a non-directory at name and makes its parent, so an entry
-// can be created there.
-func makeRoomHost(root *os.Root, name string) error {
-	if err := root.MkdirAll(path.Dir(name), 0o755); err != nil {
-		return err
-	}
-	fi, err := root.Lstat(name)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case fi.IsDir():
-		return fmt.Errorf("%s: a directory is in the way", name)
-	}
-	return root.Remove(name)
+	_, err = archive.Extract(ctx, r, archive.HostFS(root), "/", opts)
+	return err
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
@@ -12,12 +11,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/archive"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
 func init() {
@@ -28,9 +28,15 @@ const importUsage = `usage: sqlfs-exec import --store STORE SRC [DEST]
 
 Copies the host directory SRC (its contents), or a tar stream when SRC is
 '-' (stdin), into the workspace directory DEST (default: the root), keeping
-modes, owners, times, symlinks and hard links. Goes straight into the store
-(through its owner when one runs), not through a mount. Shows progress when
-stderr is a terminal.
+modes, owners, times, symlinks, hard links, fifos and sparse files' holes.
+Goes straight into the store (through its owner when one runs), not
+through a mount. Shows progress when stderr is a terminal.
+
+Like GNU tar, every member stays below DEST: names with '..' and symlinks
+that would carry a later member out are refused. Setuid and setgid bits
+are dropped. Device nodes are refused (exit 1, the rest is imported)
+unless --skip-special leaves them out. A file being written when the
+stream ends is not left behind.
 
 flags:
 `
@@ -38,6 +44,7 @@ flags:
 func runImport(ctx context.Context, args []string) int {
 	fs, ws := clientFlags("import", importUsage)
 	quiet := fs.Bool("q", false, "no progress display")
+	skipSpecial := fs.Bool("skip-special", false, "leave device nodes out instead of failing")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -77,7 +84,7 @@ func runImport(ctx context.Context, args []string) int {
 			}
 		}
 		p.start()
-		st, err := conn.Import(ctx, dest, p.reader(r))
+		st, err := conn.Import(ctx, dest, p.reader(r), tools.ImportOptions{SkipSpecial: *skipSpecial})
 		p.stop()
 		err = errors.Join(err, stopTar())
 		if err != nil {
@@ -85,6 +92,9 @@ func runImport(ctx context.Context, args []string) int {
 		}
 		fmt.Fprintf(os.Stderr, "imported %d files (%s), %d directories, %d symlinks, %d hard links, %d special files\n",
 			st.Files, size(st.Bytes), st.Dirs, st.Symlinks, st.Links, st.Special)
+		if st.Skipped > 0 {
+			fmt.Fprintf(os.Stderr, "sqlfs-exec import: warning: left out %d device nodes (--skip-special)\n", st.Skipped)
+		}
 		return 0
 	})
 }
@@ -93,13 +103,12 @@ func runImport(ctx context.Context, args []string) int {
 // stream does (an error, or trailing data).
 var errImportEnded = errors.New("import ended")
 
-// tarDir writes the contents of the host directory dir as a PAX tar stream
-// with names relative to it, keeping what tar keeps: modes, owners,
-// nanosecond times, symlinks, hard links and special files.
+// tarDir writes the contents of the host directory dir as a tar stream
+// with names relative to it (package archive's Writer: modes, owners,
+// nanosecond times, symlinks, hard links and special files). Sockets are
+// left out.
 func tarDir(ctx context.Context, dir string, w io.Writer) error {
-	tw := tar.NewWriter(w)
-	links := map[[2]uint64]string{} // (dev, ino) → first name
-	buf := make([]byte, 1<<20)
+	aw := archive.NewWriter(w, archive.WriteOptions{})
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -115,52 +124,17 @@ func tarDir(ctx context.Context, dir string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if fi.Mode()&fs.ModeSocket != 0 {
-			return nil // sockets cannot be archived
-		}
-		var target string
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if target, err = os.Readlink(p); err != nil {
-				return err
-			}
-		}
-		h, err := tar.FileInfoHeader(fi, target)
-		if err != nil {
-			return err
-		}
-		h.Name = filepath.ToSlash(rel)
-		if fi.IsDir() {
-			h.Name += "/"
-		}
-		h.Format = tar.FormatPAX
-		h.Uname, h.Gname = "", "" // owners travel as numbers
-		h.ChangeTime = time.Time{}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && st.Nlink > 1 {
-			key := [2]uint64{st.Dev, st.Ino}
-			if first, ok := links[key]; ok {
-				h.Typeflag, h.Linkname, h.Size = tar.TypeLink, first, 0
-			} else {
-				links[key] = h.Name
-			}
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if h.Typeflag != tar.TypeReg {
+		err = aw.Add(filepath.ToSlash(rel), fi, func() (string, error) { return os.Readlink(p) },
+			func() (io.ReadCloser, error) { return os.Open(p) })
+		if errors.Is(err, archive.ErrUnsupported) {
 			return nil
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		_, err = io.CopyBuffer(tw, io.LimitReader(f, h.Size), buf)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return tw.Close()
+	return aw.Close()
 }
 
 // progress shows bytes moved (and a bar when the total is known) on a

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -22,6 +26,12 @@ const logUsage = `usage: sqlfs-exec log --store STORE [filters]
 Prints the audit trail of STORE, oldest first: every change made through any
 frontend (FUSE, shell, container, tools, import), and every refusal.
 Columns: sequence, time, actor, operation, path(s), result.
+
+At most --limit events are printed; when more follow, a last line on stderr
+gives the command that prints the next page (the same flags with --after).
+The store keeps events by age and count (sqlfs-mount and sqlfs-exec serve
+--audit-max-age, --audit-max-events); when older events were pruned, a line
+on stderr says so.
 
 flags:
 `
@@ -50,7 +60,7 @@ func runLog(ctx context.Context, args []string) int {
 		f.Actor = tools.Actor(*execID)
 	}
 	if *path != "" {
-		p, err := tools.Clean(*path)
+		p, err := api.AuditPathPrefix(*path)
 		if err != nil {
 			return fail("log", err)
 		}
@@ -63,10 +73,25 @@ func runLog(ctx context.Context, args []string) int {
 		}
 		f.Since = t
 	}
+	limit := f.Limit
+	if limit <= 0 {
+		return fail("log", fmt.Errorf("--limit %d: want at least 1", limit))
+	}
+	unfiltered := f == sqlstore.AuditFilter{AfterSeq: f.AfterSeq, Limit: f.Limit}
 	return ws.run(ctx, "log", func(conn api.Conn) int {
-		events, err := conn.Audit(ctx, f)
+		// One event more than asked for tells whether more follow.
+		query := f
+		query.Limit++
+		events, err := conn.Audit(ctx, query)
 		if err != nil {
 			return fail("log", err)
+		}
+		more := len(events) > limit
+		if more {
+			events = events[:limit]
+		}
+		if unfiltered && len(events) > 0 && events[0].Seq > f.AfterSeq+1 {
+			fmt.Fprintf(os.Stderr, "-- events before %d were pruned by the store's audit retention\n", events[0].Seq)
 		}
 		enc := json.NewEncoder(os.Stdout)
 		for _, e := range events {
@@ -85,8 +110,28 @@ func runLog(ctx context.Context, args []string) int {
 			}
 			fmt.Printf("%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Actor, e.Op, paths, e.Result)
 		}
+		if more {
+			fmt.Fprintf(os.Stderr, "-- %d events shown, more follow: %s\n", limit, nextPage(fs, events[len(events)-1].Seq))
+		}
 		return 0
 	})
+}
+
+// nextPage is the command that prints the events after seq with the same
+// flags.
+func nextPage(fs *flag.FlagSet, seq int64) string {
+	words := []string{"sqlfs-exec", "log"}
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "after" {
+			return
+		}
+		value := fl.Value.String()
+		if q, err := syntax.Quote(value, syntax.LangBash); err == nil {
+			value = q
+		}
+		words = append(words, "--"+fl.Name+"="+value)
+	})
+	return strings.Join(append(words, "--after="+strconv.FormatInt(seq, 10)), " ")
 }
 
 // parseSince reads a duration back from now or an absolute time.

@@ -20,6 +20,7 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar/container"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 // workspaceOptions say how to open a workspace in this process.
@@ -30,6 +31,7 @@ type workspaceOptions struct {
 	mount          string          // FUSE mountpoint, "" for none
 	container      *containerFlags // the container backend, over the mount
 	logger         *slog.Logger
+	auditRetention *sqlstore.AuditRetention // nil: the store's default
 }
 
 // workspace is a store opened by this process with its tools.
@@ -58,7 +60,7 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 	}
 	f, err := sfs.Open(ctx, store, sfs.Options{
 		Socket: o.socket, Policy: o.policy, CommitInterval: o.commitInterval, Logger: o.logger,
-		Uid: uint32(uid), Gid: uint32(gid),
+		Uid: uint32(uid), Gid: uint32(gid), AuditRetention: o.auditRetention,
 	})
 	if err != nil {
 		return nil, err
@@ -174,6 +176,8 @@ func runServe(ctx context.Context, args []string) int {
 	fs.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
 	fs.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
 	cf.register(fs)
+	retention := sqlstore.DefaultAuditRetention
+	retention.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
@@ -201,7 +205,7 @@ func runServe(ctx context.Context, args []string) int {
 	}
 	ws, err := openWorkspace(ctx, *store, workspaceOptions{
 		policy: policy, socket: api.Advertised(addr), commitInterval: *interval,
-		mount: *mount, container: &cf, logger: log,
+		mount: *mount, container: &cf, logger: log, auditRetention: &retention,
 	})
 	if err != nil {
 		return fail("serve", err)

@@ -84,15 +84,7 @@ func readToken(file string) (string, error) {
 	if file == "" {
 		return "", nil
 	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("token file: %w", err)
-	}
-	tok := strings.TrimSpace(string(b))
-	if tok == "" {
-		return "", fmt.Errorf("token file %s is empty", file)
-	}
-	return tok, nil
+	return api.ReadTokenFile(file)
 }
 
 // fail prints a command's error the same way for every subcommand and

@@ -80,14 +80,20 @@ func (p *mountProc) kill() {
 	}
 }
 
+// longEnv asks for the long randomized runs (make test-long).
+const longEnv = "SQLFS_TEST_LONG"
+
 // TestCrashKeepsFsyncedFiles kills the mount with SIGKILL at random points
 // of a mixed workload, then reopens the store, checks it and verifies every
-// file whose fsync returned, byte for byte.
+// file whose fsync returned, byte for byte: 20 rounds, 200 with longEnv set.
 func TestCrashKeepsFsyncedFiles(t *testing.T) {
 	fusetest.Skip(t)
 	rounds := 20
-	if testing.Short() {
+	switch {
+	case testing.Short():
 		rounds = 3
+	case os.Getenv(longEnv) != "":
+		rounds = 200
 	}
 	base := t.TempDir()
 	store := filepath.Join(base, "ws.db")

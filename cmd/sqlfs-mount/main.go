@@ -66,6 +66,8 @@ func run() int {
 	fl.Var(&extra, "o", "extra FUSE mount `options`, comma separated (repeatable)")
 	fl.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
 	fl.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
+	retention := sqlstore.DefaultAuditRetention
+	retention.AddFlags(fl)
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), usage)
 		fl.PrintDefaults()
@@ -104,7 +106,7 @@ func run() int {
 	if sock != "" && !*readOnly {
 		advertised = api.Advertised("unix:" + sock)
 	}
-	fsys, err := sfs.Open(ctx, store, sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised})
+	fsys, err := sfs.Open(ctx, store, sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised, AuditRetention: &retention})
 	if err != nil {
 		var owned *sqlstore.OwnedError
 		if errors.As(err, &owned) {

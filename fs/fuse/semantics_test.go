@@ -468,9 +468,7 @@ func TestFsync(t *testing.T) {
 	d.Close()
 	// The fsync'ed file is in the store now, whatever happens to RAM.
 	out, err := exec.Command("sqlite3", w.Store, "SELECT count(*) FROM dentries WHERE name='f'").Output()
-	if err != nil {
-		t.Skipf("sqlite3 shell not available: %v", err)
-	}
+	fusetest.Require(t, "this test reads the store with the sqlite3 shell (Debian package sqlite3)", err)
 	if strings.TrimSpace(string(out)) != "1" {
 		t.Fatalf("fsync'ed file not in the store: %q", out)
 	}

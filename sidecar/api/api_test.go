@@ -285,6 +285,11 @@ func TestTokenOverTCP(t *testing.T) {
 		{"wrong", "Bearer nope", 401},
 		{"not bearer", "Basic s3cret", 401},
 		{"right", "Bearer s3cret", 200},
+		{"scheme lower case", "bearer s3cret", 200},
+		{"scheme upper case", "BEARER s3cret", 200},
+		{"extra spaces", "  Bearer   s3cret ", 200},
+		{"prefix of token", "Bearer s3cre", 401},
+		{"no credentials", "Bearer", 401},
 	} {
 		req, _ := http.NewRequestWithContext(t.Context(), "GET", base+"/v1/health", nil)
 		if tc.auth != "" {
@@ -475,7 +480,7 @@ func TestImportExportAudit(t *testing.T) {
 		}
 	}
 	tw.Close()
-	st, err := e.c.Import(ctx, "in", &buf)
+	st, err := e.c.Import(ctx, "in", &buf, tools.ImportOptions{})
 	if err != nil || st.Files != 1 || st.Dirs != 1 || st.Symlinks != 1 || st.Links != 1 || st.Bytes != 5 {
 		t.Fatalf("import: %+v %v", st, err)
 	}

@@ -31,7 +31,7 @@ type Conn interface {
 	Changes(ctx context.Context, execID string) ([]string, error)
 	Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEvent, error)
 	// Import unpacks a tar stream below dest; Export writes src as one.
-	Import(ctx context.Context, dest string, tar io.Reader) (tools.ImportStats, error)
+	Import(ctx context.Context, dest string, tar io.Reader, opts tools.ImportOptions) (tools.ImportStats, error)
 	Export(ctx context.Context, src string, tar io.Writer) error
 }
 
@@ -63,8 +63,8 @@ func (l Local) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEvent,
 	ev, err := l.S.Audit(ctx, f)
 	return toAPIEvents(ev), err
 }
-func (l Local) Import(ctx context.Context, dest string, r io.Reader) (tools.ImportStats, error) {
-	return l.S.Import(ctx, dest, r)
+func (l Local) Import(ctx context.Context, dest string, r io.Reader, opts tools.ImportOptions) (tools.ImportStats, error) {
+	return l.S.Import(ctx, dest, r, opts)
 }
 func (l Local) Export(ctx context.Context, src string, w io.Writer) error {
 	return l.S.Export(ctx, src, w)
@@ -275,7 +275,7 @@ func (c *Client) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEven
 	set("actor_prefix", f.ActorPrefix)
 	set("op", f.Op)
 	// The API takes tool paths; the filter holds a workspace path.
-	set("path_prefix", strings.TrimPrefix(f.PathPrefix, "/"))
+	set("path_prefix", f.PathPrefix)
 	if !f.Since.IsZero() {
 		q.Set("since", f.Since.Format(time.RFC3339Nano))
 	}
@@ -292,9 +292,13 @@ func (c *Client) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]AuditEven
 	return out.Events, err
 }
 
-func (c *Client) Import(ctx context.Context, dest string, r io.Reader) (tools.ImportStats, error) {
+func (c *Client) Import(ctx context.Context, dest string, r io.Reader, opts tools.ImportOptions) (tools.ImportStats, error) {
 	var st tools.ImportStats
-	resp, err := c.request(ctx, http.MethodPost, "/v1/import?"+url.Values{"dest": {dest}}.Encode(), "application/x-tar", r)
+	q := url.Values{"dest": {dest}}
+	if opts.SkipSpecial {
+		q.Set("skip_special", "true")
+	}
+	resp, err := c.request(ctx, http.MethodPost, "/v1/import?"+q.Encode(), "application/x-tar", r)
 	if err != nil {
 		return st, err
 	}

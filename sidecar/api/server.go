@@ -7,7 +7,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -94,14 +93,19 @@ func NewServer(cfg Config) *Server {
 // ServeHTTP checks the token and routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.Token != "" {
-		const prefix = "Bearer "
-		h := r.Header.Get("Authorization")
-		if len(h) <= len(prefix) || h[:len(prefix)] != prefix ||
-			subtle.ConstantTimeCompare([]byte(h[len(prefix):]), []byte(s.cfg.Token)) != 1 {
+		if !authorized(r, s.cfg.Token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfs"`)
 			writeError(w, apiErr(codeUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN"))
 			return
 		}
+	}
+	if err := checkUTF8Query(r.URL.Query()); err != nil {
+		writeError(w, err)
+		return
+	}
+	if !utf8.ValidString(r.URL.Path) {
+		writeError(w, apiErr(tools.CodeInvalid, "request path %q is not valid UTF-8", r.URL.Path))
+		return
 	}
 	h, pattern := s.mux.Handler(r)
 	if pattern == "" {
@@ -291,6 +295,9 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	var in tools.ExecInput
 	b, err := s.readBody(w, r)
 	if err == nil {
+		err = checkUTF8JSON(b)
+	}
+	if err == nil {
 		err = decodeStrict(bytes.NewReader(b), &in)
 	}
 	if err != nil {
@@ -390,7 +397,7 @@ func auditQuery(q url.Values) (sqlstore.AuditFilter, error) {
 		case "op":
 			f.Op = val
 		case "path_prefix":
-			f.PathPrefix, err = tools.Clean(val)
+			f.PathPrefix, err = AuditPathPrefix(val)
 		case "since":
 			f.Since, err = time.Parse(time.RFC3339Nano, val)
 		case "after_seq":
@@ -434,12 +441,23 @@ func onlyParam(q url.Values, name string) (string, error) {
 }
 
 func (s *Server) importTar(w http.ResponseWriter, r *http.Request) {
-	dest, err := onlyParam(r.URL.Query(), "dest")
+	q := r.URL.Query()
+	var opts tools.ImportOptions
+	if v := q.Get("skip_special"); v != "" {
+		skip, err := strconv.ParseBool(v)
+		if err != nil {
+			writeError(w, apiErr(tools.CodeInvalid, "skip_special: %q is not a boolean", v))
+			return
+		}
+		opts.SkipSpecial = skip
+		q.Del("skip_special")
+	}
+	dest, err := onlyParam(q, "dest")
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	stats, err := s.cfg.Tools.Import(r.Context(), dest, r.Body)
+	stats, err := s.cfg.Tools.Import(r.Context(), dest, r.Body, opts)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -64,6 +64,9 @@ func def[In any, Out texter](name, title, desc string, readOnly, destructive boo
 // call validates args against the tool's schema (required fields, types)
 // and runs it.
 func (t tool) call(ctx context.Context, s *tools.Service, args []byte) (Result, error) {
+	if err := checkUTF8JSON(args); err != nil {
+		return Result{}, err
+	}
 	var v any
 	if err := json.Unmarshal(args, &v); err != nil {
 		return Result{}, jsonErr(err)

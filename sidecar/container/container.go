@@ -20,6 +20,11 @@
 // package does) and must call Init when started with the "init" argument
 // (cmd/sqlfs-exec registers that subcommand; tests do it in TestMain). Build
 // with -tags seccomp (libseccomp-dev) to get the seccomp filter.
+//
+// Each exec runs in its own sub-cgroup and everything it started is killed
+// when it ends: a daemon (setsid, nohup, `cmd &`) does not outlive its exec,
+// so no write reaches the workspace after the exec's result, and
+// ActorForPID can name the exec behind any write the FUSE mount sees.
 package container
 
 import (
@@ -113,6 +118,11 @@ type Backend struct {
 	idle    *time.Timer
 	closed  bool
 	closing chan struct{} // closed when Close has finished
+
+	// actors maps the host path of each running exec's cgroup to the
+	// actor its writes are audited under (ActorForPID).
+	actorsMu sync.RWMutex
+	actors   map[string]string
 }
 
 // New checks cfg, removes containers left behind by crashed owners in

@@ -49,7 +49,19 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	if err != nil {
 		return sidecar.Result{}, err
 	}
-	defer tree.remove()
+	actor := req.Actor
+	if actor == "" {
+		actor = fmt.Sprintf("exec:container-%d", seq)
+	}
+	b.setActor(tree.dir, actor)
+	// An exec ends with everything it started: a daemon (setsid, nohup,
+	// &) is killed with it, so no write reaches the workspace after the
+	// exec's result is out and every write can be named by its exec.
+	defer func() {
+		tree.kill()
+		tree.remove()
+		b.setActor(tree.dir, "")
+	}()
 
 	budget := newOutputBudget(limits.MaxOutputBytes)
 	outR, outW, err := os.Pipe()

@@ -1,6 +1,7 @@
 package container
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,8 +14,9 @@ import (
 )
 
 // execTree is the sub-cgroup one exec runs in. Everything the command
-// forks stays in it, even a daemon that calls setsid, so a timeout kills
-// the whole tree and nothing else in the container. On cgroup v1 only the
+// forks stays in it, even a daemon that calls setsid, so the end of the
+// exec (or its timeout) kills the whole tree and nothing else in the
+// container, and a process's cgroup names its exec (ActorForPID). On cgroup v1 only the
 // freezer hierarchy gets the sub-cgroup (it is what the kill needs); limits
 // stay on the container's cgroups.
 type execTree struct {
@@ -96,8 +98,13 @@ func (t *execTree) killListed() int {
 	return len(pids)
 }
 
-// remove deletes the sub-cgroup if it is empty. A daemon the command left
-// running keeps it busy (EBUSY); destroy sweeps it with the container.
+// remove deletes the sub-cgroup once the killed processes are gone; one
+// that stays busy (EBUSY) is swept by destroy with the container.
 func (t *execTree) remove() {
-	_ = unix.Rmdir(t.dir)
+	for range 1000 {
+		if err := unix.Rmdir(t.dir); !errors.Is(err, unix.EBUSY) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

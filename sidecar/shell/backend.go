@@ -75,7 +75,7 @@ func newBackend(workspace tree, opts Options) *Backend {
 		opts.TmpMaxBytes = 256 << 20
 	}
 	return &Backend{
-		m:    &mounts{workspace: workspace, tmp: newMemFS(opts.TmpMaxBytes), fifoDir: fifoDir(opts.Logger)},
+		m:    &mounts{workspace: workspace, tmp: newMemFS(opts.TmpMaxBytes), fifos: newFIFORoot(opts.Logger)},
 		opts: opts,
 		log:  opts.Logger,
 	}
@@ -87,37 +87,7 @@ func (b *Backend) Name() string { return "shell" }
 // Close removes the backend's host FIFO directory. The workspace store is
 // the caller's to close.
 func (b *Backend) Close() error {
-	if b.m.fifoDir == "" {
-		return nil
-	}
-	if err := os.RemoveAll(b.m.fifoDir); err != nil {
-		return fmt.Errorf("shell backend: remove fifo dir: %w", err)
-	}
-	return nil
-}
-
-// fifoDir makes the private host directory where the interpreter creates
-// process-substitution FIFOs. The interpreter opens those with the host's
-// os.OpenFile, bypassing every handler, so they must live somewhere that is
-// neither the host's /tmp nor reachable by any other name. Without it,
-// process substitution fails with a message and everything else works.
-func fifoDir(log *slog.Logger) string {
-	dir, err := os.MkdirTemp("", "sqlfs-shell-fifo-")
-	if err != nil {
-		log.Warn("shell backend: process substitution disabled", "err", err)
-		return ""
-	}
-	return dir
-}
-
-// fifos is the FIFO directory the interpreter is told to use.
-func (b *Backend) fifos() string {
-	if b.m.fifoDir == "" {
-		// A directory that cannot exist makes mkfifo fail with a clear
-		// message instead of falling back to the host's TMPDIR.
-		return "/nonexistent/sqlfs-shell-fifo"
-	}
-	return b.m.fifoDir
+	return b.m.fifos.close()
 }
 
 // Exec runs req.Command. See sidecar.Backend.
@@ -131,6 +101,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	limits.MaxCommands = cmp.Or(limits.MaxCommands, def.MaxCommands)
 	limits.MaxCallDepth = cmp.Or(limits.MaxCallDepth, def.MaxCallDepth)
 	limits.MaxGlobMatches = cmp.Or(limits.MaxGlobMatches, def.MaxGlobMatches)
+	limits.MaxProcs = cmp.Or(limits.MaxProcs, def.MaxProcs)
 	if req.Timeout > 0 {
 		limits.Timeout = req.Timeout
 	}
@@ -154,6 +125,11 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 			r.fs.m = &m
 		}
 	}
+	// Deferred first, so it runs after the cancel below has stopped the
+	// run.
+	fifoDir, removeFIFOs := b.m.fifos.execDir(r.id)
+	defer removeFIFOs()
+	r.fifoDir = fifoDir
 	defer r.cancel(nil)
 
 	dir := sidecar.WorkspaceDir
@@ -181,6 +157,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 
 	done := make(chan error, 1)
 	go func() {
+		r.labelProcs()
 		defer func() {
 			if p := recover(); p != nil {
 				b.log.Error("shell interpreter panic", "panic", p)
@@ -293,7 +270,7 @@ func (r *run) newRunner(dir string, env []string, stdin *os.File, stdout, stderr
 	// with the host's os.OpenFile. Point it at the backend's private FIFO
 	// directory, then reset again with the environment the script sees
 	// (TMPDIR unset: /tmp is the default, as for bash).
-	fifoEnv := environ{expand.ListEnviron(append(env, "TMPDIR="+r.b.fifos())...)}
+	fifoEnv := environ{expand.ListEnviron(append(env, "TMPDIR="+r.fifoDir)...)}
 	runner, err := interp.New(
 		interp.Env(fifoEnv),
 		func(rn *interp.Runner) error {

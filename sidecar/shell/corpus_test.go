@@ -23,6 +23,8 @@ import (
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // The differential corpus: every case in testdata/corpus/*.txt runs once
@@ -372,9 +374,8 @@ func runCorpusBackend(t *testing.T, script string) corpusResult {
 }
 
 func TestCorpus(t *testing.T) {
-	if _, err := os.Stat("/bin/bash"); err != nil {
-		t.Skip("the corpus needs /bin/bash as the reference")
-	}
+	_, err := os.Stat("/bin/bash")
+	testenv.Require(t, "the corpus needs /bin/bash as the reference (Debian package bash)", err)
 	byFile := map[string][]corpusCase{}
 	var order []string
 	for _, c := range loadCorpus(t) {
@@ -393,7 +394,8 @@ func TestCorpus(t *testing.T) {
 					}
 					want := runCorpusBash(t, c.script)
 					if want.code == 127 && strings.Contains(want.stderr, "command not found") {
-						t.Skipf("%s:%d: the reference lacks a command: %s", c.file, c.line, want.stderr)
+						testenv.Require(t, fmt.Sprintf("%s:%d: the reference lacks a command (Makefile DEB_PKGS)", c.file, c.line),
+							errors.New(strings.TrimSpace(want.stderr)))
 					}
 					got := runCorpusBackend(t, c.script)
 					var problems []string

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
@@ -50,4 +52,18 @@ func execReq(t testing.TB, b *Backend, req sidecar.Request) execOut {
 func sh(t testing.TB, b *Backend, command string) execOut {
 	t.Helper()
 	return execReq(t, b, sidecar.Request{Command: command})
+}
+
+// settled fails the test unless the goroutine count comes back to
+// baseline: an exec that ended left nothing of itself running.
+func settled(t testing.TB, baseline int) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second * slowdown)
+	for runtime.NumGoroutine() > baseline {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines left, baseline %d:\n%s", runtime.NumGoroutine(), baseline, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

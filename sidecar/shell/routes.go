@@ -3,12 +3,14 @@ package shell
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -346,6 +348,9 @@ func readFile(fsys builtin.FS, name string) ([]byte, error) {
 
 // strerror renders an error's errno as C's strerror does.
 func strerror(err error) string {
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		err = errno
+	}
 	var pe *fs.PathError
 	if e, ok := err.(*fs.PathError); ok {
 		pe = e

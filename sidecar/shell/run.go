@@ -28,20 +28,26 @@ import (
 // interpreter and command started on its behalf (pipelines, subshells,
 // sh -c, xargs) shares it.
 type run struct {
+	id     string // labels the run's goroutines (procLabel)
 	b      *Backend
 	limits sidecar.Limits
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	fs     *view
+	// fifoDir is the host directory of this run's process-substitution
+	// FIFOs, removed when the exec ends.
+	fifoDir string
 
 	out       *outputLimiter
 	stdout    io.Writer
 	stderr    io.Writer
 	rawStderr io.Writer // the caller's, for the backend's own messages
 
-	commands atomic.Int64
-	written  atomic.Int64
-	globSeen atomic.Int64 // directory entries read by globbing since the last command
+	commands        atomic.Int64
+	startGoroutines int // the process's, when the run began
+	written         atomic.Int64
+	globSeen        atomic.Int64 // directory entries read by globbing since the last command
+	glob            globWalk
 
 	mu       sync.Mutex
 	limitHit string
@@ -60,7 +66,8 @@ var errTimeout = errors.New("timeout")
 func newRun(parent context.Context, b *Backend, limits sidecar.Limits, stdout, stderr io.Writer) *run {
 	ctx, cancel := context.WithCancelCause(parent)
 	tctx, tcancel := context.WithTimeoutCause(ctx, limits.Timeout, errTimeout)
-	r := &run{b: b, limits: limits, ctx: tctx}
+	r := &run{id: strconv.FormatUint(execIDs.Add(1), 10), b: b, limits: limits, ctx: tctx,
+		startGoroutines: runtime.NumGoroutine()}
 	r.cancel = func(cause error) {
 		cancel(cause)
 		tcancel()
@@ -143,6 +150,7 @@ func (r *run) result(err error) sidecar.Result {
 // and depth budgets and routes the builtins that would reach the host.
 func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) {
 	r.globSeen.Store(0)
+	r.glob.reset()
 	n := r.commands.Add(1)
 	if n > r.limits.MaxCommands {
 		return nil, r.stop("max_commands", "command limit of %d exceeded", r.limits.MaxCommands)
@@ -153,11 +161,17 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	if n%depthEvery == 0 && callDepth(r.limits.MaxCallDepth) > r.limits.MaxCallDepth {
 		return nil, r.stop("max_call_depth", "call depth limit of %d exceeded", r.limits.MaxCallDepth)
 	}
+	if err := r.checkProcs(); err != nil {
+		return nil, err
+	}
 	if (args[0] == "echo" || args[0] == "printf") && readerGone(interp.HandlerCtx(ctx).Stdout) {
 		// The interpreter's own writers ignore EPIPE; a shell process
 		// would die of SIGPIPE at this write, so this (sub)shell exits.
 		// Commands from the registry stop through pipeWriter instead.
 		return []string{routedPrefix + "sigpipe"}, nil
+	}
+	if args, ok := r.replaceBuiltin(ctx, args); ok {
+		return args, nil
 	}
 	return routeBuiltin(args), nil
 }
@@ -236,18 +250,6 @@ func asOSPathError(err error) error {
 	return &fs.PathError{Op: "open", Path: "", Err: err}
 }
 
-func (r *run) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry, error) {
-	hc := interp.HandlerCtx(ctx)
-	ents, err := r.fs.ReadDir(absPath(hc.Dir, name))
-	if err != nil {
-		return nil, err
-	}
-	if n := r.globSeen.Add(int64(len(ents))); n > int64(r.limits.MaxGlobMatches) {
-		return nil, r.stop("max_glob_matches", "glob expansion limit of %d paths exceeded", r.limits.MaxGlobMatches)
-	}
-	return ents, nil
-}
-
 func (r *run) statHandler(ctx context.Context, name string, follow bool) (fs.FileInfo, error) {
 	hc := interp.HandlerCtx(ctx)
 	p := absPath(hc.Dir, name)
@@ -293,6 +295,10 @@ func (r *run) execHandler(ctx context.Context, args []string) error {
 		if name == "sigpipe" {
 			return hc.Builtin(ctx, []string{"exit", strconv.Itoa(exitSIGPIPE)})
 		}
+		if fn, ok := builtin.Lookup(name); ok && interp.IsBuiltin(name) {
+			// An interpreter builtin the registry replaces (echo, printf).
+			return exitErr(r.call(ctx, fn, env, append([]string{name}, args[1:]...)))
+		}
 		return exitErr(r.routedBuiltin(hc, env, name, args[1:]))
 	}
 	if strings.Contains(args[0], "/") {
@@ -333,17 +339,23 @@ func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args 
 	if f, ok := env.Stdout.(*os.File); ok {
 		defer context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Unix(1, 0)) })()
 	}
-	// SIGPIPE, in-process: once the reader of a pipe is gone, the
-	// command's context ends, so `yes | head` stops the way a process
-	// killed by the signal would.
+	// A failed write ends the command's context, as the process would
+	// die: SIGPIPE once the reader of a pipe is gone (`yes | head`),
+	// otherwise "write error" (`yes > f` on a full disk or past a quota),
+	// which many commands would otherwise ignore and keep writing.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pw := &pipeWriter{w: env.Stdout, cancel: cancel}
+	ow := &outputWriter{w: env.Stdout, cancel: cancel}
 	cenv := *env
-	cenv.Stdout = pw
+	cenv.Stdout = ow
 	code = fn(cctx, &cenv, args)
-	if pw.broken.Load() {
+	switch err := ow.failed(); {
+	case errors.Is(err, syscall.EPIPE):
 		return exitSIGPIPE
+	case err != nil && code == 0 && r.ctx.Err() == nil:
+		// The command ignored it; one that noticed has said so.
+		fmt.Fprintf(env.Stderr, "%s: write error: %s\n", args[0], strerror(err))
+		return 1
 	}
 	return code
 }
@@ -351,21 +363,32 @@ func (r *run) call(ctx context.Context, fn builtin.Func, env *builtin.Env, args 
 // exitSIGPIPE is the status of a process killed by SIGPIPE.
 const exitSIGPIPE = 128 + 13
 
-// pipeWriter ends its command's context when a write finds the pipe's
-// reader gone.
-type pipeWriter struct {
+// outputWriter is a command's standard output: it remembers the first
+// write error and ends the command's context with it.
+type outputWriter struct {
 	w      io.Writer
 	cancel context.CancelFunc
-	broken atomic.Bool
+	mu     sync.Mutex
+	err    error
 }
 
-func (p *pipeWriter) Write(b []byte) (int, error) {
-	n, err := p.w.Write(b)
-	if errors.Is(err, syscall.EPIPE) {
-		p.broken.Store(true)
-		p.cancel()
+func (o *outputWriter) Write(b []byte) (int, error) {
+	n, err := o.w.Write(b)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+		o.cancel()
 	}
 	return n, err
+}
+
+func (o *outputWriter) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.err
 }
 
 // commandEnv is what a command sees of the shell that runs it.

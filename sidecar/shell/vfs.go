@@ -31,7 +31,7 @@ const (
 type mounts struct {
 	workspace tree
 	tmp       tree
-	fifoDir   string
+	fifos     fifoRoot
 }
 
 type place int
@@ -54,7 +54,7 @@ func (m *mounts) locate(p string) (place, tree, string) {
 		return placeDev, nil, ""
 	case p == devNull:
 		return placeNull, nil, ""
-	case m.fifoDir != "" && path.Dir(p) == m.fifoDir && strings.HasPrefix(path.Base(p), fifoPrefix):
+	case isFIFO(m.fifos.dir, p):
 		// Before /tmp: the private FIFO directory may sit in the host's
 		// temporary directory, which is usually /tmp.
 		return placeFIFO, nil, p

@@ -51,6 +51,7 @@ func (c coreFS) Remove(n string) error                  { return c.f.Remove(n) }
 func (c coreFS) RemoveAll(n string) error               { return c.f.RemoveAll(n) }
 func (c coreFS) Symlink(t, n string) error              { return c.f.Symlink(t, n) }
 func (c coreFS) Link(o, n string) error                 { return c.f.Link(o, n) }
+func (c coreFS) Rename(o, n string) error               { return c.f.Rename(o, n) }
 func (c coreFS) Chmod(n string, m fs.FileMode) error    { return c.f.Chmod(n, sfs.UnixPerm(m)) }
 func (c coreFS) Chown(n string, u, g int) error         { return c.f.Chown(n, u, g) }
 func (c coreFS) Chtimes(n string, a, m time.Time) error { return c.f.Chtimes(n, a, m) }

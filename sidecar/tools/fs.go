@@ -34,6 +34,7 @@ type FS interface {
 	RemoveAll(name string) error
 	Symlink(target, name string) error
 	Link(oldname, newname string) error
+	Rename(oldname, newname string) error
 	Chmod(name string, mode fs.FileMode) error
 	Chown(name string, uid, gid int) error
 	Chtimes(name string, atime, mtime time.Time) error

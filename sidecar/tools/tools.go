@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/archive"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -124,7 +125,7 @@ func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) 
 				continue
 			}
 			for _, p := range []string{e.Path, e.Path2} {
-				if p != "" {
+				if p != "" && !archive.IsTempName(p) {
 					seen[display(p)] = true
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/sqlfs/sqlfs/bench/harness"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // WorkDir skips the test unless it can mount and drop caches, and returns an empty
@@ -12,9 +14,7 @@ import (
 // the directory is removed.
 func WorkDir(t testing.TB) string {
 	t.Helper()
-	if err := harness.CanMount(); err != nil {
-		t.Skip("skipping smoke test:", err)
-	}
+	testenv.Require(t, "the smoke test mounts and drops caches", harness.CanMount())
 	work := t.TempDir()
 	t.Cleanup(func() {
 		if err := harness.UnmountUnder(work); err != nil {

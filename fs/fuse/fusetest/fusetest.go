@@ -13,25 +13,18 @@ import (
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
-// PrivilegedEnv names the variable CI sets on machines that have root,
-// /dev/fuse, runc and the test rootfs packages: there a test that cannot get
-// what it needs fails instead of skipping, since a skipped crash test is not
-// a passing one.
-const PrivilegedEnv = "SQLFS_TEST_PRIVILEGED"
+// PrivilegedEnv names the variable CI sets on machines that have what the
+// tests need; see testenv.
+const PrivilegedEnv = testenv.PrivilegedEnv
 
 // Require skips t when what it needs is missing (err != nil), or fails it
 // when PrivilegedEnv is set.
 func Require(t testing.TB, what string, err error) {
 	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv(PrivilegedEnv) != "" {
-		t.Fatalf("%s: %v (%s is set: this machine must have it)", what, err, PrivilegedEnv)
-	}
-	t.Skipf("%s: %v", what, err)
+	testenv.Require(t, what, err)
 }
 
 // Skip skips t unless this process can mount FUSE filesystems (or fails it,

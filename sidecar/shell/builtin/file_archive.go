@@ -13,7 +13,9 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
+	"syscall"
+
+	"github.com/sqlfs/sqlfs/sidecar/archive"
 )
 
 func init() {
@@ -145,7 +147,7 @@ func (t *tarRun) create(ops []string) int {
 		zw = gzip.NewWriter(bw)
 		w = zw
 	}
-	tw := tar.NewWriter(w)
+	aw := archive.NewWriter(w, archive.WriteOptions{GNU: true, Names: fileUser})
 	warned := false
 	for _, name := range ops {
 		member := name
@@ -160,9 +162,9 @@ func (t *tarRun) create(ops []string) int {
 		if !path.IsAbs(abs) {
 			abs = path.Join(t.dir, name)
 		}
-		t.add(tw, member, abs)
+		t.add(aw, member, abs)
 	}
-	if err := tw.Close(); err != nil {
+	if err := aw.Close(); err != nil {
 		env.Errorf("tar", "%v", err)
 		return 2
 	}
@@ -179,7 +181,7 @@ func (t *tarRun) create(ops []string) int {
 	return t.status
 }
 
-func (t *tarRun) add(tw *tar.Writer, member, abs string) {
+func (t *tarRun) add(aw *archive.Writer, member, abs string) {
 	env := t.env
 	if t.ctx.Err() != nil {
 		t.status = 2
@@ -195,51 +197,25 @@ func (t *tarRun) add(tw *tar.Writer, member, abs string) {
 		t.status = 2
 		return
 	}
-	st := fileStat(fi)
-	hdr := &tar.Header{
-		Name: member, Mode: int64(fileModeBits(fi.Mode())), Uid: int(st.Uid), Gid: int(st.Gid),
-		Uname: fileUser(st.Uid), Gname: fileUser(st.Gid), ModTime: fi.ModTime().Truncate(time.Second),
-		Format: tar.FormatGNU,
-	}
-	switch {
-	case fi.IsDir():
-		hdr.Typeflag = tar.TypeDir
-		if !strings.HasSuffix(hdr.Name, "/") {
-			hdr.Name += "/"
-		}
-	case fi.Mode()&fs.ModeSymlink != 0:
-		hdr.Typeflag = tar.TypeSymlink
-		hdr.Linkname, _ = env.FS.Readlink(abs)
-	case fi.Mode().IsRegular():
-		hdr.Typeflag = tar.TypeReg
-		hdr.Size = fi.Size()
-	default:
+	if fi.Mode()&fs.ModeSocket != 0 {
 		env.Errorf("tar", "%s: socket ignored", member)
 		return
 	}
-	if t.verbose {
-		fmt.Fprintln(t.msgs, hdr.Name)
+	name := member
+	if fi.IsDir() && !strings.HasSuffix(name, "/") {
+		name += "/"
 	}
-	if err := tw.WriteHeader(hdr); err != nil {
+	if t.verbose {
+		fmt.Fprintln(t.msgs, name)
+	}
+	err = aw.Add(name, fi, func() (string, error) { return env.FS.Readlink(abs) },
+		func() (io.ReadCloser, error) { return env.FS.Open(abs) })
+	if err != nil {
 		env.Errorf("tar", "%s: %v", member, err)
 		t.status = 2
 		return
 	}
-	switch hdr.Typeflag {
-	case tar.TypeReg:
-		f, err := env.FS.Open(abs)
-		if err != nil {
-			textFileErr(env, "tar", member+": Cannot open", err)
-			t.status = 2
-			return
-		}
-		_, err = io.CopyN(tw, f, hdr.Size)
-		f.Close()
-		if err != nil {
-			env.Errorf("tar", "%s: %v", member, err)
-			t.status = 2
-		}
-	case tar.TypeDir:
+	if fi.IsDir() {
 		ents, err := env.FS.ReadDir(abs)
 		if err != nil {
 			textFileErr(env, "tar", member+": Cannot open", err)
@@ -247,7 +223,7 @@ func (t *tarRun) add(tw *tar.Writer, member, abs string) {
 			return
 		}
 		for _, e := range ents {
-			t.add(tw, hdr.Name+e.Name(), path.Join(abs, e.Name()))
+			t.add(aw, name+e.Name(), path.Join(abs, e.Name()))
 		}
 	}
 }
@@ -287,157 +263,53 @@ func (t *tarRun) read(ops []string) int {
 		return 2
 	}
 	defer closer()
-	tr := tar.NewReader(in)
-	type dirTime struct {
-		abs   string
-		mtime time.Time
-	}
-	var dirs []dirTime
 	matched := make([]bool, len(ops))
-	for {
-		if t.ctx.Err() != nil {
+	selected := func(name string) bool {
+		name = strings.TrimSuffix(name, "/")
+		if t.excluded(name) {
+			return false
+		}
+		if len(ops) == 0 {
+			return true
+		}
+		found := false
+		for i, op := range ops {
+			op = strings.TrimSuffix(op, "/")
+			if name == op || strings.HasPrefix(name, op+"/") || fileGlob(op, name, false) {
+				found, matched[i] = true, true
+			}
+		}
+		return found
+	}
+	if t.mode == 't' || t.toStdout {
+		if status := t.scan(in, selected); status != 0 {
+			return status
+		}
+	} else {
+		_, err := archive.Extract(t.ctx, in, tarTarget{env.FS}, t.dir, archive.Options{
+			StripComponents: t.strip,
+			Select:          selected,
+			KeepOld:         t.keepOld,
+			OnMember: func(h *tar.Header) {
+				if t.verbose {
+					fmt.Fprintln(t.msgs, h.Name)
+				}
+			},
+			Warn: func(err error) { env.Errorf("tar", "%v", err) },
+		})
+		var xe *archive.ExtractError
+		switch {
+		case errors.As(err, &xe):
+			t.status = 2
+		case errors.Is(err, archive.ErrTruncated):
+			env.Errorf("tar", "Unexpected EOF in archive")
+			env.Errorf("tar", "Error is not recoverable: exiting now")
 			return 2
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+		case err != nil:
 			env.Errorf("tar", "%v", err)
 			env.Errorf("tar", "Error is not recoverable: exiting now")
 			return 2
 		}
-		name := strings.TrimLeft(hdr.Name, "/")
-		if len(ops) > 0 {
-			found := false
-			for i, op := range ops {
-				op = strings.TrimSuffix(op, "/")
-				if name == op || strings.HasPrefix(name, op+"/") || fileGlob(op, strings.TrimSuffix(name, "/"), false) {
-					found, matched[i] = true, true
-				}
-			}
-			if !found {
-				continue
-			}
-		}
-		if t.excluded(strings.TrimSuffix(name, "/")) {
-			continue
-		}
-		if t.mode == 't' {
-			if t.verbose {
-				size := strconv.FormatInt(hdr.Size, 10)
-				link := ""
-				if hdr.Typeflag == tar.TypeSymlink {
-					link = " -> " + hdr.Linkname
-				} else if hdr.Typeflag == tar.TypeLink {
-					link = " link to " + hdr.Linkname
-				}
-				owner := hdr.Uname
-				if owner == "" {
-					owner = strconv.Itoa(hdr.Uid)
-				}
-				group := hdr.Gname
-				if group == "" {
-					group = strconv.Itoa(hdr.Gid)
-				}
-				fmt.Fprintf(env.Stdout, "%s %s/%s %*s %s %s%s\n", fileModeString(hdr.FileInfo().Mode()), owner, group,
-					max(0, 18-len(owner)-len(group)), size, hdr.ModTime.Local().Format("2006-01-02 15:04"), hdr.Name, link)
-			} else {
-				fmt.Fprintln(env.Stdout, hdr.Name)
-			}
-			continue
-		}
-		parts := strings.Split(strings.TrimSuffix(name, "/"), "/")
-		if t.strip > 0 {
-			if len(parts) <= t.strip {
-				continue
-			}
-			parts = parts[t.strip:]
-		}
-		rel := strings.Join(parts, "/")
-		if rel == "" || rel == "." {
-			continue
-		}
-		if path.Clean("/"+rel) != "/"+rel && strings.Contains("/"+rel+"/", "/../") {
-			env.Errorf("tar", "%s: Member name contains '..'", hdr.Name)
-			t.status = 2
-			continue
-		}
-		if t.verbose {
-			fmt.Fprintln(t.msgs, hdr.Name)
-		}
-		if t.toStdout {
-			if hdr.Typeflag == tar.TypeReg {
-				if _, err := io.Copy(env.Stdout, tr); err != nil {
-					env.Errorf("tar", "%v", err)
-					return 2
-				}
-			}
-			continue
-		}
-		abs := path.Join(t.dir, rel)
-		mode := fs.FileMode(hdr.Mode) & fs.ModePerm
-		if err := env.FS.MkdirAll(path.Dir(abs), 0o755); err != nil {
-			textFileErr(env, "tar", rel+": Cannot mkdir", err)
-			t.status = 2
-			continue
-		}
-		if t.keepOld && hdr.Typeflag != tar.TypeDir && fileExists(env, abs) {
-			env.Errorf("tar", "%s: Cannot open: File exists", rel)
-			t.status = 2
-			continue
-		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := env.FS.MkdirAll(abs, mode|0o700); err != nil {
-				textFileErr(env, "tar", rel+": Cannot mkdir", err)
-				t.status = 2
-				continue
-			}
-			_ = env.FS.Chmod(abs, mode)
-			dirs = append(dirs, dirTime{abs, hdr.ModTime})
-		case tar.TypeReg, tar.TypeRegA:
-			if fi, err := env.FS.Lstat(abs); err == nil && !fi.IsDir() {
-				_ = env.FS.Remove(abs)
-			}
-			f, err := env.FS.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-			if err != nil {
-				textFileErr(env, "tar", rel+": Cannot open", err)
-				t.status = 2
-				continue
-			}
-			_, err = io.Copy(f, tr)
-			cerr := f.Close()
-			if err == nil {
-				err = cerr
-			}
-			if err != nil {
-				textFileErr(env, "tar", rel+": Cannot write", err)
-				t.status = 2
-				continue
-			}
-			_ = env.FS.Chmod(abs, mode)
-			_ = env.FS.Chtimes(abs, hdr.ModTime, hdr.ModTime)
-		case tar.TypeSymlink:
-			_ = env.FS.Remove(abs)
-			if err := env.FS.Symlink(hdr.Linkname, abs); err != nil {
-				textFileErr(env, "tar", rel+": Cannot create symlink to "+textQuoteGNU(hdr.Linkname), err)
-				t.status = 2
-			}
-		case tar.TypeLink:
-			target := strings.Join(strings.Split(strings.TrimLeft(hdr.Linkname, "/"), "/")[min(t.strip, strings.Count(hdr.Linkname, "/")):], "/")
-			_ = env.FS.Remove(abs)
-			if err := env.FS.Link(path.Join(t.dir, target), abs); err != nil {
-				textFileErr(env, "tar", rel+": Cannot hard link to "+textQuoteGNU(hdr.Linkname), err)
-				t.status = 2
-			}
-		default:
-			env.Errorf("tar", "%s: Unsupported file type; skipped", rel)
-		}
-	}
-	// Directory times last: extracting their contents changed them.
-	for i := len(dirs) - 1; i >= 0; i-- {
-		_ = env.FS.Chtimes(dirs[i].abs, dirs[i].mtime, dirs[i].mtime)
 	}
 	for i, ok := range matched {
 		if !ok {
@@ -449,6 +321,77 @@ func (t *tarRun) read(ops []string) int {
 		env.Errorf("tar", "Exiting with failure status due to previous errors")
 	}
 	return t.status
+}
+
+// scan lists the selected members (-t) or writes their data to stdout (-O).
+func (t *tarRun) scan(in io.Reader, selected func(string) bool) int {
+	env := t.env
+	tr := tar.NewReader(in)
+	for {
+		if t.ctx.Err() != nil {
+			return 2
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return 0
+		}
+		if err != nil {
+			env.Errorf("tar", "%v", err)
+			env.Errorf("tar", "Error is not recoverable: exiting now")
+			return 2
+		}
+		if !selected(strings.TrimLeft(hdr.Name, "/")) {
+			continue
+		}
+		switch {
+		case t.toStdout:
+			if t.verbose {
+				fmt.Fprintln(t.msgs, hdr.Name)
+			}
+			if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeGNUSparse {
+				if _, err := io.Copy(env.Stdout, tr); err != nil {
+					env.Errorf("tar", "%v", err)
+					return 2
+				}
+			}
+		case t.verbose:
+			size := strconv.FormatInt(hdr.Size, 10)
+			link := ""
+			if hdr.Typeflag == tar.TypeSymlink {
+				link = " -> " + hdr.Linkname
+			} else if hdr.Typeflag == tar.TypeLink {
+				link = " link to " + hdr.Linkname
+			}
+			owner := hdr.Uname
+			if owner == "" {
+				owner = strconv.Itoa(hdr.Uid)
+			}
+			group := hdr.Gname
+			if group == "" {
+				group = strconv.Itoa(hdr.Gid)
+			}
+			fmt.Fprintf(env.Stdout, "%s %s/%s %*s %s %s%s\n", fileModeString(hdr.FileInfo().Mode()), owner, group,
+				max(0, 18-len(owner)-len(group)), size, hdr.ModTime.Local().Format("2006-01-02 15:04"), hdr.Name, link)
+		default:
+			fmt.Fprintln(env.Stdout, hdr.Name)
+		}
+	}
+}
+
+// tarTarget is the shell's filesystem as archive.Extract writes to it. The
+// shell has no owners to give and no special files to make.
+type tarTarget struct{ FS }
+
+func (t tarTarget) Create(name string, perm fs.FileMode) (io.WriteCloser, error) {
+	return t.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+}
+
+func (tarTarget) Chown(name string, _, _ int) error {
+	return &fs.PathError{Op: "chown", Path: name, Err: syscall.EPERM}
+}
+
+func (tarTarget) Mknod(name string, _ uint32, _ uint64) error {
+	return &fs.PathError{Op: "mknod", Path: name, Err: syscall.EPERM}
 }
 
 func fileGzip(ctx context.Context, env *Env, args []string, decompress, toStdout bool) int {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"mvdan.cc/sh/v3/pattern"
 )
 
 func init() {
@@ -323,7 +325,7 @@ func (f *finder) parsePrimary() (findExpr, error) {
 		if err != nil {
 			return nil, err
 		}
-		fold := strings.HasPrefix(name, "-i")
+		match := globMatcher(pat, strings.HasPrefix(name, "-i"))
 		return findTest(func(f *finder, e *findEntry) bool {
 			switch name {
 			case "-name", "-iname":
@@ -331,15 +333,15 @@ func (f *finder) parsePrimary() (findExpr, error) {
 				if e.depth == 0 {
 					base = fileBase(e.path)
 				}
-				return fileGlob(pat, base, fold)
+				return match(base)
 			case "-lname", "-ilname":
 				if e.fi.Mode()&fs.ModeSymlink == 0 {
 					return false
 				}
 				t, err := f.env.FS.Readlink(e.abs)
-				return err == nil && fileGlob(pat, t, fold)
+				return err == nil && match(t)
 			}
-			return fileGlob(pat, e.path, fold)
+			return match(e.path)
 		}), nil
 	case "-regex", "-iregex":
 		pat, err := f.arg(name)
@@ -839,126 +841,28 @@ func findTimeFormat(t time.Time, k byte) string {
 	return "%T" + string(k)
 }
 
-// fileGlob matches name against a shell pattern (*, ?, [...], \x) where,
-// as in find's -path and unlike path.Match, * also matches '/'.
-func fileGlob(pattern, name string, fold bool) bool {
+// globMatcher compiles a shell pattern as fnmatch(3) without FNM_PATHNAME
+// or FNM_PERIOD reads it (find -name/-path, grep --include, tar): * and ?
+// also match '/' and a leading dot. It uses the shell's own matcher, so ?
+// is one character, not one byte, and [!…] negates. An invalid pattern
+// (an unclosed '[') matches itself literally, as with fnmatch.
+func globMatcher(pat string, fold bool) func(name string) bool {
+	mode := pattern.EntireString | pattern.NoGlobStar | pattern.GlobLeadingDot
 	if fold {
-		pattern, name = strings.ToLower(pattern), strings.ToLower(name)
+		mode |= pattern.NoGlobCase
 	}
-	px, nx := 0, 0
-	nextPx, nextNx := -1, -1
-	for px < len(pattern) || nx < len(name) {
-		if px < len(pattern) {
-			switch c := pattern[px]; c {
-			case '*':
-				nextPx, nextNx = px, nx+1
-				px++
-				continue
-			case '?':
-				if nx < len(name) {
-					px++
-					nx++
-					continue
-				}
-			case '[':
-				if nx < len(name) {
-					if ok, width, valid := globClass(pattern[px:], name[nx]); valid {
-						if ok {
-							px += width
-							nx++
-							continue
-						}
-					} else if name[nx] == '[' {
-						px++
-						nx++
-						continue
-					}
-				}
-			case '\\':
-				if px+1 < len(pattern) && nx < len(name) && pattern[px+1] == name[nx] {
-					px += 2
-					nx++
-					continue
-				}
-			default:
-				if nx < len(name) && name[nx] == c {
-					px++
-					nx++
-					continue
-				}
-			}
-		}
-		if nextNx > 0 && nextNx <= len(name) {
-			px, nx = nextPx, nextNx
-			continue
-		}
-		return false
+	expr, err := pattern.Regexp(pat, mode)
+	if err != nil {
+		expr, err = pattern.Regexp(pattern.QuoteMeta(pat, 0), mode)
 	}
-	return true
+	re, cerr := regexp.Compile(expr)
+	if err != nil || cerr != nil {
+		return func(name string) bool { return name == pat }
+	}
+	return re.MatchString
 }
 
-// globClass matches c against the bracket expression at the start of p
-// and returns the expression's width; valid is false if p has no closing
-// bracket.
-func globClass(p string, c byte) (match bool, width int, valid bool) {
-	i := 1
-	negate := false
-	if i < len(p) && (p[i] == '!' || p[i] == '^') {
-		negate = true
-		i++
-	}
-	first := true
-	for i < len(p) {
-		if p[i] == ']' && !first {
-			return match != negate, i + 1, true
-		}
-		first = false
-		if strings.HasPrefix(p[i:], "[:") {
-			if end := strings.Index(p[i+2:], ":]"); end >= 0 {
-				class := p[i+2 : i+2+end]
-				if globNamedClass(class, c) {
-					match = true
-				}
-				i += end + 4
-				continue
-			}
-		}
-		lo := p[i]
-		if lo == '\\' && i+1 < len(p) {
-			i++
-			lo = p[i]
-		}
-		hi := lo
-		if i+2 < len(p) && p[i+1] == '-' && p[i+2] != ']' {
-			hi = p[i+2]
-			i += 2
-		}
-		if lo <= c && c <= hi {
-			match = true
-		}
-		i++
-	}
-	return false, 0, false
-}
-
-func globNamedClass(class string, c byte) bool {
-	switch class {
-	case "alpha":
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-	case "digit":
-		return c >= '0' && c <= '9'
-	case "alnum":
-		return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-	case "upper":
-		return c >= 'A' && c <= 'Z'
-	case "lower":
-		return c >= 'a' && c <= 'z'
-	case "space":
-		return c == ' ' || c >= '\t' && c <= '\r'
-	case "punct":
-		return c > ' ' && c < 127 && !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')
-	case "xdigit":
-		return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-	}
-	return false
+// fileGlob matches name against a shell pattern once; see globMatcher.
+func fileGlob(pattern, name string, fold bool) bool {
+	return globMatcher(pattern, fold)(name)
 }

@@ -10,16 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // TestTextDiffMatchesGNU compares diff's output with GNU diff's on random
 // files over small alphabets, where many equally short diffs exist and
 // only GNU's own choices give the same text.
 func TestTextDiffMatchesGNU(t *testing.T) {
-	gnu, err := exec.LookPath("diff")
-	if err != nil {
-		t.Skip("GNU diff is the reference and is not installed")
-	}
+	gnu := testenv.LookPath(t, "diff", "diffutils")
 	rng := rand.New(rand.NewSource(1))
 	dir := t.TempDir()
 	for n := 0; n < 150; n++ {

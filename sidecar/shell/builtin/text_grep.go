@@ -337,7 +337,7 @@ func (g *grepRun) included(base string) bool {
 
 func textGlobAny(globs []string, name string) bool {
 	for _, pat := range globs {
-		if ok, _ := path.Match(pat, name); ok {
+		if fileGlob(pat, name, false) {
 			return true
 		}
 	}

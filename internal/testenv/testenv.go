@@ -1,0 +1,39 @@
+// Package testenv lets tests say what they need from the machine: they skip
+// where it is missing, and fail instead when CI says the machine has it. It
+// imports nothing of sqlfs, so every package's tests can use it.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// PrivilegedEnv names the variable CI sets on machines that have root,
+// /dev/fuse, runc and the Debian packages the tests use (Makefile DEB_PKGS):
+// there a test that cannot get what it needs fails instead of skipping,
+// since a skipped test is not a passing one.
+const PrivilegedEnv = "SQLFS_TEST_PRIVILEGED"
+
+// Require skips t when what it needs is missing (err != nil), or fails it
+// when PrivilegedEnv is set.
+func Require(t testing.TB, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv(PrivilegedEnv) != "" {
+		t.Fatalf("%s: %v (%s is set: this machine must have it)", what, err, PrivilegedEnv)
+	}
+	t.Skipf("%s: %v", what, err)
+}
+
+// LookPath returns the path of the program name, which Debian package pkg
+// installs, or skips (fails, see Require) t without it.
+func LookPath(t testing.TB, name, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	Require(t, fmt.Sprintf("this test needs %s (Debian package %s)", name, pkg), err)
+	return path
+}

@@ -1,0 +1,36 @@
+package testenv
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestRequireFailsWhenPrivileged runs a test that needs a missing program in
+// a child process, with and without PrivilegedEnv: it must skip, then fail.
+func TestRequireFailsWhenPrivileged(t *testing.T) {
+	if os.Getenv("TESTENV_CHILD") != "" {
+		LookPath(t, "sqlfs-no-such-program", "none")
+		return
+	}
+	cases := []struct {
+		env      string
+		wantFail bool
+		wantText string
+	}{
+		{"", false, "--- SKIP"},
+		{PrivilegedEnv + "=1", true, "this machine must have it"},
+	}
+	for _, c := range cases {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestRequireFailsWhenPrivileged$", "-test.v")
+		cmd.Env = append(os.Environ(), "TESTENV_CHILD=1", PrivilegedEnv+"=")
+		if c.env != "" {
+			cmd.Env = append(cmd.Env, c.env)
+		}
+		out, err := cmd.CombinedOutput()
+		if (err != nil) != c.wantFail || !strings.Contains(string(out), c.wantText) {
+			t.Errorf("env %q: err %v, want failure %v and %q in:\n%s", c.env, err, c.wantFail, c.wantText, out)
+		}
+	}
+}

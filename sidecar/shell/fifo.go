@@ -1,0 +1,162 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The interpreter makes process-substitution FIFOs with the host's mkfifo
+// and opens them with os.OpenFile, bypassing every handler, so they must be
+// real host files. They live in a private directory of the host's
+// temporary directory: one per backend, with one subdirectory per exec
+// removed when the exec ends (a killed exec's FIFOs with it), and the whole
+// directory removed at Close. A backend holds an flock on its directory's
+// lock file for its lifetime; a directory whose lock is free belongs to an
+// owner that died without Close, and the next backend to start removes it.
+const (
+	fifoRootPrefix = "sqlfs-shell-fifo-"
+	fifoLockName   = ".lock"
+	// fifoStaleAge is how old a directory without a lock file must be to
+	// count as stale: younger, its owner may be between mkdir and flock.
+	fifoStaleAge = time.Minute
+)
+
+// fifoRoot is a backend's FIFO directory and the lock that marks it live.
+type fifoRoot struct {
+	dir  string
+	lock *os.File
+}
+
+// newFIFORoot removes stale FIFO directories and makes this backend's.
+// Without one, process substitution fails with a message and everything
+// else works.
+func newFIFORoot(log *slog.Logger) fifoRoot {
+	removeStaleFIFODirs(os.TempDir(), log)
+	dir, err := os.MkdirTemp("", fifoRootPrefix)
+	if err != nil {
+		log.Warn("shell backend: process substitution disabled", "err", err)
+		return fifoRoot{}
+	}
+	lock, err := lockFIFODir(dir, true)
+	if err != nil {
+		log.Warn("shell backend: process substitution disabled", "err", err)
+		_ = os.RemoveAll(dir)
+		return fifoRoot{}
+	}
+	return fifoRoot{dir: dir, lock: lock}
+}
+
+// lockFIFODir takes the lock of dir, creating its lock file with create.
+func lockFIFODir(dir string, create bool) (*os.File, error) {
+	flag := os.O_RDWR
+	if create {
+		flag |= os.O_CREATE
+	}
+	f, err := os.OpenFile(filepath.Join(dir, fifoLockName), flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// removeStaleFIFODirs removes the FIFO directories in tmp whose owner is
+// gone: their lock is free, or they have no lock file and are old.
+func removeStaleFIFODirs(tmp string, log *slog.Logger) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, fifoRootPrefix+"*"))
+	for _, dir := range dirs {
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !ownedByUs(fi) {
+			continue
+		}
+		lock, err := lockFIFODir(dir, false)
+		switch {
+		case err == nil:
+			lock.Close()
+		case errors.Is(err, unix.EWOULDBLOCK):
+			continue // a live owner
+		default:
+			fi, serr := os.Stat(dir)
+			if serr != nil || time.Since(fi.ModTime()) < fifoStaleAge {
+				continue
+			}
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			log.Warn("shell backend: stale fifo dir", "dir", dir, "err", err)
+		}
+	}
+}
+
+func ownedByUs(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
+
+// close removes the directory, then releases the lock.
+func (f fifoRoot) close() error {
+	if f.dir == "" {
+		return nil
+	}
+	err := os.RemoveAll(f.dir)
+	f.lock.Close()
+	if err != nil {
+		return fmt.Errorf("shell backend: remove fifo dir: %w", err)
+	}
+	return nil
+}
+
+// execDir makes the FIFO directory of one exec, or returns a directory
+// that cannot exist, so mkfifo fails with a clear message instead of
+// falling back to the host's TMPDIR.
+func (f fifoRoot) execDir(id string) (dir string, remove func()) {
+	const none = "/nonexistent/sqlfs-shell-fifo"
+	if f.dir == "" {
+		return none, func() {}
+	}
+	dir = filepath.Join(f.dir, id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return none, func() {}
+	}
+	return dir, func() { releaseFIFOs(dir) }
+}
+
+// releaseFIFOs removes an exec's FIFO directory after its run is
+// cancelled. A process substitution that nobody read or wrote has left the
+// interpreter's goroutine blocked in open(2) for good (and its thread with
+// it): opening each FIFO at both ends (O_RDWR never blocks on Linux) lets
+// those opens return, unlinking stops later ones from blocking, and
+// closing ours gives their reads EOF and their writes EPIPE.
+func releaseFIFOs(dir string) {
+	ents, _ := os.ReadDir(dir)
+	var held []*os.File
+	for _, e := range ents {
+		if e.Type()&fs.ModeNamedPipe == 0 {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(dir, e.Name()), os.O_RDWR|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			held = append(held, f)
+		}
+	}
+	_ = os.RemoveAll(dir)
+	for _, f := range held {
+		f.Close()
+	}
+}
+
+// isFIFO reports whether p names a process-substitution FIFO in one of the
+// exec directories of root.
+func isFIFO(root, p string) bool {
+	return root != "" && filepath.Dir(filepath.Dir(p)) == root && strings.HasPrefix(filepath.Base(p), fifoPrefix)
+}

@@ -1,0 +1,120 @@
+package shell
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// entries lists dir's names, or nil if it does not exist.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// The backend leaves nothing in the host's temporary directory: each
+// exec's FIFOs go with the exec, killed or not, the backend's directory
+// goes at Close, and a crashed owner's is removed by the next backend.
+func TestFIFODirCleanup(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+
+	// Leftovers of owners that died: unlocked (stale), locked (live),
+	// lock-less and old (stale), lock-less and young (maybe starting).
+	mk := func(name string, lock bool, age time.Duration) string {
+		dir := filepath.Join(tmp, fifoRootPrefix+name)
+		if err := os.MkdirAll(filepath.Join(dir, "1"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mkfifo(filepath.Join(dir, "1", fifoPrefix+"x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if lock {
+			if err := os.WriteFile(filepath.Join(dir, fifoLockName), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := time.Now().Add(-age)
+		if err := os.Chtimes(dir, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	mk("crashed", true, 0)
+	live := mk("live", true, 0)
+	mk("oldstyle", false, time.Hour)
+	young := mk("young", false, 0)
+	held, err := os.Open(filepath.Join(live, fifoLockName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+
+	b, _ := newTestBackend(t, Options{})
+	own := b.m.fifos.dir
+	want := []string{filepath.Base(own), filepath.Base(live), filepath.Base(young)}
+	if got := entries(t, tmp); !sameSet(got, want) {
+		t.Errorf("after start: %v, want %v", got, want)
+	}
+
+	for _, cmd := range []string{
+		"cat <(echo hi) >/dev/null; diff <(echo a) <(echo a)",
+		"while read l; do :; done < <(yes)", // killed by the timeout
+		"cat <(sleep 60)",
+		"echo <(echo never read); sleep 60", // the writer waits for a reader
+		"echo >(cat); sleep 60",             // the reader waits for a writer
+	} {
+		baseline := runtime.NumGoroutine()
+		got := execReq(t, b, sidecar.Request{Command: cmd, Limits: sidecar.Limits{Timeout: 300 * time.Millisecond}})
+		settled(t, baseline)
+		if strings.Contains(got.stderr, "fifo") {
+			t.Errorf("%s: %s", cmd, got.stderr)
+		}
+		if left := entries(t, own); !sameSet(left, []string{fifoLockName}) {
+			t.Errorf("after %q: %v left", cmd, left)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := entries(t, own); left != nil {
+		t.Errorf("after Close: %v", left)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, x := range a {
+		seen[x] = true
+	}
+	for _, x := range b {
+		if !seen[x] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,83 @@
+package shell
+
+import (
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// Every write error reaches the command that wrote: a message like bash's
+// and a non-zero status, never a silently short file.
+func TestWriteErrors(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ws.db")
+	setup, err := sfs.Open(context.Background(), db, sfs.Options{NoAudit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setup.Mkdir("/ro", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := setup.WriteFile("/ro/f", []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := setup.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fsys, err := sfs.Open(context.Background(), db, sfs.Options{NoAudit: true,
+		Policy: sfs.Policy{QuotaBytes: 64 << 10, ReadOnly: []string{"/ro/**"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := New(fsys, Options{TmpMaxBytes: 32 << 10})
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := fsys.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	tests := []struct{ name, cmd, stdout, stderr string }{
+		{name: "yes past the quota", cmd: "yes > big; echo rc=$?",
+			stdout: "rc=1\n", stderr: "yes: write error: No space left on device"},
+		{name: "cat past the quota", cmd: "rm -f big; yes | head -c 100000 | cat > big; echo rc=$?",
+			stdout: "rc=1\n", stderr: "No space left on device"},
+		{name: "echo on a full /tmp", cmd: "rm -f big; yes | head -c 32768 > /tmp/full; echo more >> /tmp/c; echo rc=$?",
+			stdout: "rc=1\n", stderr: "echo: write error: No space left on device"},
+		{name: "printf on a full /tmp", cmd: "printf '%s\\n' more >> /tmp/c; echo rc=$?",
+			stdout: "rc=1\n", stderr: "printf: write error: No space left on device"},
+		{name: "echo in a read-only directory", cmd: "echo x >> ro/f; echo rc=$?",
+			stdout: "rc=1\n", stderr: "read-only file system"},
+		{name: "set -e stops", cmd: "rm -f /tmp/full; yes > /tmp/y; echo after",
+			stderr: "yes: write error: No space left on device"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			baseline := runtime.NumGoroutine()
+			cmd := tc.cmd
+			if tc.name == "set -e stops" {
+				cmd = "set -e; " + cmd
+			}
+			got := execReq(t, b, sidecar.Request{Command: cmd, Limits: sidecar.Limits{Timeout: 10 * time.Second}})
+			if got.stdout != tc.stdout || !strings.Contains(got.stderr, tc.stderr) || got.TimedOut {
+				t.Errorf("got %q, stderr %q, %+v; want %q and %q", got.stdout, got.stderr, got.Result, tc.stdout, tc.stderr)
+			}
+			settled(t, baseline)
+		})
+	}
+}
+
+// printf -v builds its value in memory: past 64 MiB it fails instead.
+func TestPrintfVarCapped(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	got := sh(t, b, "printf -v x '%1000000s' {1..200}; echo \"rc=$? ${#x}\"; printf -v y '%1000s' {1..3}; echo ${#y}")
+	if got.stdout != "rc=1 0\n3000\n" || !strings.Contains(got.stderr, "printf: -v x: value over the limit of 67108864 bytes") {
+		t.Errorf("got %q, stderr %q", got.stdout, got.stderr)
+	}
+}
