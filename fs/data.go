@@ -318,7 +318,7 @@ func (c *core) truncate(n *inode, size int64) error {
 	}
 	if from < (oldSize+cs-1)/cs {
 		n.truncFrom = min(n.truncFrom, from)
-		n.truncPending++
+		n.truncs = append(n.truncs, from)
 		c.dirty.truncs = append(c.dirty.truncs, sqlstore.Truncation{Ino: n.ino, From: from})
 	}
 	if tailLen > 0 {
@@ -345,8 +345,14 @@ func (c *core) truncate(n *inode, size int64) error {
 	return nil
 }
 
-// readError maps a failed store read of n's data at off to EIO.
+// readError maps a failed store read of n's data at off to EIO. A chunk
+// whose data does not match its checksum is counted, and logged with the
+// offset of that chunk.
 func (c *core) readError(n *inode, off int64, err error) error {
+	if ce := (*sqlstore.ChecksumError)(nil); errors.As(err, &ce) {
+		metrics.StoreChecksumErrors.Inc()
+		off = ce.Index * c.chunkSize
+	}
 	c.log.Error("store read failed", "ino", n.ino, "offset", off, "err", err)
 	return syscall.EIO
 }

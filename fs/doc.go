@@ -42,10 +42,13 @@
 //     dataGen is bumped, because a read-ahead may have cached (or be
 //     fetching) the store bytes that chunk shadowed. After a failed commit
 //     captured chunks are dirty again and retried.
-//   - Shrinking a file queues a Truncation{Ino, From} and lowers
-//     inode.truncFrom, the watermark: chunks from it on read as zeros until
-//     every pending truncation of the inode has committed. The kept part of
-//     the last chunk is rewritten into RAM, so growing later reads zeros.
+//   - Shrinking a file queues a Truncation{Ino, From}. The watermark
+//     inode.truncFrom is the lowest From of the inode's truncations not yet
+//     committed: chunks from it on that are not in RAM read as zeros. When
+//     a commit lands, the watermark rises to the lowest still pending (a
+//     committed one kept would hide chunks its commit wrote after it). The
+//     kept part of the last chunk is rewritten into RAM, so growing later
+//     reads zeros.
 //   - dataGen counts writes, truncations and releases. Clean-cache entries
 //     and fetches in flight carry the generation they were read at; one of
 //     another generation is never served or stored. So the clean cache never

@@ -34,9 +34,11 @@ type inode struct {
 	// Data not yet in the store: chunk index → chunk. Reads look here first.
 	chunks map[int64]*chunk
 	// Chunks from truncFrom on read as zeros until the truncation that
-	// removes them from the store has committed.
-	truncFrom    int64
-	truncPending int
+	// removes them from the store has committed. truncs holds the From of
+	// each truncation not yet committed, in the order they commit;
+	// truncFrom is the lowest of them.
+	truncFrom int64
+	truncs    []int64
 	// dataGen counts writes, truncations and releases of committed
 	// chunks; cached clean chunks of an older generation are stale. lastRead is the last chunk fetched, to
 	// spot sequential reads.

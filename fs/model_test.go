@@ -275,15 +275,17 @@ func newHarness(t testing.TB) *harness {
 	return h
 }
 
-func (h *harness) close() {
+func (h *harness) close() error {
 	for _, hd := range h.handles {
 		hd.fl.Close()
 	}
 	h.handles = nil
-	if h.f != nil {
-		h.f.Close()
-		h.f = nil
+	if h.f == nil {
+		return nil
 	}
+	err := h.f.Close()
+	h.f = nil
+	return err
 }
 
 // scratchDir is a temporary directory in RAM where there is one: the test
@@ -379,6 +381,8 @@ func (h *harness) apply(o op) string {
 		obj := m.paths[o.A]
 		s, err := f.Readlink(o.A)
 		switch {
+		case m.parentErr(o.A) != 0:
+			want = m.parentErr(o.A)
 		case obj == nil:
 			want = syscall.ENOENT
 		case obj.kind != 'l':
@@ -391,7 +395,9 @@ func (h *harness) apply(o op) string {
 		obj := m.paths[o.A]
 		if obj == nil || obj.kind != 'f' {
 			_, got = f.ReadFile(o.A)
-			want = syscall.ENOENT
+			if want = m.parentErr(o.A); want == 0 {
+				want = syscall.ENOENT
+			}
 			if obj != nil {
 				want = errnoOf(got) // reading a directory or link: not modelled
 			}
@@ -438,7 +444,9 @@ func (h *harness) apply(o op) string {
 			return fmt.Sprintf("store check after commit: %v\n%s", err, sqlstore.FormatProblems(problems))
 		}
 	case "reopen":
-		h.close()
+		if err := h.close(); err != nil {
+			return fmt.Sprintf("close: %v", err)
+		}
 		var err error
 		h.f, err = sfs.Open(h.t.Context(), h.store, sfs.Options{ChunkSize: modelChunk, CommitInterval: 5 * time.Millisecond, NoAudit: true})
 		if err != nil {
@@ -720,13 +728,15 @@ func runOps(t testing.TB, ops []op) (int, string) {
 	return -1, ""
 }
 
-// shrink finds a short prefix-closed subsequence of ops that still fails,
-// by removing ever smaller blocks (delta debugging).
+// shrink finds a short subsequence of ops that still fails at an op of
+// the same kind as the last one, by removing ever smaller blocks (delta
+// debugging).
 func shrink(t testing.TB, ops []op) []op {
+	kind := ops[len(ops)-1].Kind
 	for block := len(ops) / 2; block >= 1; block /= 2 {
 		for start := 0; start+block <= len(ops); {
 			try := slices.Concat(ops[:start], ops[start+block:])
-			if i, _ := runOps(t, try); i >= 0 {
+			if i, _ := runOps(t, try); i >= 0 && try[i].Kind == kind {
 				ops = try[:i+1]
 				continue
 			}
@@ -773,8 +783,14 @@ func TestModel(t *testing.T) {
 			for _, o := range short {
 				b.WriteString("\n  " + o.String())
 			}
-			t.Fatalf("seed %d (SQLFS_MODEL_SEED=%d): after op %d: %s\nshortest failing sequence (%d ops, then: %s):%s",
-				seed, seed, len(ops), failed, len(short), why, b.String())
+			// A failure that depends on timing may not replay: show the
+			// ops that led to it too.
+			var last strings.Builder
+			for _, o := range ops[max(0, len(ops)-20):] {
+				last.WriteString("\n  " + o.String())
+			}
+			t.Fatalf("seed %d (SQLFS_MODEL_SEED=%d): after op %d: %s\nlast ops:%s\nshortest failing sequence (%d ops, then: %s):%s",
+				seed, seed, len(ops), failed, last.String(), len(short), why, b.String())
 		}
 	}
 	t.Logf("%d operations over %d seeds from %d", total, seeds, first)

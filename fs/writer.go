@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/sqlfs/sqlfs/metrics"
@@ -207,11 +208,16 @@ func (c *core) release(b *sqlstore.Batch, captured []capturedChunk) {
 			cc.n.dataGen++
 		}
 	}
+	// Commits happen in order, so an inode's committed truncations are the
+	// first of its pending ones. The watermark falls back to the lowest
+	// still pending: keeping a committed one would hide chunks the same
+	// commit wrote after it.
 	for _, t := range b.Truncations {
-		if n := c.inodes[t.Ino]; n != nil {
-			n.truncPending--
-			if n.truncPending == 0 {
-				n.truncFrom = noTrunc
+		if n := c.inodes[t.Ino]; n != nil && len(n.truncs) > 0 {
+			n.truncs = n.truncs[1:]
+			n.truncFrom = noTrunc
+			if len(n.truncs) > 0 {
+				n.truncFrom = slices.Min(n.truncs)
 			}
 		}
 	}

@@ -56,6 +56,10 @@ var (
 		Name: "sqlfs_store_sync_commits_total",
 		Help: "Commits forced durable by fsync, fdatasync or fsyncdir.",
 	})
+	StoreChecksumErrors = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_store_checksum_errors_total",
+		Help: "Chunk reads whose data did not match the stored checksum; each failed with EIO.",
+	})
 	StoreBusyRetries = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_store_busy_retries_total",
 		Help: "Commits retried after the store ran out of space or was busy.",
