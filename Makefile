@@ -4,8 +4,9 @@
 SHELL      := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO         ?= go
-# fuse3: libfuse3 through the vendored cgofuse fork (third_party/cgofuse):
-# kernel cache invalidation, partial utimens, readdirplus, 1 MiB writes.
+# The Linux mount speaks the FUSE protocol itself (go-fuse). With cgofuse,
+# the portable frontend serves instead; fuse3 then makes it use libfuse3
+# through the vendored cgofuse fork (third_party/cgofuse).
 # seccomp: the container backend's syscall filter (libseccomp).
 TAGS       ?= fuse3 seccomp
 GOFLAGS_B  := -tags '$(TAGS)'
@@ -45,6 +46,8 @@ vet:
 # The cgofuse fork is a module of its own, so its patch tests run apart.
 test: deps vet
 	$(GO) test $(GOFLAGS_B) -p 2 -timeout $(TEST_TIMEOUT) ./...
+	# The portable frontend (cgofuse, libfuse3) through the same mount tests.
+	$(GO) test -tags 'cgofuse fuse3' -timeout $(TEST_TIMEOUT) ./fs/fuse/
 	cd third_party/cgofuse && $(GO) test -tags fuse3 -run Fuse3 ./fuse/
 
 # demo mounts a workspace on a fresh store, works in it, unmounts, remounts

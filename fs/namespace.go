@@ -255,33 +255,42 @@ func (f *FS) Link(oldname, newname string) error {
 		if err != nil {
 			return err
 		}
-		if src.isDir() {
-			return syscall.EPERM
-		}
-		if src.nlink >= maxLinks {
-			return syscall.EMLINK
-		}
 		parent, base, err := c.walkParent(newname)
 		if err != nil {
 			return err
 		}
-		if _, ok := parent.children[base]; ok {
-			return syscall.EEXIST
+		if err := c.link(src, parent, base); err != nil {
+			return err
 		}
-		if src.nlink == 0 {
-			return syscall.ENOENT
-		}
-		t := now()
-		parent.children[base] = src.ino
-		parent.mtime, parent.ctime = t, t
-		src.nlink++
-		src.ctime = t
-		c.touchInode(src)
-		c.touchInode(parent)
-		c.touchDentry(parent.ino, base)
 		m.nameChanged(m.path, m.path2)
 		return nil
 	})
+}
+
+// link gives src the name base in parent. Called with c.mu held.
+func (c *core) link(src, parent *inode, base string) error {
+	switch {
+	case src.isDir():
+		return syscall.EPERM
+	case src.nlink >= maxLinks:
+		return syscall.EMLINK
+	}
+	if _, ok := parent.children[base]; ok {
+		return syscall.EEXIST
+	}
+	if src.nlink == 0 {
+		return syscall.ENOENT
+	}
+	t := now()
+	parent.children[base] = src.ino
+	parent.mtime, parent.ctime = t, t
+	src.nlink++
+	src.ctime = t
+	src.hintParent, src.hintName = parent.ino, base
+	c.touchInode(src)
+	c.touchInode(parent)
+	c.touchDentry(parent.ino, base)
+	return nil
 }
 
 // Remove removes a file, symlink or empty directory.
@@ -524,17 +533,27 @@ func (f *FS) ReadDir(name string) ([]DirEntry, error) {
 	if !n.isDir() {
 		return nil, pathError("readdir", name, syscall.ENOTDIR)
 	}
-	dir := Clean(name)
-	hide := f.c.opts.Policy.hasHidden()
+	return f.list(n, func() string { return Clean(name) }), nil
+}
+
+// list is directory n's entries, sorted by name, without hidden ones; dir
+// gives its path when the policy hides names. Called with c.mu held.
+func (f *FS) list(n *inode, dir func() string) []DirEntry {
+	c := f.c
+	hide := c.opts.Policy.hasHidden()
+	var dirPath string
+	if hide {
+		dirPath = dir()
+	}
 	out := make([]DirEntry, 0, len(n.children))
 	for childName, ino := range n.children {
-		if isLibfuseHidden(childName) || hide && f.c.opts.Policy.refuse(path.Join(dir, childName), false) != "" {
+		if isLibfuseHidden(childName) || hide && c.opts.Policy.refuse(path.Join(dirPath, childName), false) != "" {
 			continue
 		}
 		out = append(out, DirEntry{Name: childName, Ino: ino, Mode: c.inodes[ino].mode & syscall.S_IFMT})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out
 }
 
 // ReadDirAttrs lists a directory with each entry's attributes, for
