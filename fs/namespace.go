@@ -374,9 +374,6 @@ func (f *FS) Rename(oldname, newname string) error { return f.Rename2(oldname, n
 // Rename2 is Rename with renameat2 flags.
 func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 	return f.mutate("rename", oldname, newname, func(m *mutation) error {
-		if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
-			return syscall.EINVAL
-		}
 		c := f.c
 		op, on, err := c.walkParent(oldname)
 		if err != nil {
@@ -386,79 +383,90 @@ func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 		if err != nil {
 			return err
 		}
-		srcIno, ok := op.children[on]
-		if !ok {
-			return syscall.ENOENT
+		if err := c.rename(op, on, np, nn, flags); err != nil {
+			return err
 		}
-		src := c.inodes[srcIno]
-		dstIno, exists := np.children[nn]
-		if flags&RenameNoReplace != 0 && exists {
-			return syscall.EEXIST
-		}
-		if flags&RenameExchange != 0 && !exists {
-			return syscall.ENOENT
-		}
-		if exists && dstIno == srcIno {
-			return nil // two names of one inode: POSIX says do nothing
-		}
-		// A directory may not move below itself.
-		for _, moving := range []*inode{src, c.inodes[dstIno]} {
-			if moving == nil || !moving.isDir() || (moving != src && flags&RenameExchange == 0) {
-				continue
-			}
-			target := np
-			if moving != src {
-				target = op
-			}
-			for a := target; ; a = c.inodes[a.parent] {
-				if a.ino == moving.ino {
-					return syscall.EINVAL
-				}
-				if a.ino == sqlstore.Root {
-					break
-				}
-			}
-		}
-		t := now()
-		if flags&RenameExchange != 0 {
-			dst := c.inodes[dstIno]
-			op.children[on], np.children[nn] = dstIno, srcIno
-			c.reparent(dst, op, np)
-			c.reparent(src, np, op)
-			src.ctime, dst.ctime = t, t
-			c.touchInode(dst)
-		} else {
-			if exists {
-				dst := c.inodes[dstIno]
-				switch {
-				case src.isDir() && !dst.isDir():
-					return syscall.ENOTDIR
-				case !src.isDir() && dst.isDir():
-					return syscall.EISDIR
-				case dst.isDir() && !c.emptyDir(dst):
-					return syscall.ENOTEMPTY
-				}
-				c.dropName(np, nn, t)
-			}
-			delete(op.children, on)
-			np.children[nn] = srcIno
-			if src.isDir() && op != np {
-				op.nlink--
-				np.nlink++
-				src.parent = np.ino
-			}
-			src.ctime = t
-		}
-		for _, p := range []*inode{op, np} {
-			p.mtime, p.ctime = t, t
-			c.touchInode(p)
-		}
-		c.touchInode(src)
-		c.touchDentry(op.ino, on)
-		c.touchDentry(np.ino, nn)
 		m.nameChanged(m.path, m.path2)
 		return nil
 	})
+}
+
+// rename moves on in op to nn in np, with renameat2 flags. Called with c.mu held.
+func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) error {
+	if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
+		return syscall.EINVAL
+	}
+	srcIno, ok := op.children[on]
+	if !ok {
+		return syscall.ENOENT
+	}
+	src := c.inodes[srcIno]
+	dstIno, exists := np.children[nn]
+	if flags&RenameNoReplace != 0 && exists {
+		return syscall.EEXIST
+	}
+	if flags&RenameExchange != 0 && !exists {
+		return syscall.ENOENT
+	}
+	if exists && dstIno == srcIno {
+		return nil // two names of one inode: POSIX says do nothing
+	}
+	// A directory may not move below itself.
+	for _, moving := range []*inode{src, c.inodes[dstIno]} {
+		if moving == nil || !moving.isDir() || (moving != src && flags&RenameExchange == 0) {
+			continue
+		}
+		target := np
+		if moving != src {
+			target = op
+		}
+		for a := target; ; a = c.inodes[a.parent] {
+			if a.ino == moving.ino {
+				return syscall.EINVAL
+			}
+			if a.ino == sqlstore.Root {
+				break
+			}
+		}
+	}
+	t := now()
+	if flags&RenameExchange != 0 {
+		dst := c.inodes[dstIno]
+		op.children[on], np.children[nn] = dstIno, srcIno
+		c.reparent(dst, op, np)
+		c.reparent(src, np, op)
+		src.ctime, dst.ctime = t, t
+		c.touchInode(dst)
+	} else {
+		if exists {
+			dst := c.inodes[dstIno]
+			switch {
+			case src.isDir() && !dst.isDir():
+				return syscall.ENOTDIR
+			case !src.isDir() && dst.isDir():
+				return syscall.EISDIR
+			case dst.isDir() && !c.emptyDir(dst):
+				return syscall.ENOTEMPTY
+			}
+			c.dropName(np, nn, t)
+		}
+		delete(op.children, on)
+		np.children[nn] = srcIno
+		if src.isDir() && op != np {
+			op.nlink--
+			np.nlink++
+			src.parent = np.ino
+		}
+		src.ctime = t
+	}
+	for _, p := range []*inode{op, np} {
+		p.mtime, p.ctime = t, t
+		c.touchInode(p)
+	}
+	c.touchInode(src)
+	c.touchDentry(op.ino, on)
+	c.touchDentry(np.ino, nn)
+	return nil
 }
 
 // hiddenPrefix starts the names libfuse's high-level API gives files that

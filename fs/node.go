@@ -315,25 +315,30 @@ func (x Inodes) Remove(dir uint64, name string, isDir bool) error {
 	}))
 }
 
-// Rename moves name in dir to newName in newDir, with renameat2 flags. The
-// path API does the work once both directories have their paths.
+// Rename moves name in dir to newName in newDir, with renameat2 flags.
 func (x Inodes) Rename(dir uint64, name string, newDir uint64, newName string, flags uint32) error {
-	from, to := x.pathIn(dir, name), x.pathIn(newDir, newName)
-	if from == "" || to == "" {
-		return syscall.ESTALE
-	}
-	if err := x.f.Rename2(from, to, flags); err != nil {
-		return unwrapPath(err)
-	}
-	c := x.f.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d := c.inodes[newDir]; d != nil && d.isDir() {
-		if n := c.inodes[d.children[newName]]; n != nil {
-			n.hintParent, n.hintName = d.ino, newName
+	return unwrapPath(x.f.mutate("rename", x.pathIn(dir, name), x.pathIn(newDir, newName), func(m *mutation) error {
+		c := x.f.c
+		d, err := c.dirNode(dir)
+		if err != nil {
+			return err
 		}
-	}
-	return nil
+		nd, err := c.dirNode(newDir)
+		if err != nil {
+			return err
+		}
+		if err := checkName(newName); err != nil {
+			return err
+		}
+		if err := c.rename(d, name, nd, newName, flags); err != nil {
+			return err
+		}
+		if n := c.inodes[nd.children[newName]]; n != nil {
+			n.hintParent, n.hintName = nd.ino, newName
+		}
+		m.nameChanged(m.path, m.path2)
+		return nil
+	}))
 }
 
 // Link gives inode ino the new name newName in newDir.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"os"
 	"path"
 	"sync"
 	"syscall"
@@ -193,6 +194,24 @@ func (r *rawFS) GetAttr(_ <-chan struct{}, in *gofuse.GetAttrIn, out *gofuse.Att
 	fillAttr(&out.Attr, a)
 	out.SetTimeout(cacheTimeout)
 	return done(r.ops.getattr, start, gofuse.OK)
+}
+
+// Open, Flush and OpenDir are answered ENOSYS: the kernel stops sending
+// them (no_open, no_flush, no_opendir), keeps a file's pages across opens
+// and caches directory listings. CREATE too: files are then made by MKNOD
+// and need no RELEASE.
+func (r *rawFS) Open(<-chan struct{}, *gofuse.OpenIn, *gofuse.OpenOut) gofuse.Status {
+	return gofuse.ENOSYS
+}
+
+func (r *rawFS) OpenDir(<-chan struct{}, *gofuse.OpenIn, *gofuse.OpenOut) gofuse.Status {
+	return gofuse.ENOSYS
+}
+
+func (r *rawFS) Flush(<-chan struct{}, *gofuse.FlushIn) gofuse.Status { return gofuse.ENOSYS }
+
+func (r *rawFS) Create(<-chan struct{}, *gofuse.CreateIn, string, *gofuse.CreateOut) gofuse.Status {
+	return gofuse.ENOSYS
 }
 
 // fattrKillSuidgid asks the server to clear setuid/setgid with the change
@@ -509,6 +528,9 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		// go-fuse's own messages are debugging detail: they go to the
 		// structured log, never to a command's stderr.
 		Logger: log.New(slogWriter{}, "", 0),
+	}
+	if o.Debug {
+		mo.Logger = log.New(os.Stderr, "go-fuse: ", log.Lmicroseconds)
 	}
 	if o.ReadOnly {
 		mo.Options = append(mo.Options, "ro")
