@@ -19,10 +19,9 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
-	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
-	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -104,33 +103,25 @@ func run() int {
 	if sock != "" && !*readOnly {
 		advertised = api.Advertised("unix:" + sock)
 	}
-	fsys, err := sfs.Open(ctx, store, sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised})
+	ws, err := workspace.Open(ctx, store, workspace.Options{
+		FS:    sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised},
+		Mount: mountpoint,
+		FUSE:  fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug},
+	})
 	if err != nil {
 		var owned *sqlstore.OwnedError
-		if errors.As(err, &owned) {
+		switch {
+		case errors.Is(err, context.Canceled):
+			log.Info("signal received while mounting; stopping")
+			return 0
+		case errors.As(err, &owned):
 			fmt.Fprintf(os.Stderr, "sqlfs-mount: %v\nsqlfs-mount: talk to the owner instead, or stop it first\n", owned)
-		} else {
+		default:
 			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
 		}
 		return 1
 	}
-	m, err := fuse.Start(ctx, fsys, mountpoint, fuse.Options{
-		ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug,
-	})
-	if err != nil {
-		code := 1
-		if errors.Is(err, context.Canceled) {
-			log.Info("signal received while mounting; stopping")
-			code = 0
-		} else {
-			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
-		}
-		if cerr := fsys.Close(); cerr != nil {
-			fmt.Fprintln(os.Stderr, "sqlfs-mount: close store:", cerr)
-			code = 1
-		}
-		return code
-	}
+	m := ws.Mount
 	log.Info("mounted", "store", store, "mountpoint", m.Mountpoint(), "pid", os.Getpid())
 	if *metricsAddr != "" {
 		go func() {
@@ -138,14 +129,13 @@ func run() int {
 				log.Error("metrics server stopped", "addr", *metricsAddr, "err", err)
 			}
 		}()
-		go trackUsage(ctx, fsys)
 	}
 
 	// The owner serves the control socket, so sqlfs-exec commands and the
 	// agent tools work on the mounted store through this process.
 	stopAPI := func() {}
 	if advertised != "" {
-		if stopAPI, err = serveAPI(ctx, fsys, sock, log); err != nil {
+		if stopAPI, err = serveAPI(ctx, ws.Tools, sock, log); err != nil {
 			log.Error("control socket not served", "socket", sock, "err", err)
 		}
 	}
@@ -163,15 +153,6 @@ func run() int {
 	select {
 	case <-ctx.Done():
 		log.Info("signal received; unmounting")
-		// cgofuse unmounts on the same signal; give it a moment first.
-		select {
-		case <-m.Done():
-		case <-time.After(2 * time.Second):
-		}
-		if err := m.Unmount(); err != nil {
-			log.Error("unmount", "err", err)
-			code = 1
-		}
 	case <-m.Done():
 		if err := m.Err(); err != nil {
 			log.Error("mount ended", "err", err)
@@ -181,8 +162,8 @@ func run() int {
 		}
 	}
 	stopAPI()
-	if err := fsys.Close(); err != nil {
-		log.Error("final commit failed: recent changes may be lost", "err", err)
+	if err := ws.Close(); err != nil {
+		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
 		return 1
 	}
 	log.Info("store closed cleanly")
@@ -191,13 +172,11 @@ func run() int {
 
 // serveAPI serves the agent API (tools and the shell backend) on the Unix
 // socket sock until the returned stop is called.
-func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, log *slog.Logger) (stop func(), err error) {
+func serveAPI(ctx context.Context, svc *tools.Service, sock string, log *slog.Logger) (stop func(), err error) {
 	ln, err := api.Listen("unix:"+sock, false)
 	if err != nil {
 		return func() {}, err
 	}
-	sh := shell.New(fsys, shell.Options{Logger: log})
-	svc := tools.NewForCore(fsys, map[string]sidecar.Backend{"shell": sh}, tools.Options{})
 	srv := api.NewServer(api.Config{Tools: svc, Grace: 5 * time.Second, Version: metrics.Version, Logger: log})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -211,24 +190,5 @@ func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, log *slog.Logger) 
 	return func() {
 		cancel()
 		<-done
-		sh.Close()
 	}, nil
-}
-
-// trackUsage keeps the usage gauges current for scrapes.
-func trackUsage(ctx context.Context, fsys *sfs.FS) {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	inodeCache := metrics.Cache("inode")
-	for {
-		u := fsys.Usage()
-		metrics.FSInodes.Set(float64(u.Inodes))
-		metrics.FSBytes.Set(float64(u.Bytes))
-		inodeCache.Entries.Set(float64(u.Inodes)) // every inode is in RAM
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
