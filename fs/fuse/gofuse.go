@@ -16,6 +16,7 @@ import (
 	"time"
 
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/metrics"
@@ -62,7 +63,7 @@ type writeMark struct {
 // opMetrics are the per-op series, resolved once.
 type opMetrics struct {
 	lookup, forget, getattr, setattr, mknod, create, mkdir, symlink, unlink, rmdir, rename, link,
-	readlink, read, write, fsync, readdir, statfs, getxattr, listxattr, setxattr, removexattr *metrics.FuseOp
+	readlink, read, write, fallocate, fsync, readdir, statfs, getxattr, listxattr, setxattr, removexattr *metrics.FuseOp
 }
 
 func newOpMetrics() opMetrics {
@@ -71,7 +72,7 @@ func newOpMetrics() opMetrics {
 		lookup: m("lookup"), forget: m("forget"), getattr: m("getattr"), setattr: m("setattr"),
 		mknod: m("mknod"), create: m("create"), mkdir: m("mkdir"), symlink: m("symlink"),
 		unlink: m("unlink"), rmdir: m("rmdir"), rename: m("rename"), link: m("link"),
-		readlink: m("readlink"), read: m("read"), write: m("write"), fsync: m("fsync"),
+		readlink: m("readlink"), read: m("read"), write: m("write"), fallocate: m("fallocate"), fsync: m("fsync"),
 		readdir: m("readdir"), statfs: m("statfs"), getxattr: m("getxattr"),
 		listxattr: m("listxattr"), setxattr: m("setxattr"), removexattr: m("removexattr"),
 	}
@@ -385,6 +386,29 @@ func (r *rawFS) auditWrite(ino uint64, pid uint32) bool {
 	}
 	r.written[ino] = writeMark{actor: actor, at: now}
 	return true
+}
+
+// Fallocate reserves nothing (data lives in the store, not in blocks): it
+// only grows the file to the range's end, or with KEEP_SIZE does nothing.
+// Punching holes and the other modes are not supported.
+func (r *rawFS) Fallocate(_ <-chan struct{}, in *gofuse.FallocateIn) gofuse.Status {
+	start := metrics.Start()
+	switch in.Mode {
+	case unix.FALLOC_FL_KEEP_SIZE:
+		return done(r.ops.fallocate, start, gofuse.OK)
+	case 0:
+	default:
+		return done(r.ops.fallocate, start, gofuse.Status(syscall.EOPNOTSUPP))
+	}
+	nodes := r.as(&in.InHeader)
+	a, err := nodes.GetAttr(in.NodeId)
+	if err != nil {
+		return done(r.ops.fallocate, start, status(err))
+	}
+	if end := int64(in.Offset + in.Length); end > a.Size {
+		_, err = nodes.SetAttr(in.NodeId, sfs.SetAttr{Size: &end})
+	}
+	return done(r.ops.fallocate, start, status(err))
 }
 
 func (r *rawFS) Fsync(_ <-chan struct{}, in *gofuse.FsyncIn) gofuse.Status {
