@@ -55,6 +55,9 @@ type Mount struct {
 	fsys       *sfs.FS // set while changes are reported to the kernel
 	// unmount asks the serving loop to unmount; false if it could not.
 	unmount func() bool
+	// abort, when set, ends the kernel connection: the serving loop stops
+	// even while another mount namespace (a container) still holds it.
+	abort func()
 }
 
 // readAheadKB is the kernel's read-ahead for the mount. Its default for a
@@ -104,11 +107,23 @@ func (m *Mount) Unmount() error {
 	}
 	select {
 	case <-m.done:
-	case <-time.After(30 * time.Second):
+		return m.err
+	case <-time.After(unmountWait):
+	}
+	if m.abort == nil {
 		return fmt.Errorf("%w: %s: serving loop did not stop", errUnmountFailed, m.mountpoint)
 	}
-	return m.err
+	m.abort()
+	select {
+	case <-m.done:
+		return fmt.Errorf("%w: %s: still used elsewhere (another mount namespace?) after %v: connection aborted", errUnmountFailed, m.mountpoint, unmountWait)
+	case <-time.After(unmountWait):
+		return fmt.Errorf("%w: %s: serving loop did not stop, even after an abort", errUnmountFailed, m.mountpoint)
+	}
 }
+
+// unmountWait is how long Unmount waits for the kernel to let go.
+const unmountWait = 10 * time.Second
 
 // prepareMount checks the mountpoint and /dev/fuse and returns the
 // mountpoint's absolute path.

@@ -564,7 +564,9 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrMountFailed, abs, err)
 	}
-	m := &Mount{mountpoint: abs, done: make(chan struct{}), unmount: func() bool { return server.Unmount() == nil }}
+	// Unmounting is umount(2) alone (go-fuse's Unmount also waits for the
+	// loop, without limit): Mount.Unmount waits, and aborts if need be.
+	m := &Mount{mountpoint: abs, done: make(chan struct{}), unmount: func() bool { return syscall.Unmount(abs, 0) == nil }}
 	go func() {
 		defer close(m.done)
 		server.Serve()
@@ -579,6 +581,7 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		m.Unmount()
 		return nil, ctx.Err()
 	}
+	m.abort = connectionAborter(abs)
 	m.fsys = fsys
 	fsys.SetInvalidator(r.invalidate)
 	setReadAhead(abs, readAheadKB)
@@ -603,6 +606,30 @@ func (r *rawFS) invalidate(changes []sfs.Change) {
 				off = -1 // a new name: attributes (nlink) only
 			}
 			r.server.InodeNotify(ino, off, 0)
+		}
+	}
+}
+
+const fusectl = "/sys/fs/fuse/connections"
+
+// connectionAborter returns what aborts the FUSE connection mounted at dir
+// (through the fusectl filesystem), or nil when it cannot be found.
+func connectionAborter(dir string) func() {
+	var st unix.Stat_t
+	if err := unix.Stat(dir, &st); err != nil {
+		return nil
+	}
+	// The connection is named by the kernel's encoding of the device number.
+	major, minor := uint64(unix.Major(st.Dev)), uint64(unix.Minor(st.Dev))
+	id := minor&0xff | major<<8 | (minor&^0xff)<<12
+	file := fmt.Sprintf("%s/%d/abort", fusectl, id)
+	return func() {
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			// fusectl is not always mounted (systemd does it at boot).
+			_ = unix.Mount("fusectl", fusectl, "fusectl", 0, "")
+		}
+		if err := os.WriteFile(file, []byte("1"), 0o200); err != nil {
+			slog.Warn("cannot abort the FUSE connection", "file", file, "err", err)
 		}
 	}
 }

@@ -312,3 +312,31 @@ func TestActorForPID(t *testing.T) {
 		t.Fatalf("create events by actor: %v", actors)
 	}
 }
+
+// A mount that another mount namespace still holds (a container that did
+// not let go) is unmounted all the same: Unmount aborts the connection
+// instead of waiting for ever.
+func TestUnmountWhileHeldElsewhere(t *testing.T) {
+	if fuse.LibFUSE != 0 {
+		t.Skip("the abort is the kernel-protocol frontend's")
+	}
+	w := mount(t)
+	must(t, os.WriteFile(w.Path("f"), []byte("x"), 0o644))
+	holder := exec.Command("unshare", "--mount", "--propagation", "private", "sleep", "60")
+	must(t, holder.Start())
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	time.Sleep(200 * time.Millisecond) // the namespace copies the mount table
+	start := time.Now()
+	err := w.Mount.Unmount()
+	if err == nil || !strings.Contains(err.Error(), "connection aborted") {
+		t.Fatalf("Unmount: %v, want an error saying the connection was aborted", err)
+	}
+	select {
+	case <-w.Mount.Done():
+	default:
+		t.Fatal("the serving loop still runs")
+	}
+	t.Logf("unmounted in %v", time.Since(start).Round(time.Millisecond))
+	must(t, w.FS.Close())
+	w.Mount, w.FS = nil, nil // closed here
+}
