@@ -26,6 +26,9 @@ type Change struct {
 	// directory's listing changed); otherwise the inode's attributes or data
 	// changed.
 	Name bool
+	// Ino is the inode whose names changed, when the path no longer finds
+	// it (an unlinked name); 0 otherwise.
+	Ino uint64
 }
 
 // mutate runs fn under the lock as one audited change. Policy and
@@ -328,8 +331,9 @@ func (f *FS) remove(op, name string, dir int) error {
 		if parent.mode&syscall.S_ISVTX != 0 && f.who.Uid != 0 && f.who.Uid != n.uid && f.who.Uid != parent.uid {
 			return syscall.EPERM
 		}
-		c.dropName(parent, base, now())
-		m.nameChanged(m.path)
+		gone := c.dropName(parent, base, now())
+		// The inode may live on under other names, with one link less.
+		m.stale = append(m.stale, Change{Path: m.path, Name: true, Ino: gone.ino})
 		return nil
 	})
 }

@@ -600,6 +600,9 @@ func (r *rawFS) invalidate(changes []sfs.Change) {
 			r.server.EntryNotify(dir, path.Base(c.Path))
 			r.server.InodeNotify(dir, 0, 0)
 		}
+		if ino == 0 {
+			ino = c.Ino // a name that went: its inode lost a link
+		}
 		if ino != 0 && r.known(ino) {
 			off := int64(0) // data and attributes
 			if c.Name {

@@ -155,6 +155,8 @@ func TestHardLinksShareOneInode(t *testing.T) {
 	// The same through the core, from outside the kernel.
 	must(t, w.FS.Link("/a", "/e"))
 	check(3, want, names[0], names[2], w.Path("e"))
+	must(t, w.FS.Remove("/e"))
+	check(2, want, names[0], names[2])
 }
 
 // chown, utimensat and xattrs with AT_SYMLINK_NOFOLLOW change the link,
