@@ -342,3 +342,30 @@ func TestUnmountWhileHeldElsewhere(t *testing.T) {
 	must(t, w.FS.Close())
 	w.Mount, w.FS = nil, nil // closed here
 }
+
+// A write by another user clears setuid and setgid (HANDLE_KILLPRIV_V2:
+// the kernel asks the server to).
+func TestWriteByOtherUserClearsSetuid(t *testing.T) {
+	w := inodeMount(t)
+	_, err := exec.LookPath("setpriv")
+	fusetest.Require(t, "setpriv (util-linux)", err)
+	// uid 65534 must reach the mount: open the test's temp dirs to it.
+	for d := filepath.Dir(w.Dir); d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
+		must(t, os.Chmod(d, 0o755))
+	}
+	must(t, os.Chmod(w.Dir, 0o777))
+	p := w.Path("tool")
+	must(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+	must(t, unix.Chmod(p, 0o6777))
+	if m := lstat(t, p).Mode; m&0o6000 != 0o6000 {
+		t.Fatalf("mode before %o", m)
+	}
+	out, err := exec.Command("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		"sh", "-c", "echo more >> "+p).CombinedOutput()
+	if err != nil {
+		t.Fatalf("write as uid 65534: %v %s", err, out)
+	}
+	if m := lstat(t, p).Mode; m&0o6000 != 0 {
+		t.Fatalf("mode after another user's write %o, want setuid and setgid cleared", m)
+	}
+}
