@@ -317,7 +317,7 @@ func TestActorForPID(t *testing.T) {
 
 // A mount that another mount namespace still holds (a container that did
 // not let go) is unmounted all the same: Unmount aborts the connection
-// instead of waiting for ever.
+// instead of waiting for ever (go-fuse's own Unmount hangs there).
 func TestUnmountWhileHeldElsewhere(t *testing.T) {
 	if fuse.LibFUSE != 0 {
 		t.Skip("the abort is the kernel-protocol frontend's")
@@ -329,10 +329,7 @@ func TestUnmountWhileHeldElsewhere(t *testing.T) {
 	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
 	time.Sleep(200 * time.Millisecond) // the namespace copies the mount table
 	start := time.Now()
-	err := w.Mount.Unmount()
-	if err == nil || !strings.Contains(err.Error(), "connection aborted") {
-		t.Fatalf("Unmount: %v, want an error saying the connection was aborted", err)
-	}
+	must(t, w.Mount.Unmount())
 	select {
 	case <-w.Mount.Done():
 	default:
