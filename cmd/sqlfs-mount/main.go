@@ -122,7 +122,6 @@ func run() int {
 		return 1
 	}
 	m := ws.Mount
-	log.Info("mounted", "store", store, "mountpoint", m.Mountpoint(), "pid", os.Getpid())
 	if *metricsAddr != "" {
 		go func() {
 			if err := metrics.Serve(ctx, *metricsAddr); err != nil {

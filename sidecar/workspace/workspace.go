@@ -104,7 +104,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		if w.Mount, err = fuse.Start(ctx, f, o.Mount, o.FUSE); err != nil {
 			return nil, errors.Join(err, w.Close())
 		}
-		log.Debug("mounted", "store", path, "mountpoint", w.Mount.Mountpoint())
+		log.Info("mounted", "store", path, "mountpoint", w.Mount.Mountpoint(), "pid", os.Getpid())
 		if o.Container != nil {
 			cb, err := o.Container(ctx, w.Mount.Mountpoint())
 			if err != nil {
