@@ -1,8 +1,9 @@
-//go:build cgofuse
+//go:build cgofuse || !linux
 
-// The portable frontend: cgofuse over libfuse's high-level (path) API, for
-// macOS (macFUSE, FUSE-T) and Windows (WinFsp); on Linux only with -tags
-// cgofuse, so it keeps passing the same tests. It translates paths,
+// The portable frontend: cgofuse over libfuse's high-level (path) API, the
+// default off Linux (macOS through macFUSE or FUSE-T, Windows through
+// WinFsp); on Linux only with -tags cgofuse, so it keeps passing the same
+// tests. It translates paths,
 // handles and errnos, and keeps no state of its own beyond the open handle
 // table.
 

@@ -1,4 +1,4 @@
-//go:build cgofuse
+//go:build cgofuse || !linux
 
 package fuse
 

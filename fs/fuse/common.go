@@ -1,9 +1,9 @@
 // Package fuse serves a filesystem core (package fs) through the kernel.
 // On Linux the frontend speaks the FUSE protocol itself (go-fuse's raw
 // API, gofuse.go): inode-based, with every kernel cache on and told of
-// changes made elsewhere. Built with -tags cgofuse, the portable frontend
-// over libfuse's path API serves instead (cgofuse_*.go), the one macOS and
-// Windows use. Both are thin layers over the core.
+// changes made elsewhere. Off Linux, or with -tags cgofuse, the portable
+// frontend over libfuse's path API serves instead (cgofuse_*.go): macOS
+// and Windows use it. Both are thin layers over the core.
 package fuse
 
 import (
