@@ -26,8 +26,12 @@ type inode struct {
 	rdev                uint64
 	target              string
 
-	parent   uint64            // directories only: the directory holding them
-	children map[string]uint64 // directories only
+	parent uint64 // directories only: the directory holding them
+	// hintParent and hintName are a name the inode had lately, checked
+	// before use: how the inode-keyed API (node.go) finds a path to audit.
+	hintParent uint64
+	hintName   string
+	children   map[string]uint64 // directories only
 
 	xattrs map[string][]byte
 

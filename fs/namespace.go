@@ -26,6 +26,9 @@ type Change struct {
 	// directory's listing changed); otherwise the inode's attributes or data
 	// changed.
 	Name bool
+	// Ino is the inode whose names changed, when the path no longer finds
+	// it (an unlinked name); 0 otherwise.
+	Ino uint64
 }
 
 // mutate runs fn under the lock as one audited change. Policy and
@@ -257,33 +260,42 @@ func (f *FS) Link(oldname, newname string) error {
 		if err != nil {
 			return err
 		}
-		if src.isDir() {
-			return syscall.EPERM
-		}
-		if src.nlink >= maxLinks {
-			return syscall.EMLINK
-		}
 		parent, base, err := c.walkParent(newname)
 		if err != nil {
 			return err
 		}
-		if _, ok := parent.children[base]; ok {
-			return syscall.EEXIST
+		if err := c.link(src, parent, base); err != nil {
+			return err
 		}
-		if src.nlink == 0 {
-			return syscall.ENOENT
-		}
-		t := now()
-		parent.children[base] = src.ino
-		parent.mtime, parent.ctime = t, t
-		src.nlink++
-		src.ctime = t
-		c.touchInode(src)
-		c.touchInode(parent)
-		c.touchDentry(parent.ino, base)
 		m.nameChanged(m.path, m.path2)
 		return nil
 	})
+}
+
+// link gives src the name base in parent. Called with c.mu held.
+func (c *core) link(src, parent *inode, base string) error {
+	switch {
+	case src.isDir():
+		return syscall.EPERM
+	case src.nlink >= maxLinks:
+		return syscall.EMLINK
+	}
+	if _, ok := parent.children[base]; ok {
+		return syscall.EEXIST
+	}
+	if src.nlink == 0 {
+		return syscall.ENOENT
+	}
+	t := now()
+	parent.children[base] = src.ino
+	parent.mtime, parent.ctime = t, t
+	src.nlink++
+	src.ctime = t
+	src.hintParent, src.hintName = parent.ino, base
+	c.touchInode(src)
+	c.touchInode(parent)
+	c.touchDentry(parent.ino, base)
+	return nil
 }
 
 // Remove removes a file, symlink or empty directory.
@@ -321,8 +333,9 @@ func (f *FS) remove(op, name string, dir int) error {
 		if parent.mode&syscall.S_ISVTX != 0 && f.who.Uid != 0 && f.who.Uid != n.uid && f.who.Uid != parent.uid {
 			return syscall.EPERM
 		}
-		c.dropName(parent, base, now())
-		m.nameChanged(m.path)
+		gone := c.dropName(parent, base, now())
+		// The inode may live on under other names, with one link less.
+		m.stale = append(m.stale, Change{Path: m.path, Name: true, Ino: gone.ino})
 		return nil
 	})
 }
@@ -367,9 +380,6 @@ func (f *FS) Rename(oldname, newname string) error { return f.Rename2(oldname, n
 // Rename2 is Rename with renameat2 flags.
 func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 	return f.mutate("rename", oldname, newname, func(m *mutation) error {
-		if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
-			return syscall.EINVAL
-		}
 		c := f.c
 		op, on, err := c.walkParent(oldname)
 		if err != nil {
@@ -379,79 +389,90 @@ func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 		if err != nil {
 			return err
 		}
-		srcIno, ok := op.children[on]
-		if !ok {
-			return syscall.ENOENT
+		if err := c.rename(op, on, np, nn, flags); err != nil {
+			return err
 		}
-		src := c.inodes[srcIno]
-		dstIno, exists := np.children[nn]
-		if flags&RenameNoReplace != 0 && exists {
-			return syscall.EEXIST
-		}
-		if flags&RenameExchange != 0 && !exists {
-			return syscall.ENOENT
-		}
-		if exists && dstIno == srcIno {
-			return nil // two names of one inode: POSIX says do nothing
-		}
-		// A directory may not move below itself.
-		for _, moving := range []*inode{src, c.inodes[dstIno]} {
-			if moving == nil || !moving.isDir() || (moving != src && flags&RenameExchange == 0) {
-				continue
-			}
-			target := np
-			if moving != src {
-				target = op
-			}
-			for a := target; ; a = c.inodes[a.parent] {
-				if a.ino == moving.ino {
-					return syscall.EINVAL
-				}
-				if a.ino == sqlstore.Root {
-					break
-				}
-			}
-		}
-		t := now()
-		if flags&RenameExchange != 0 {
-			dst := c.inodes[dstIno]
-			op.children[on], np.children[nn] = dstIno, srcIno
-			c.reparent(src, op, np)
-			c.reparent(dst, np, op)
-			src.ctime, dst.ctime = t, t
-			c.touchInode(dst)
-		} else {
-			if exists {
-				dst := c.inodes[dstIno]
-				switch {
-				case src.isDir() && !dst.isDir():
-					return syscall.ENOTDIR
-				case !src.isDir() && dst.isDir():
-					return syscall.EISDIR
-				case dst.isDir() && !c.emptyDir(dst):
-					return syscall.ENOTEMPTY
-				}
-				c.dropName(np, nn, t)
-			}
-			delete(op.children, on)
-			np.children[nn] = srcIno
-			if src.isDir() && op != np {
-				op.nlink--
-				np.nlink++
-				src.parent = np.ino
-			}
-			src.ctime = t
-		}
-		for _, p := range []*inode{op, np} {
-			p.mtime, p.ctime = t, t
-			c.touchInode(p)
-		}
-		c.touchInode(src)
-		c.touchDentry(op.ino, on)
-		c.touchDentry(np.ino, nn)
 		m.nameChanged(m.path, m.path2)
 		return nil
 	})
+}
+
+// rename moves on in op to nn in np, with renameat2 flags. Called with c.mu held.
+func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) error {
+	if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
+		return syscall.EINVAL
+	}
+	srcIno, ok := op.children[on]
+	if !ok {
+		return syscall.ENOENT
+	}
+	src := c.inodes[srcIno]
+	dstIno, exists := np.children[nn]
+	if flags&RenameNoReplace != 0 && exists {
+		return syscall.EEXIST
+	}
+	if flags&RenameExchange != 0 && !exists {
+		return syscall.ENOENT
+	}
+	if exists && dstIno == srcIno {
+		return nil // two names of one inode: POSIX says do nothing
+	}
+	// A directory may not move below itself.
+	for _, moving := range []*inode{src, c.inodes[dstIno]} {
+		if moving == nil || !moving.isDir() || (moving != src && flags&RenameExchange == 0) {
+			continue
+		}
+		target := np
+		if moving != src {
+			target = op
+		}
+		for a := target; ; a = c.inodes[a.parent] {
+			if a.ino == moving.ino {
+				return syscall.EINVAL
+			}
+			if a.ino == sqlstore.Root {
+				break
+			}
+		}
+	}
+	t := now()
+	if flags&RenameExchange != 0 {
+		dst := c.inodes[dstIno]
+		op.children[on], np.children[nn] = dstIno, srcIno
+		c.reparent(src, op, np)
+		c.reparent(dst, np, op)
+		src.ctime, dst.ctime = t, t
+		c.touchInode(dst)
+	} else {
+		if exists {
+			dst := c.inodes[dstIno]
+			switch {
+			case src.isDir() && !dst.isDir():
+				return syscall.ENOTDIR
+			case !src.isDir() && dst.isDir():
+				return syscall.EISDIR
+			case dst.isDir() && !c.emptyDir(dst):
+				return syscall.ENOTEMPTY
+			}
+			c.dropName(np, nn, t)
+		}
+		delete(op.children, on)
+		np.children[nn] = srcIno
+		if src.isDir() && op != np {
+			op.nlink--
+			np.nlink++
+			src.parent = np.ino
+		}
+		src.ctime = t
+	}
+	for _, p := range []*inode{op, np} {
+		p.mtime, p.ctime = t, t
+		c.touchInode(p)
+	}
+	c.touchInode(src)
+	c.touchDentry(op.ino, on)
+	c.touchDentry(np.ino, nn)
+	return nil
 }
 
 // hiddenPrefix starts the names libfuse's high-level API gives files that
@@ -526,17 +547,27 @@ func (f *FS) ReadDir(name string) ([]DirEntry, error) {
 	if !n.isDir() {
 		return nil, pathError("readdir", name, syscall.ENOTDIR)
 	}
-	dir := Clean(name)
-	hide := f.c.opts.Policy.hasHidden()
+	return f.list(n, func() string { return Clean(name) }), nil
+}
+
+// list is directory n's entries, sorted by name, without hidden ones; dir
+// gives its path when the policy hides names. Called with c.mu held.
+func (f *FS) list(n *inode, dir func() string) []DirEntry {
+	c := f.c
+	hide := c.opts.Policy.hasHidden()
+	var dirPath string
+	if hide {
+		dirPath = dir()
+	}
 	out := make([]DirEntry, 0, len(n.children))
 	for childName, ino := range n.children {
-		if isLibfuseHidden(childName) || hide && f.c.opts.Policy.refuse(path.Join(dir, childName), false) != "" {
+		if isLibfuseHidden(childName) || hide && c.opts.Policy.refuse(path.Join(dirPath, childName), false) != "" {
 			continue
 		}
 		out = append(out, DirEntry{Name: childName, Ino: ino, Mode: c.inodes[ino].mode & syscall.S_IFMT})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out
 }
 
 // ReadDirAttrs lists a directory with each entry's attributes, for

@@ -32,6 +32,9 @@ func (p Policy) Validate() error {
 
 func (p *Policy) hasHidden() bool { return len(p.Hidden) > 0 }
 
+// refusesChanges reports whether any rule can refuse a change.
+func (p *Policy) refusesChanges() bool { return len(p.Hidden) > 0 || len(p.ReadOnly) > 0 }
+
 // refuse names the rule that forbids touching p ("hidden" or, for a
 // change, "readonly"), or returns "".
 func (p *Policy) refuse(clean string, change bool) string {

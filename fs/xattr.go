@@ -15,6 +15,17 @@ const (
 
 // Setxattr sets an extended attribute of name (not following a final symlink).
 func (f *FS) Setxattr(name, attr string, value []byte, flags int) error {
+	return f.setxattr(name, f.resolver(name), attr, value, flags)
+}
+
+// resolver finds name's inode without following a final symlink, as the
+// xattr calls do. Called with c.mu held.
+func (f *FS) resolver(name string) func() (*inode, error) {
+	return func() (*inode, error) { return f.c.walk(name, false) }
+}
+
+// setxattr sets an attribute of the inode resolve finds, audited as name.
+func (f *FS) setxattr(name string, resolve func() (*inode, error), attr string, value []byte, flags int) error {
 	return f.mutate("setxattr", name, "", func(m *mutation) error {
 		switch {
 		case len(attr) == 0:
@@ -24,7 +35,7 @@ func (f *FS) Setxattr(name, attr string, value []byte, flags int) error {
 		case len(value) > maxXattrValue:
 			return syscall.E2BIG
 		}
-		n, err := f.c.walk(name, false)
+		n, err := resolve()
 		if err != nil {
 			return err
 		}
@@ -47,8 +58,12 @@ func (f *FS) Setxattr(name, attr string, value []byte, flags int) error {
 
 // Removexattr removes an extended attribute.
 func (f *FS) Removexattr(name, attr string) error {
+	return f.removexattr(name, f.resolver(name), attr)
+}
+
+func (f *FS) removexattr(name string, resolve func() (*inode, error), attr string) error {
 	return f.mutate("removexattr", name, "", func(m *mutation) error {
-		n, err := f.c.walk(name, false)
+		n, err := resolve()
 		if err != nil {
 			return err
 		}
@@ -91,10 +106,14 @@ func (f *FS) Listxattr(name string) ([]string, error) {
 	if err != nil {
 		return nil, pathError("listxattr", name, err)
 	}
+	return n.xattrNames(), nil
+}
+
+func (n *inode) xattrNames() []string {
 	out := make([]string, 0, len(n.xattrs))
 	for k := range n.xattrs {
 		out = append(out, k)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out
 }

@@ -19,6 +19,11 @@ func TestServeContainerBackend(t *testing.T) {
 	_, err := os.Stat(container.BusyboxPath)
 	fusetest.Require(t, "the test rootfs needs busybox-static", err)
 	dir := t.TempDir()
+	// The mount is open to the container's user (allow_other): serve
+	// refuses it unless its directory is private.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	rootfs, mnt, state := filepath.Join(dir, "rootfs"), filepath.Join(dir, "mnt"), filepath.Join(dir, "state")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)

@@ -152,16 +152,16 @@ func BenchmarkImport(b *testing.B) {
 		b.StartTimer()
 		pr, pw := io.Pipe()
 		go func() { pw.CloseWithError(tarDir(context.Background(), src, pw)) }()
-		st, err := api.Local{S: ws.svc}.Import(context.Background(), "", pr, tools.ImportOptions{})
+		st, err := api.Local{S: ws.Tools}.Import(context.Background(), "", pr, tools.ImportOptions{})
 		if err != nil || st.Files != files {
 			b.Fatal(st, err)
 		}
 		// Durable, as a finished import must be.
-		if err := ws.fs.Sync(context.Background()); err != nil {
+		if err := ws.FS.Sync(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if err := ws.close(); err != nil {
+		if err := ws.Close(); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
-	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
-	"github.com/sqlfs/sqlfs/sidecar/js"
 	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
@@ -32,50 +30,6 @@ that works until the TTL passes, through the public listener of
 key (STORE.publish-key), which ends every link made so far.
 
 `
-
-// publishFunc is how the tools and the js backend make links, or nil when
-// the workspace has no public base URL.
-type publishFunc = func(ctx context.Context, actor, path string, ttl time.Duration) (string, error)
-
-// newPublisher makes links for the store at store, served at base (or at
-// the base URL a serving process recorded beside the store).
-func newPublisher(store string, f *sfs.FS, base string) (publishFunc, error) {
-	if base == "" {
-		b, err := os.ReadFile(publish.BaseURLPath(store))
-		if err != nil {
-			// No public listener runs for this store: publishing is unavailable.
-			return nil, nil
-		}
-		base = string(b)
-	}
-	links, err := publish.Open(store, base)
-	if err != nil {
-		return nil, err
-	}
-	return publish.Publisher{Links: links, FS: f}.PublishAs, nil
-}
-
-// jsPublisher adapts a publishFunc to sqlfs:publish.
-type jsPublisher struct{ fn publishFunc }
-
-func (p jsPublisher) Publish(ctx context.Context, path string, ttlSeconds float64) (string, error) {
-	return p.fn(ctx, "exec:js", path, time.Duration(ttlSeconds*float64(time.Second)))
-}
-
-// addJSBackend adds the JavaScript backend, which runs programs through the
-// shell backend, and returns the tools' options with publishing wired.
-func addJSBackend(store string, f *sfs.FS, backends map[string]sidecar.Backend, o workspaceOptions) (tools.Options, error) {
-	pub, err := newPublisher(store, f, o.publicURL)
-	if err != nil {
-		return tools.Options{}, err
-	}
-	var opts js.Options
-	if pub != nil {
-		opts.Publisher = jsPublisher{pub}
-	}
-	backends["js"] = js.New(backends["shell"], opts)
-	return tools.Options{Publish: pub}, nil
-}
 
 // servePublic serves published links on addr until ctx ends and records
 // the base URL beside the store for `sqlfs-exec publish`.

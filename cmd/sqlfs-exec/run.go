@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/term"
@@ -58,10 +59,18 @@ func runCmd(ctx context.Context, args []string) int {
 		stdin = string(b)
 	}
 	if *backend == "container" {
-		mnt, err := os.MkdirTemp("", "sqlfs-run-mnt-")
+		// The mount needs allow_other for the container's user: it goes in
+		// a private directory (0700) other host users cannot enter.
+		private, err := os.MkdirTemp("", "sqlfs-run-")
 		if err != nil {
 			return fail("run", err)
 		}
+		defer os.Remove(private)
+		mnt := filepath.Join(private, "mnt")
+		if err := os.Mkdir(mnt, 0o700); err != nil {
+			return fail("run", err)
+		}
+		// Remove, never RemoveAll: a mount left behind keeps its files.
 		defer os.Remove(mnt)
 		ws.local = workspaceOptions{mount: mnt, container: &cf}
 	}

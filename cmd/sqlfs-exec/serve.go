@@ -13,13 +13,11 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
-	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/container"
-	"github.com/sqlfs/sqlfs/sidecar/shell"
-	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -36,20 +34,11 @@ type workspaceOptions struct {
 	publicURL      string                   // base URL of published links, "" for the one recorded beside the store
 }
 
-// workspace is a store opened by this process with its tools.
-type workspace struct {
-	fs       *sfs.FS
-	mount    *fuse.Mount
-	backends map[string]sidecar.Backend
-	svc      *tools.Service
-}
-
-// openWorkspace opens the store and builds the backends and tools over it.
-// A store owned by another process fails with *sqlstore.OwnedError.
-func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*workspace, error) {
-	if o.logger == nil {
-		o.logger = slog.Default()
-	}
+// openWorkspace opens the store with its backends and tools (and the mount
+// and container backend when asked) through the constructor sqlfs-mount
+// uses too. A store owned by another process fails with
+// *sqlstore.OwnedError.
+func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*workspace.Workspace, error) {
 	// The shell and the tools create files as the user the container runs
 	// commands as, so either backend can change what the other made.
 	user := container.DefaultUser
@@ -60,53 +49,21 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 	if err != nil {
 		return nil, err
 	}
-	f, err := sfs.Open(ctx, store, sfs.Options{
-		Socket: o.socket, Policy: o.policy, CommitInterval: o.commitInterval, Logger: o.logger,
-		Uid: uint32(uid), Gid: uint32(gid), AuditRetention: o.auditRetention,
-	})
-	if err != nil {
-		return nil, err
+	wo := workspace.Options{
+		FS: sfs.Options{
+			Socket: o.socket, Policy: o.policy, CommitInterval: o.commitInterval, Logger: o.logger,
+			Uid: uint32(uid), Gid: uint32(gid), AuditRetention: o.auditRetention,
+		},
+		Shell:     o.shellMemory.options(o.logger),
+		Mount:     o.mount,
+		PublicURL: o.publicURL,
 	}
-	w := &workspace{fs: f, backends: map[string]sidecar.Backend{"shell": shell.New(f, o.shellMemory.options(o.logger))}}
-	if o.mount != "" {
-		if w.mount, err = fuse.Start(ctx, f, o.mount, fuse.Options{AllowOther: true, FSName: "sqlfs:" + store}); err != nil {
-			return nil, errors.Join(err, w.close())
-		}
-		o.logger.Info("mounted", "mountpoint", w.mount.Mountpoint())
-		if o.container != nil && o.container.rootfs != "" {
-			cb, err := o.container.open(ctx, w.mount.Mountpoint())
-			if err != nil {
-				return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.close())
-			}
-			w.backends[cb.Name()] = cb
+	if o.mount != "" && o.container != nil && o.container.rootfs != "" {
+		wo.Container = func(ctx context.Context, mountpoint string) (sidecar.Backend, error) {
+			return o.container.open(ctx, mountpoint)
 		}
 	}
-	topts, err := addJSBackend(store, f, w.backends, o)
-	if err != nil {
-		return nil, errors.Join(err, w.close())
-	}
-	w.svc = tools.NewForCore(f, w.backends, topts)
-	return w, nil
-}
-
-// close stops the backends, unmounts and closes the store, which commits
-// everything.
-func (w *workspace) close() error {
-	var errs []error
-	for name, b := range w.backends {
-		if err := b.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("backend %s: %w", name, err))
-		}
-	}
-	if w.mount != nil {
-		if err := w.mount.Unmount(); err != nil {
-			errs = append(errs, fmt.Errorf("unmount: %w", err))
-		}
-	}
-	if err := w.fs.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("close store: %w", err))
-	}
-	return errors.Join(errs...)
+	return workspace.Open(ctx, store, wo)
 }
 
 // listFlag collects a repeatable string flag.
@@ -228,11 +185,11 @@ func runServe(ctx context.Context, args []string) int {
 	// leftover socket file is a dead owner's.
 	ln, err := api.Listen(addr, token != "")
 	if err != nil {
-		return fail("serve", errors.Join(err, ws.close()))
+		return fail("serve", errors.Join(err, ws.Close()))
 	}
 	if *publicAddr != "" {
-		if err := servePublic(ctx, *store, ws.fs, *publicAddr, publicBase(*publicAddr, *publicURL), log); err != nil {
-			return fail("serve", errors.Join(err, ln.Close(), ws.close()))
+		if err := servePublic(ctx, *store, ws.FS, *publicAddr, publicBase(*publicAddr, *publicURL), log); err != nil {
+			return fail("serve", errors.Join(err, ln.Close(), ws.Close()))
 		}
 	}
 	if *metricsAddr != "" {
@@ -242,14 +199,14 @@ func runServe(ctx context.Context, args []string) int {
 			}
 		}()
 	}
-	srv := api.NewServer(api.Config{Tools: ws.svc, Token: token, Grace: *grace, Version: metrics.Version, Logger: log})
-	log.Info("serving", "store", *store, "listen", ln.Addr().String(), "pid", os.Getpid(), "backends", ws.svc.Backends())
+	srv := api.NewServer(api.Config{Tools: ws.Tools, Token: token, Grace: *grace, Version: metrics.Version, Logger: log})
+	log.Info("serving", "store", *store, "listen", ln.Addr().String(), "pid", os.Getpid(), "backends", ws.Tools.Backends())
 	code := 0
 	if err := srv.Serve(ctx, ln); err != nil {
 		log.Error("serve", "err", err)
 		code = 1
 	}
-	if err := ws.close(); err != nil {
+	if err := ws.Close(); err != nil {
 		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
 		return 1
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -21,6 +22,7 @@ type wsFlags struct {
 	store     string
 	tokenFile string
 	local     workspaceOptions // how to open the store when no owner serves it
+	verbose   bool
 }
 
 // clientFlags makes the flag set of a subcommand that works on a
@@ -30,6 +32,7 @@ func clientFlags(name, usage string) (*flag.FlagSet, *wsFlags) {
 	w := &wsFlags{}
 	fs.StringVar(&w.store, "store", "", "workspace store `FILE` (required)")
 	fs.StringVar(&w.tokenFile, "token-file", "", "`FILE` holding the bearer token of an owner listening on TCP")
+	fs.BoolVar(&w.verbose, "verbose", false, "log sqlfs's own progress to stderr (otherwise only warnings and errors)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -47,6 +50,13 @@ func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() erro
 	if err != nil {
 		return nil, nil, err
 	}
+	// A command's stderr is what the agent reads: sqlfs's own INFO lines
+	// (mounting, the container's setup) go there only when asked.
+	level := slog.LevelWarn
+	if w.verbose {
+		level = slog.LevelInfo
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
 	ws, err := openWorkspace(ctx, w.store, w.local)
 	var owned *sqlstore.OwnedError
 	if errors.As(err, &owned) {
@@ -62,7 +72,7 @@ func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() erro
 	if err != nil {
 		return nil, nil, err
 	}
-	return api.Local{S: ws.svc}, ws.close, nil
+	return api.Local{S: ws.Tools}, ws.Close, nil
 }
 
 // run calls fn with the workspace and releases it after, reporting a

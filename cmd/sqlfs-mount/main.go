@@ -21,9 +21,9 @@ import (
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
-	"github.com/sqlfs/sqlfs/sidecar/js"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -57,7 +57,7 @@ func run() int {
 		pprofAddr   = fl.String("pprof-addr", "", "serve Go profiles at http://`HOST:PORT`/debug/pprof/ (for tuning)")
 		listen      = fl.String("listen", "", "control socket `unix:PATH` for sqlfs-exec and the agent tools (default unix:STORE.sock; \"none\" to serve none)")
 		interval    = fl.Duration("commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
-		debug       = fl.Bool("debug", false, "log every FUSE request (libfuse -d)")
+		debug       = fl.Bool("debug", false, "log every FUSE request to stderr")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
 		quota       = fl.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
 		shellMem    = fl.Int64("shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
@@ -109,48 +109,39 @@ func run() int {
 	if sock != "" && !*readOnly {
 		advertised = api.Advertised("unix:" + sock)
 	}
-	fsys, err := sfs.Open(ctx, store, sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised, AuditRetention: &retention})
+	ws, err := workspace.Open(ctx, store, workspace.Options{
+		FS:    sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised, AuditRetention: &retention},
+		Shell: shell.Options{Logger: log, MaxMemoryBytes: *shellMem, Limits: sidecar.Limits{MaxMemoryBytes: *execMem}},
+		Mount: mountpoint,
+		FUSE:  fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug},
+	})
 	if err != nil {
 		var owned *sqlstore.OwnedError
-		if errors.As(err, &owned) {
+		switch {
+		case errors.Is(err, context.Canceled):
+			log.Info("signal received while mounting; stopping")
+			return 0
+		case errors.As(err, &owned):
 			fmt.Fprintf(os.Stderr, "sqlfs-mount: %v\nsqlfs-mount: talk to the owner instead, or stop it first\n", owned)
-		} else {
+		default:
 			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
 		}
 		return 1
 	}
-	m, err := fuse.Start(ctx, fsys, mountpoint, fuse.Options{
-		ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug,
-	})
-	if err != nil {
-		code := 1
-		if errors.Is(err, context.Canceled) {
-			log.Info("signal received while mounting; stopping")
-			code = 0
-		} else {
-			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
-		}
-		if cerr := fsys.Close(); cerr != nil {
-			fmt.Fprintln(os.Stderr, "sqlfs-mount: close store:", cerr)
-			code = 1
-		}
-		return code
-	}
-	log.Info("mounted", "store", store, "mountpoint", m.Mountpoint(), "pid", os.Getpid())
+	m := ws.Mount
 	if *metricsAddr != "" {
 		go func() {
 			if err := metrics.Serve(ctx, *metricsAddr); err != nil {
 				log.Error("metrics server stopped", "addr", *metricsAddr, "err", err)
 			}
 		}()
-		go trackUsage(ctx, fsys)
 	}
 
 	// The owner serves the control socket, so sqlfs-exec commands and the
 	// agent tools work on the mounted store through this process.
 	stopAPI := func() {}
 	if advertised != "" {
-		if stopAPI, err = serveAPI(ctx, fsys, sock, shell.Options{Logger: log, MaxMemoryBytes: *shellMem, Limits: sidecar.Limits{MaxMemoryBytes: *execMem}}); err != nil {
+		if stopAPI, err = serveAPI(ctx, ws.Tools, sock, log); err != nil {
 			log.Error("control socket not served", "socket", sock, "err", err)
 		}
 	}
@@ -168,15 +159,6 @@ func run() int {
 	select {
 	case <-ctx.Done():
 		log.Info("signal received; unmounting")
-		// cgofuse unmounts on the same signal; give it a moment first.
-		select {
-		case <-m.Done():
-		case <-time.After(2 * time.Second):
-		}
-		if err := m.Unmount(); err != nil {
-			log.Error("unmount", "err", err)
-			code = 1
-		}
 	case <-m.Done():
 		if err := m.Err(); err != nil {
 			log.Error("mount ended", "err", err)
@@ -186,8 +168,8 @@ func run() int {
 		}
 	}
 	stopAPI()
-	if err := fsys.Close(); err != nil {
-		log.Error("final commit failed: recent changes may be lost", "err", err)
+	if err := ws.Close(); err != nil {
+		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
 		return 1
 	}
 	log.Info("store closed cleanly")
@@ -196,14 +178,11 @@ func run() int {
 
 // serveAPI serves the agent API (tools and the shell backend) on the Unix
 // socket sock until the returned stop is called.
-func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, shellOpts shell.Options) (stop func(), err error) {
-	log := shellOpts.Logger
+func serveAPI(ctx context.Context, svc *tools.Service, sock string, log *slog.Logger) (stop func(), err error) {
 	ln, err := api.Listen("unix:"+sock, false)
 	if err != nil {
 		return func() {}, err
 	}
-	sh := shell.New(fsys, shellOpts)
-	svc := tools.NewForCore(fsys, map[string]sidecar.Backend{"shell": sh, "js": js.New(sh, js.Options{})}, tools.Options{})
 	srv := api.NewServer(api.Config{Tools: svc, Grace: 5 * time.Second, Version: metrics.Version, Logger: log})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -217,24 +196,5 @@ func serveAPI(ctx context.Context, fsys *sfs.FS, sock string, shellOpts shell.Op
 	return func() {
 		cancel()
 		<-done
-		sh.Close()
 	}, nil
-}
-
-// trackUsage keeps the usage gauges current for scrapes.
-func trackUsage(ctx context.Context, fsys *sfs.FS) {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	inodeCache := metrics.Cache("inode")
-	for {
-		u := fsys.Usage()
-		metrics.FSInodes.Set(float64(u.Inodes))
-		metrics.FSBytes.Set(float64(u.Bytes))
-		inodeCache.Entries.Set(float64(u.Inodes)) // every inode is in RAM
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

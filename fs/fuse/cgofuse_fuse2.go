@@ -1,4 +1,4 @@
-//go:build !fuse3
+//go:build (cgofuse || !linux) && !fuse3
 
 package fuse
 

@@ -1,16 +1,19 @@
-// Package fuse serves a filesystem core (package fs) through the kernel with
-// cgofuse. It is a thin layer: it translates paths, handles and errnos, and
-// keeps no state of its own beyond the open handle table.
+//go:build cgofuse || !linux
+
+// The portable frontend: cgofuse over libfuse's high-level (path) API, the
+// default off Linux (macOS through macFUSE or FUSE-T, Windows through
+// WinFsp); on Linux only with -tags cgofuse, so it keeps passing the same
+// tests. It translates paths,
+// handles and errnos, and keeps no state of its own beyond the open handle
+// table.
+
 package fuse
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,8 +38,8 @@ type adapter struct {
 	handles map[uint64]*handle
 	nextFh  uint64
 
-	comms commCache
-	ops   opMetrics
+	actors *actors
+	ops    opMetrics
 }
 
 // handle is an open file or directory.
@@ -70,13 +73,13 @@ func newOpMetrics() opMetrics {
 	}
 }
 
-func newAdapter(fsys *sfs.FS) *adapter {
+func newAdapter(fsys *sfs.FS, o Options) *adapter {
 	return &adapter{
 		fsys:    fsys,
 		ready:   make(chan struct{}),
 		handles: make(map[uint64]*handle),
 		nextFh:  1,
-		comms:   commCache{m: make(map[int]string)},
+		actors:  newActors(o.ActorForPID),
 		ops:     newOpMetrics(),
 	}
 }
@@ -104,7 +107,7 @@ func done(op *metrics.FuseOp, start time.Time, rc int) int {
 // caller is the kernel-side identity of the current request.
 func (a *adapter) caller() *sfs.FS {
 	uid, gid, pid := cgofuse.Getcontext()
-	return a.fsys.As(sfs.Caller{Uid: uid, Gid: gid, Kernel: true, Actor: a.comms.actor(pid)})
+	return a.fsys.As(sfs.Caller{Uid: uid, Gid: gid, Kernel: true, Actor: a.actors.actor(uint32(pid))})
 }
 
 func (a *adapter) Init() { a.once.Do(func() { close(a.ready) }) }
@@ -507,26 +510,4 @@ func (a *adapter) Listxattr(path string, fill func(name string) bool) int {
 		}
 	}
 	return done(a.ops.listxattr, start, 0)
-}
-
-// commCache names FUSE callers for the audit trail ("fuse:pid=12 comm=cp")
-// without reading /proc on every request.
-type commCache struct {
-	mu sync.Mutex
-	m  map[int]string
-}
-
-func (c *commCache) actor(pid int) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s, ok := c.m[pid]; ok {
-		return s
-	}
-	comm, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-	s := fmt.Sprintf("fuse:pid=%d comm=%s", pid, strings.TrimSpace(string(comm)))
-	if len(c.m) > 4096 { // pids are reused; forget old ones wholesale
-		clear(c.m)
-	}
-	c.m[pid] = s
-	return s
 }

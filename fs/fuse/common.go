@@ -1,8 +1,13 @@
+// Package fuse serves a filesystem core (package fs) through the kernel.
+// On Linux the frontend speaks the FUSE protocol itself (go-fuse's raw
+// API, gofuse.go): inode-based, with every kernel cache on and told of
+// changes made elsewhere. Off Linux, or with -tags cgofuse, the portable
+// frontend over libfuse's path API serves instead (cgofuse_*.go): macOS
+// and Windows use it. Both are thin layers over the core.
 package fuse
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,11 +15,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	cgofuse "github.com/winfsp/cgofuse/fuse"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 )
@@ -28,6 +32,10 @@ type Options struct {
 	// FSName is shown as the mount's source in /proc/mounts.
 	FSName string
 	Debug  bool
+	// ActorForPID names the actor a request's changes are audited under,
+	// from the pid of the process that made it (a container exec); when it
+	// is nil or answers !ok the actor is "fuse:pid=N comm=X".
+	ActorForPID func(pid uint32) (actor string, ok bool)
 }
 
 // Errors a caller can tell apart.
@@ -41,81 +49,15 @@ var (
 
 // Mount is a live mount of a filesystem.
 type Mount struct {
-	host       *cgofuse.FileSystemHost
-	adapter    *adapter
 	mountpoint string
 	done       chan struct{}
 	err        error
 	fsys       *sfs.FS // set while changes are reported to the kernel
-}
-
-// mountOptions are the -o options every mount gets: the kernel checks
-// permissions itself and caches what it can (see cacheOptions; the options
-// that libfuse2 takes here and libfuse3 in init are in fuse2.go/fuse3.go).
-func mountOptions(o Options) []string {
-	name := o.FSName
-	if name == "" {
-		name = "sqlfs"
-	}
-	opts := []string{"fsname=" + strings.ReplaceAll(name, ",", "_"), "subtype=sqlfs", "default_permissions"}
-	opts = append(opts, cacheOptions...)
-	if o.AllowOther {
-		opts = append(opts, "allow_other")
-	}
-	if o.ReadOnly {
-		opts = append(opts, "ro")
-	}
-	for _, e := range o.Extra {
-		if e != "" {
-			opts = append(opts, e)
-		}
-	}
-	return []string{"-o", strings.Join(opts, ",")}
-}
-
-// Start mounts fsys at mountpoint and serves it in the background until
-// Unmount, or until the mount is unmounted from outside.
-func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mount, error) {
-	abs, err := checkMountpoint(mountpoint)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return nil, fmt.Errorf("%w: /dev/fuse: %w (load the fuse module, or run the container with --device /dev/fuse)", ErrNoFUSE, err)
-	}
-	a := newAdapter(fsys)
-	host := cgofuse.NewFileSystemHost(a)
-	host.SetCapReaddirPlus(true)
-	host.SetUseIno(true)
-	configureHost(host)
-	m := &Mount{host: host, adapter: a, mountpoint: abs, done: make(chan struct{})}
-	args := mountOptions(o)
-	if o.Debug {
-		args = append(args, "-d")
-	}
-	go func() {
-		defer close(m.done)
-		defer func() {
-			// cgofuse panics when it cannot load libfuse.
-			if r := recover(); r != nil {
-				m.err = fmt.Errorf("%w: %v (install the fuse3 package)", ErrNoFUSE, r)
-			}
-		}()
-		if !host.Mount(abs, args) {
-			m.err = fmt.Errorf("%w at %s (see the messages above from libfuse)", ErrMountFailed, abs)
-		}
-	}()
-	select {
-	case <-a.ready:
-	case <-m.done:
-		return nil, m.err
-	case <-ctx.Done():
-		m.Unmount()
-		return nil, ctx.Err()
-	}
-	m.startInvalidator(fsys)
-	setReadAhead(abs, readAheadKB)
-	return m, nil
+	// unmount asks the serving loop to unmount; false if it could not.
+	unmount func() bool
+	// abort, when set, ends the kernel connection: the serving loop stops
+	// even while another mount namespace (a container) still holds it.
+	abort func()
 }
 
 // readAheadKB is the kernel's read-ahead for the mount. Its default for a
@@ -158,40 +100,47 @@ func (m *Mount) Unmount() error {
 	}
 	// cgofuse also unmounts on SIGINT/SIGTERM, so the mount may already be
 	// going; only a mount still in place needs the tool.
-	if !m.host.Unmount() && isMounted(m.mountpoint) {
+	if !m.unmount() && isMounted(m.mountpoint) {
 		if err := lazyUnmount(m.mountpoint); err != nil && isMounted(m.mountpoint) {
 			return fmt.Errorf("%w: %s: %w", errUnmountFailed, m.mountpoint, err)
 		}
 	}
 	select {
 	case <-m.done:
-	case <-time.After(30 * time.Second):
+		return m.err
+	case <-time.After(unmountWait):
+	}
+	if m.abort == nil {
 		return fmt.Errorf("%w: %s: serving loop did not stop", errUnmountFailed, m.mountpoint)
 	}
-	return m.err
+	// Unmounted here but held elsewhere (a container's mount namespace
+	// that has not gone yet): end the connection, as libfuse's exit does;
+	// what still holds it gets ENOTCONN.
+	m.abort()
+	select {
+	case <-m.done:
+		slog.Warn("the mount was still held elsewhere (another mount namespace); connection aborted", "mountpoint", m.mountpoint)
+		return m.err
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("%w: %s: serving loop did not stop, even after an abort", errUnmountFailed, m.mountpoint)
+	}
 }
 
-// startInvalidator tells the kernel of every change made outside it,
-// before the call that made the change returns, so other frontends' changes
-// show through the mount at once. Notify runs on the caller's goroutine:
-// such callers are never FUSE request threads (those are Kernel callers and
-// not reported), and the core holds no lock while it reports.
-func (m *Mount) startInvalidator(fsys *sfs.FS) {
-	if !canNotify {
-		return
+// unmountWait is how long Unmount lets the kernel end the connection
+// before it aborts it.
+const unmountWait = 2 * time.Second
+
+// prepareMount checks the mountpoint and /dev/fuse and returns the
+// mountpoint's absolute path.
+func prepareMount(mountpoint string) (string, error) {
+	abs, err := checkMountpoint(mountpoint)
+	if err != nil {
+		return "", err
 	}
-	m.fsys = fsys
-	fsys.SetInvalidator(func(changes []sfs.Change) {
-		for _, c := range changes {
-			action := uint32(cgofuse.NOTIFY_TRUNCATE)
-			if c.Name {
-				// Drops the name (positive or negative) and the parent's
-				// attributes as well as the inode's.
-				action = cgofuse.NOTIFY_UNLINK
-			}
-			m.host.Notify(c.Path, action)
-		}
-	})
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		return "", fmt.Errorf("%w: /dev/fuse: %w (load the fuse module, or run the container with --device /dev/fuse)", ErrNoFUSE, err)
+	}
+	return abs, nil
 }
 
 func checkMountpoint(mountpoint string) (string, error) {
@@ -263,4 +212,37 @@ func unescapeMountinfo(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// actors names FUSE callers for the audit trail: the exec a pid belongs to
+// when forPID knows it, else "fuse:pid=12 comm=cp", without reading /proc
+// on every request.
+type actors struct {
+	forPID func(pid uint32) (string, bool)
+	mu     sync.Mutex
+	m      map[uint32]string
+}
+
+func newActors(forPID func(uint32) (string, bool)) *actors {
+	return &actors{forPID: forPID, m: make(map[uint32]string)}
+}
+
+func (c *actors) actor(pid uint32) string {
+	if c.forPID != nil {
+		if a, ok := c.forPID(pid); ok {
+			return a
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s, ok := c.m[pid]; ok {
+		return s
+	}
+	comm, _ := os.ReadFile("/proc/" + strconv.FormatUint(uint64(pid), 10) + "/comm")
+	s := fmt.Sprintf("fuse:pid=%d comm=%s", pid, strings.TrimSpace(string(comm)))
+	if len(c.m) > 4096 { // pids are reused; forget old ones wholesale
+		clear(c.m)
+	}
+	c.m[pid] = s
+	return s
 }

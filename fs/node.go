@@ -1,0 +1,505 @@
+package fs
+
+import (
+	"errors"
+	"os"
+	"path"
+	"syscall"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// Inodes is the inode-keyed API for kernel frontends that speak the FUSE
+// protocol directly: every call names its object by inode number (and a
+// name within a directory), never by a path, so hard links share one
+// kernel inode, setattr never follows a symlink and no total path length
+// applies. Paths are still computed for the policy and the audit trail.
+type Inodes struct{ f *FS }
+
+// Inodes returns the inode-keyed API of this view.
+func (f *FS) Inodes() Inodes { return Inodes{f: f} }
+
+// SetAttr is what a setattr changes; nil fields stay as they are.
+type SetAttr struct {
+	Mode         *uint32 // permission bits
+	Uid, Gid     *uint32
+	Size         *int64
+	Atime, Mtime *time.Time
+}
+
+// nameOf finds a directory holding n and n's name there: the hint when it
+// still holds, else a directory's parent link, else a scan of the tree (a
+// file renamed across directories outside the kernel). ok is false for an
+// unlinked inode. Called with c.mu held.
+func (c *core) nameOf(n *inode) (dir *inode, name string, ok bool) {
+	if p := c.inodes[n.hintParent]; p != nil && p.children[n.hintName] == n.ino {
+		return p, n.hintName, true
+	}
+	remember := func(p *inode, name string) (*inode, string, bool) {
+		n.hintParent, n.hintName = p.ino, name
+		return p, name, true
+	}
+	if n.isDir() {
+		if p := c.inodes[n.parent]; p != nil {
+			for name, i := range p.children {
+				if i == n.ino {
+					return remember(p, name)
+				}
+			}
+		}
+	}
+	if n.nlink == 0 {
+		return nil, "", false
+	}
+	for _, p := range c.inodes {
+		for name, i := range p.children {
+			if i == n.ino {
+				return remember(p, name)
+			}
+		}
+	}
+	return nil, "", false
+}
+
+// pathOf is a workspace path of n, for the audit trail and the policy; ""
+// for an unlinked inode. Called with c.mu held.
+func (c *core) pathOf(n *inode) string {
+	var names []string
+	for n.ino != rootIno {
+		p, name, ok := c.nameOf(n)
+		if !ok {
+			return ""
+		}
+		names = append(names, name)
+		n = p
+	}
+	if len(names) == 0 {
+		return "/"
+	}
+	var b []byte
+	for i := len(names) - 1; i >= 0; i-- {
+		b = append(append(b, '/'), names[i]...)
+	}
+	return string(b)
+}
+
+// node returns a live inode. Called with c.mu held.
+func (c *core) node(ino uint64) (*inode, error) {
+	n := c.inodes[ino]
+	if n == nil {
+		return nil, syscall.ESTALE
+	}
+	return n, nil
+}
+
+// dirNode returns a live directory. Called with c.mu held.
+func (c *core) dirNode(ino uint64) (*inode, error) {
+	n, err := c.node(ino)
+	if err == nil && !n.isDir() {
+		err = syscall.ENOTDIR
+	}
+	return n, err
+}
+
+// pathIn is the path of name in directory dir, for a mutation's audit
+// record ("" when the directory is gone: the mutation then fails inside).
+func (x Inodes) pathIn(dir uint64, name string) string {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, err := c.dirNode(dir)
+	if err != nil {
+		return ""
+	}
+	return path.Join(c.pathOf(d), name)
+}
+
+// pathOfIno is a path of inode ino ("" when it has none).
+func (x Inodes) pathOfIno(ino uint64) string {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.inodes[ino]; n != nil {
+		return c.pathOf(n)
+	}
+	return ""
+}
+
+// Lookup finds name in directory dir.
+func (x Inodes) Lookup(dir uint64, name string) (Attr, error) {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, err := c.dirNode(dir)
+	if err != nil {
+		return Attr{}, err
+	}
+	if len(name) > MaxNameLen {
+		return Attr{}, syscall.ENAMETOOLONG
+	}
+	ino, ok := d.children[name]
+	if ok && c.opts.Policy.hasHidden() && c.opts.Policy.refuse(path.Join(c.pathOf(d), name), false) != "" {
+		ok = false
+	}
+	if !ok {
+		negativeCache.Hits.Inc()
+		return Attr{}, syscall.ENOENT
+	}
+	dentryCache.Hits.Inc()
+	n := c.inodes[ino]
+	n.hintParent, n.hintName = d.ino, name
+	return n.attr(), nil
+}
+
+// Ref keeps inode ino alive while the kernel knows it (its lookup count is
+// above zero), as an open handle does: an unlinked file the kernel still
+// holds lives on until Unref.
+func (x Inodes) Ref(ino uint64) {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.inodes[ino]; n != nil {
+		n.open++
+	}
+}
+
+// Unref lets go of what Ref kept.
+func (x Inodes) Unref(ino uint64) {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := c.inodes[ino]; n != nil && n.open > 0 {
+		n.open--
+		c.maybeDestroy(n)
+	}
+}
+
+// onNode runs fn on live inode ino under the lock.
+func onNode[T any](x Inodes, ino uint64, fn func(n *inode) (T, error)) (T, error) {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(ino)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return fn(n)
+}
+
+// GetAttr returns inode ino's attributes.
+func (x Inodes) GetAttr(ino uint64) (Attr, error) {
+	return onNode(x, ino, func(n *inode) (Attr, error) { return n.attr(), nil })
+}
+
+// SetAttr changes inode ino itself (a symlink is never followed), each
+// kind of change audited under its own name, as the path API does.
+func (x Inodes) SetAttr(ino uint64, s SetAttr) (Attr, error) {
+	f := x.f
+	c := f.c
+	c.mu.Lock()
+	n, err := c.node(ino)
+	var name string
+	if err == nil {
+		name = c.pathOf(n)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return Attr{}, err
+	}
+	if s.Mode != nil {
+		if err := f.setattr("chmod", name, n, chmodFn(*s.Mode)); err != nil {
+			return Attr{}, err
+		}
+	}
+	if s.Uid != nil || s.Gid != nil {
+		uid, gid := -1, -1
+		if s.Uid != nil {
+			uid = int(*s.Uid)
+		}
+		if s.Gid != nil {
+			gid = int(*s.Gid)
+		}
+		if err := f.setattr("chown", name, n, chownFn(uid, gid)); err != nil {
+			return Attr{}, err
+		}
+	}
+	if s.Size != nil {
+		if err := f.truncateFile(name, n, *s.Size); err != nil {
+			return Attr{}, err
+		}
+	}
+	if s.Atime != nil || s.Mtime != nil {
+		var at, mt time.Time
+		if s.Atime != nil {
+			at = *s.Atime
+		}
+		if s.Mtime != nil {
+			mt = *s.Mtime
+		}
+		if err := f.setattr("utimens", name, n, chtimesFn(at, mt)); err != nil {
+			return Attr{}, err
+		}
+	}
+	return x.GetAttr(ino)
+}
+
+// Mknod creates name in dir: a directory, symlink (target set), regular or
+// special file, owned by the view's caller.
+func (x Inodes) Mknod(dir uint64, name string, mode uint32, rdev uint64, target string) (Attr, error) {
+	op := "mknod"
+	switch mode & syscall.S_IFMT {
+	case syscall.S_IFDIR:
+		op = "mkdir"
+	case syscall.S_IFLNK:
+		op = "symlink"
+		if len(target) > maxTargetLen {
+			return Attr{}, syscall.ENAMETOOLONG
+		}
+	case syscall.S_IFREG:
+		op = "create"
+	}
+	var a Attr
+	err := x.f.mutate(op, x.pathIn(dir, name), "", func(m *mutation) error {
+		d, err := x.f.c.dirNode(dir)
+		if err != nil {
+			return err
+		}
+		if err := checkName(name); err != nil {
+			return err
+		}
+		n, err := x.f.c.newInode(x.f.who, d, name, mode, rdev, target)
+		if err != nil {
+			return err
+		}
+		n.hintParent, n.hintName = d.ino, name
+		a = n.attr()
+		m.nameChanged(m.path)
+		return nil
+	})
+	return a, unwrapPath(err)
+}
+
+// Remove removes name from dir: a directory when dir is set, else anything else.
+func (x Inodes) Remove(dir uint64, name string, isDir bool) error {
+	op := "unlink"
+	if isDir {
+		op = "rmdir"
+	}
+	return unwrapPath(x.f.mutate(op, x.pathIn(dir, name), "", func(m *mutation) error {
+		c := x.f.c
+		d, err := c.dirNode(dir)
+		if err != nil {
+			return err
+		}
+		ino, ok := d.children[name]
+		if !ok {
+			return syscall.ENOENT
+		}
+		n := c.inodes[ino]
+		switch {
+		case n.isDir() && !isDir:
+			return syscall.EISDIR
+		case !n.isDir() && isDir:
+			return syscall.ENOTDIR
+		case n.isDir() && len(n.children) > 0:
+			return syscall.ENOTEMPTY
+		}
+		if d.mode&syscall.S_ISVTX != 0 && x.f.who.Uid != 0 && x.f.who.Uid != n.uid && x.f.who.Uid != d.uid {
+			return syscall.EPERM
+		}
+		c.dropName(d, name, now())
+		m.nameChanged(m.path)
+		return nil
+	}))
+}
+
+// Rename moves name in dir to newName in newDir, with renameat2 flags.
+func (x Inodes) Rename(dir uint64, name string, newDir uint64, newName string, flags uint32) error {
+	return unwrapPath(x.f.mutate("rename", x.pathIn(dir, name), x.pathIn(newDir, newName), func(m *mutation) error {
+		c := x.f.c
+		d, err := c.dirNode(dir)
+		if err != nil {
+			return err
+		}
+		nd, err := c.dirNode(newDir)
+		if err != nil {
+			return err
+		}
+		if err := checkName(newName); err != nil {
+			return err
+		}
+		if err := c.rename(d, name, nd, newName, flags); err != nil {
+			return err
+		}
+		if n := c.inodes[nd.children[newName]]; n != nil {
+			n.hintParent, n.hintName = nd.ino, newName
+		}
+		m.nameChanged(m.path, m.path2)
+		return nil
+	}))
+}
+
+// Link gives inode ino the new name newName in newDir.
+func (x Inodes) Link(ino, newDir uint64, newName string) (Attr, error) {
+	var a Attr
+	err := x.f.mutate("link", x.pathIn(newDir, newName), "", func(m *mutation) error {
+		c := x.f.c
+		src, err := c.node(ino)
+		if err != nil {
+			return err
+		}
+		d, err := c.dirNode(newDir)
+		if err != nil {
+			return err
+		}
+		if err := checkName(newName); err != nil {
+			return err
+		}
+		if err := c.link(src, d, newName); err != nil {
+			return err
+		}
+		m.nameChanged(m.path)
+		a = src.attr()
+		return nil
+	})
+	return a, unwrapPath(err)
+}
+
+// Readlink returns symlink ino's target.
+func (x Inodes) Readlink(ino uint64) (string, error) {
+	return onNode(x, ino, func(n *inode) (string, error) {
+		if !n.isSymlink() {
+			return "", syscall.EINVAL
+		}
+		return n.target, nil
+	})
+}
+
+// ReadDir lists directory ino with each entry's attributes, sorted by
+// name, without the policy's hidden names.
+func (x Inodes) ReadDir(ino uint64) ([]DirEntry, []Attr, error) {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d, err := c.dirNode(ino)
+	if err != nil {
+		return nil, nil, err
+	}
+	ents := x.f.list(d, func() string { return c.pathOf(d) })
+	attrs := make([]Attr, len(ents))
+	for i, e := range ents {
+		attrs[i] = c.inodes[e.Ino].attr()
+	}
+	return ents, attrs, nil
+}
+
+// ReadAt reads regular file ino's data at off; short only at the end.
+func (x Inodes) ReadAt(ino uint64, p []byte, off int64) (int, error) {
+	c := x.f.c
+	c.mu.Lock()
+	n, err := c.node(ino)
+	c.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	if n.isDir() {
+		return 0, syscall.EISDIR
+	}
+	got, err := c.readAt(n, p, off)
+	if err == nil {
+		c.touchAtime(n)
+	}
+	return got, err
+}
+
+// WriteAt writes p into regular file ino at off. audit records a write by
+// the view's actor: the kernel has no close to record it at, so the
+// frontend says which writes start a new burst worth a record.
+func (x Inodes) WriteAt(ino uint64, p []byte, off int64, audit bool) (int, error) {
+	f := x.f
+	c := f.c
+	c.mu.Lock()
+	n, err := c.node(ino)
+	var name string
+	if err == nil && (audit || c.opts.Policy.refusesChanges()) {
+		name = c.pathOf(n)
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	if err := f.allowWrite(name); err != nil {
+		return 0, err
+	}
+	w, _, err := c.writeAt(n, p, off, false)
+	if audit && w > 0 {
+		c.mu.Lock()
+		c.record(f.who, &mutation{op: "write", path: name}, nil)
+		c.mu.Unlock()
+	}
+	return w, err
+}
+
+// Getxattr returns an extended attribute of inode ino.
+func (x Inodes) Getxattr(ino uint64, attr string) ([]byte, error) {
+	return onNode(x, ino, func(n *inode) ([]byte, error) {
+		v, ok := n.xattrs[attr]
+		if !ok {
+			return nil, syscall.ENODATA
+		}
+		return append([]byte(nil), v...), nil
+	})
+}
+
+// Listxattr returns the names of inode ino's extended attributes.
+func (x Inodes) Listxattr(ino uint64) ([]string, error) {
+	return onNode(x, ino, func(n *inode) ([]string, error) { return n.xattrNames(), nil })
+}
+
+// Setxattr and Removexattr act on inode ino through the path API's checks,
+// with the inode found by number (symlinks included).
+func (x Inodes) Setxattr(ino uint64, attr string, value []byte, flags int) error {
+	return unwrapPath(x.f.setxattr(x.pathOfIno(ino), x.resolver(ino), attr, value, flags))
+}
+
+// Removexattr removes an extended attribute of inode ino.
+func (x Inodes) Removexattr(ino uint64, attr string) error {
+	return unwrapPath(x.f.removexattr(x.pathOfIno(ino), x.resolver(ino), attr))
+}
+
+// resolver finds inode ino. Called with c.mu held.
+func (x Inodes) resolver(ino uint64) func() (*inode, error) {
+	return func() (*inode, error) { return x.f.c.node(ino) }
+}
+
+// unwrapPath returns the bare errno of a path error: the kernel frontend
+// only passes the errno on.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+const rootIno = sqlstore.Root
+
+// Locate finds what a path names, for telling the kernel of a change: the
+// directory holding its last name and the inode it names now, each 0 when
+// there is none. Symlinks on the way are followed, the last one is not.
+func (x Inodes) Locate(p string) (dir, ino uint64) {
+	c := x.f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p = Clean(p)
+	if p == "/" {
+		return 0, rootIno
+	}
+	d, err := c.walk(path.Dir(p), true)
+	if err != nil || !d.isDir() {
+		return 0, 0
+	}
+	return d.ino, d.children[path.Base(p)]
+}

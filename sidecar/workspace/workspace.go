@@ -1,0 +1,208 @@
+// Package workspace opens a workspace store with everything that serves it
+// in one process: the fs core, the shell backend, the agent tools, the FUSE
+// mount with the container backend over it, and the usage gauges. Both
+// sqlfs-mount and sqlfs-exec (serve, and run/tool without an owner) build
+// their workspace here, so the two cannot drift apart.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/js"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+// Options say how to open a workspace.
+type Options struct {
+	FS sfs.Options
+	// Mount, when set, mounts the workspace at this empty directory.
+	Mount string
+	// FUSE tunes the mount. ActorForPID is set here when a container
+	// backend is opened.
+	FUSE fuse.Options
+	// Container opens the container backend over the mountpoint (Mount
+	// must be set). Its user reaches the mount through allow_other, so the
+	// mountpoint's parent must be private (mode 0700): other host users
+	// then cannot reach the workspace.
+	Container func(ctx context.Context, mountpoint string) (sidecar.Backend, error)
+	// Shell configures the shell backend; its Logger defaults to FS.Logger.
+	Shell shell.Options
+	// PublicURL is the base URL of published links. "" uses the one a
+	// serving process recorded beside the store; without either, the
+	// publish tool and sqlfs:publish say publishing is unavailable.
+	PublicURL string
+}
+
+// Workspace is an open store with what serves it.
+type Workspace struct {
+	FS       *sfs.FS
+	Mount    *fuse.Mount // nil without Options.Mount
+	Backends map[string]sidecar.Backend
+	Tools    *tools.Service
+
+	stopUsage context.CancelFunc
+	usageDone chan struct{}
+}
+
+// ErrNotPrivate is returned when a mount other users' processes must reach
+// (allow_other) sits in a directory other host users can enter.
+var ErrNotPrivate = errors.New("the mountpoint's parent directory is not private")
+
+// actorNamer is what a container backend offers to name the exec a pid
+// belongs to (its per-exec cgroup), so the mount audits its writes as that
+// exec's.
+type actorNamer interface {
+	ActorForPID(pid uint32) (actor string, ok bool)
+}
+
+// Open opens the store at path and builds the rest over it. A store owned
+// by another process fails with *sqlstore.OwnedError.
+func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
+	log := o.FS.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if o.Container != nil {
+		if o.Mount == "" {
+			return nil, errors.New("the container backend needs a mount")
+		}
+		if err := checkPrivateParent(o.Mount); err != nil {
+			return nil, err
+		}
+		o.FUSE.AllowOther = true
+	}
+	f, err := sfs.Open(ctx, path, o.FS)
+	if err != nil {
+		return nil, err
+	}
+	if o.Shell.Logger == nil {
+		o.Shell.Logger = log
+	}
+	sh := shell.New(f, o.Shell)
+	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{"shell": sh}}
+	w.trackUsage()
+	if o.Mount != "" {
+		// The container backend is opened over the mount, after it; until
+		// then no pid is a container exec's.
+		var mu sync.Mutex
+		var namer actorNamer
+		if o.Container != nil && o.FUSE.ActorForPID == nil {
+			o.FUSE.ActorForPID = func(pid uint32) (string, bool) {
+				mu.Lock()
+				n := namer
+				mu.Unlock()
+				if n == nil {
+					return "", false
+				}
+				return n.ActorForPID(pid)
+			}
+		}
+		if o.FUSE.FSName == "" {
+			o.FUSE.FSName = "sqlfs:" + path
+		}
+		if w.Mount, err = fuse.Start(ctx, f, o.Mount, o.FUSE); err != nil {
+			return nil, errors.Join(err, w.Close())
+		}
+		log.Info("mounted", "store", path, "mountpoint", w.Mount.Mountpoint(), "pid", os.Getpid())
+		if o.Container != nil {
+			cb, err := o.Container(ctx, w.Mount.Mountpoint())
+			if err != nil {
+				return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.Close())
+			}
+			w.Backends[cb.Name()] = cb
+			if n, ok := cb.(actorNamer); ok {
+				mu.Lock()
+				namer = n
+				mu.Unlock()
+			}
+		}
+	}
+	pub, err := newPublisher(path, f, o.PublicURL)
+	if err != nil {
+		return nil, errors.Join(err, w.Close())
+	}
+	var jsOpts js.Options
+	if pub != nil {
+		jsOpts.Publisher = jsPublisher{pub}
+	}
+	// The JavaScript backend runs its programs through the shell backend.
+	w.Backends["js"] = js.New(sh, jsOpts)
+	w.Tools = tools.NewForCore(f, w.Backends, tools.Options{Publish: pub})
+	return w, nil
+}
+
+// checkPrivateParent refuses a mountpoint whose parent other users can
+// enter: with allow_other they could use the workspace through it.
+func checkPrivateParent(mountpoint string) error {
+	abs, err := filepath.Abs(mountpoint)
+	if err != nil {
+		return err
+	}
+	parent := filepath.Dir(abs)
+	fi, err := os.Stat(parent)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("%w: %s is mode %o; the container's user reaches the mount through allow_other, so make it 0700 (chmod 700 %s) or mount in a private directory",
+			ErrNotPrivate, parent, fi.Mode().Perm(), parent)
+	}
+	return nil
+}
+
+// trackUsage keeps the usage gauges current for scrapes until Close.
+func (w *Workspace) trackUsage() {
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stopUsage, w.usageDone = cancel, make(chan struct{})
+	go func() {
+		defer close(w.usageDone)
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		inodeCache := metrics.Cache("inode")
+		for {
+			u := w.FS.Usage()
+			metrics.FSInodes.Set(float64(u.Inodes))
+			metrics.FSBytes.Set(float64(u.Bytes))
+			inodeCache.Entries.Set(float64(u.Inodes)) // every inode is in RAM
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// Close stops the backends, unmounts and closes the store, which commits
+// everything.
+func (w *Workspace) Close() error {
+	var errs []error
+	for name, b := range w.Backends {
+		if err := b.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("backend %s: %w", name, err))
+		}
+	}
+	if w.Mount != nil {
+		if err := w.Mount.Unmount(); err != nil {
+			errs = append(errs, fmt.Errorf("unmount: %w", err))
+		}
+	}
+	w.stopUsage()
+	<-w.usageDone
+	if err := w.FS.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close store: %w", err))
+	}
+	return errors.Join(errs...)
+}
