@@ -18,8 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	sfs "github.com/sqlfs/sqlfs/fs"
 )
 
@@ -69,11 +67,11 @@ const readAheadKB = 2048
 // sysfs entry (libfuse offers no way: the server can only lower what the
 // kernel proposes). Best effort: without sysfs the default stays.
 func setReadAhead(dir string, kb int) {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	major, minor, ok := mountDevice(dir)
+	if !ok {
 		return
 	}
-	f := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", unix.Major(st.Dev), unix.Minor(st.Dev))
+	f := fmt.Sprintf("/sys/class/bdi/%d:%d/read_ahead_kb", major, minor)
 	if err := os.WriteFile(f, []byte(strconv.Itoa(kb)), 0o644); err != nil {
 		slog.Debug("read-ahead left at the default", "file", f, "err", err)
 	}
@@ -174,19 +172,28 @@ func checkMountpoint(mountpoint string) (string, error) {
 
 // isMounted reports whether dir is a mount point, from /proc/self/mountinfo.
 func isMounted(dir string) bool {
+	_, _, ok := mountDevice(dir)
+	return ok
+}
+
+// mountDevice is the device number of the mount at dir, from
+// /proc/self/mountinfo: the serving process must not stat its own mount
+// (a request to itself never ends if it is killed meanwhile).
+func mountDevice(dir string) (major, minor uint32, ok bool) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return false
+		return 0, 0, false
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) > 4 && unescapeMountinfo(fields[4]) == dir {
-			return true
+			_, err := fmt.Sscanf(fields[2], "%d:%d", &major, &minor)
+			return major, minor, err == nil
 		}
 	}
-	return false
+	return 0, 0, false
 }
 
 // IsMounted reports whether dir is currently a mount point.

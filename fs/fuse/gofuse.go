@@ -571,12 +571,14 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		defer close(m.done)
 		server.Serve()
 	}()
-	if err := server.WaitMount(); err != nil {
-		_ = server.Unmount()
-		return nil, fmt.Errorf("%w at %s: %w", ErrMountFailed, abs, err)
-	}
+	// Not server.WaitMount: its poll hack opens a file on the mount from
+	// this process, a request to itself that never ends if the process is
+	// killed meanwhile (the kernel then keeps the connection for ever).
+	// Nothing here polls files on its own mount.
 	select {
 	case <-r.ready:
+	case <-m.done:
+		return nil, fmt.Errorf("%w at %s: the serving loop ended", ErrMountFailed, abs)
 	case <-ctx.Done():
 		m.Unmount()
 		return nil, ctx.Err()
@@ -618,12 +620,11 @@ const fusectl = "/sys/fs/fuse/connections"
 // connectionAborter returns what aborts the FUSE connection mounted at dir
 // (through the fusectl filesystem), or nil when it cannot be found.
 func connectionAborter(dir string) func() {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
+	major, minor, ok := mountDevice(dir)
+	if !ok {
 		return nil
 	}
 	// The connection is named by the kernel's encoding of the device number.
-	major, minor := uint64(unix.Major(st.Dev)), uint64(unix.Minor(st.Dev))
 	id := minor&0xff | major<<8 | (minor&^0xff)<<12
 	file := fmt.Sprintf("%s/%d/abort", fusectl, id)
 	return func() {
