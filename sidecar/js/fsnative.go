@@ -139,7 +139,11 @@ func (v *vm) dirPath(call, p string) string {
 	return v.abs(v.cwd, p)
 }
 
-func (v *vm) chdir(dir string) {
+func (v *vm) chdir(dir string) { v.cwd = v.workDir(dir) }
+
+// workDir resolves a directory a program changes to or runs a command in,
+// failing as chdir(2) does when it is not one.
+func (v *vm) workDir(dir string) string {
 	p := v.resolve("chdir", dir)
 	fi, err := v.env.FS.Stat(p)
 	if err == nil && !fi.IsDir() {
@@ -148,7 +152,7 @@ func (v *vm) chdir(dir string) {
 	if err != nil {
 		v.throwFS(err, "chdir", dir)
 	}
-	v.cwd = p
+	return p
 }
 
 // openFlags turns Node's flags ("r", "w+", "ax", or a number) into os.O_*.

@@ -14,6 +14,7 @@ import (
 	"github.com/dop251/goja_nodejs/buffer"
 	"github.com/dop251/goja_nodejs/require"
 
+	"github.com/sqlfs/sqlfs/sidecar/git"
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
@@ -155,6 +156,21 @@ func (v *vm) execSync(cmd, dir, input string, env map[string]string) map[string]
 		"stdout": buffer.WrapBytes(v.rt, stdout.Bytes()),
 		"stderr": buffer.WrapBytes(v.rt, stderr.Bytes()),
 	}
+}
+
+// git runs the shell's git built-in with args in dir (the program's working
+// directory when empty), on the program's filesystem view and limits.
+func (v *vm) git(args []string, dir string) map[string]any {
+	var stdout, stderr bytes.Buffer
+	e := *v.env
+	e.Stdout, e.Stderr = &stdout, &stderr
+	e.Stdin = strings.NewReader("")
+	e.Dir = v.cwd
+	if dir != "" {
+		e.Dir = v.workDir(dir)
+	}
+	status := git.Main(v.ctx, &e, append([]string{"git"}, args...))
+	return map[string]any{"status": status, "stdout": stdout.String(), "stderr": stderr.String()}
 }
 
 // Publisher makes public links for sqlfs:publish.
