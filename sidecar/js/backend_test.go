@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -158,5 +160,28 @@ fs.writeFileSync('/tmp/scratch', 'ok'); console.log(fs.readFileSync('/tmp/scratc
 	want := "ENOENT\nENOENT\nENOENT\nENOENT\nENOENT\nMODULE_NOT_FOUND\n1\nok /workspace undefined\n"
 	if out.stdout != want {
 		t.Errorf("stdout %q, want %q; stderr %q", out.stdout, want, out.stderr)
+	}
+}
+
+// TestPublishActor: sqlfs:publish hands the exec's own actor (the shell's
+// default when the request names none) and the workspace path to the
+// publisher.
+func TestPublishActor(t *testing.T) {
+	type call struct {
+		actor, path string
+		ttl         time.Duration
+	}
+	var calls []call
+	b, _, _ := newTestBackend(t, Options{Publish: func(_ context.Context, actor, p string, ttl time.Duration) (string, error) {
+		calls = append(calls, call{actor, p, ttl})
+		return "http://pub" + p, nil
+	}})
+	for _, tc := range []struct{ actor, want string }{{"exec:pub-test", "exec:pub-test"}, {"", shell.DefaultActor}} {
+		calls = nil
+		out := run(t, b, sidecar.Request{Command: `console.log(await require('sqlfs:publish').publish('d/r.txt', { ttl: 90 }))`, Actor: tc.actor})
+		want := []call{{tc.want, "/d/r.txt", 90 * time.Second}}
+		if out.stdout != "http://pub/d/r.txt\n" || !slices.Equal(calls, want) {
+			t.Errorf("actor %q: stdout %q stderr %q, publisher got %+v; want %+v", tc.actor, out.stdout, out.stderr, calls, want)
+		}
 	}
 }

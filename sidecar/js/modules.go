@@ -2,13 +2,13 @@ package js
 
 import (
 	"bytes"
-	"context"
 	"embed"
 	"errors"
 	iofs "io/fs"
 	"path"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
@@ -173,22 +173,15 @@ func (v *vm) git(args []string, dir string) map[string]any {
 	return map[string]any{"status": status, "stdout": stdout.String(), "stderr": stderr.String()}
 }
 
-// Publisher makes public links for sqlfs:publish.
-type Publisher interface {
-	// Publish returns a URL that serves the workspace path (relative to
-	// the workspace root) until ttl passes; ttl 0 means the default.
-	Publish(ctx context.Context, workspacePath string, ttlSeconds float64) (string, error)
-}
-
 func (v *vm) publish(p string, ttl float64) string {
 	ws, ok := strings.CutPrefix(p, "/workspace")
 	if !ok || (ws != "" && ws[0] != '/') {
 		panic(v.rt.NewTypeError("sqlfs:publish: only paths in /workspace can be published: " + p))
 	}
-	if v.cfg.publisher == nil {
+	if v.cfg.publish == nil {
 		panic(v.rt.NewGoError(errors.New("sqlfs:publish: publishing is not configured for this exec (serve has no --public-addr)")))
 	}
-	url, err := v.cfg.publisher.Publish(v.ctx, "/"+strings.TrimPrefix(ws, "/"), ttl)
+	url, err := v.cfg.publish(v.ctx, v.cfg.actor, "/"+strings.TrimPrefix(ws, "/"), time.Duration(ttl*float64(time.Second)))
 	if err != nil {
 		panic(v.rt.NewGoError(err))
 	}
