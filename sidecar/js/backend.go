@@ -19,7 +19,8 @@ import (
 
 // Options configure a Backend.
 type Options struct {
-	// AllowNetwork lets programs use fetch; without it fetch rejects.
+	// AllowNetwork lets every program use fetch; without it fetch rejects
+	// unless the exec's Request.AllowNetwork allows it.
 	AllowNetwork bool
 	// MaxHeapBytes is how much the heap may grow while one program runs
 	// before it is stopped; zero means DefaultMaxHeapBytes.
@@ -69,6 +70,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 	req.Command = "node -e " + src
 	cfg := b.cfg
+	cfg.allowNetwork = cfg.allowNetwork || req.AllowNetwork
 	// The shell audits this exec under req.Actor, or its default; publish
 	// records under the same name.
 	cfg.actor = req.Actor

@@ -39,8 +39,7 @@ func TestPrograms(t *testing.T) {
 		{"typescript", `const n: number = 2; interface P { x: number } const p: P = { x: n }; console.log(p)`, "{ x: 2 }\n", 0, ""},
 		{"esm import", `import { join } from 'node:path'; export const x = 1; console.log(join('a', 'b'))`, "a/b\n", 0, ""},
 		{"top-level await", `import { setTimeout as sleep } from 'node:timers/promises'; await sleep(1); console.log(await Promise.resolve(5))`, "5\n", 0, ""},
-		{"fetch refused", `fetch('http://example.com/').catch((e) => console.log(e.message, '|', e.cause.code))`, "fetch failed | ERR_SQLFS_NO_NETWORK\n", 0, ""},
-		{"sqlfs:git unavailable", `try { require('sqlfs:git') } catch (e) { console.log(e.code) }`, "ERR_SQLFS_UNAVAILABLE\n", 0, ""},
+		{"fetch refused", `fetch('http://example.com/').catch((e) => console.log(e.message, '|', e.cause.code))`, "fetch failed: network access is disabled for this exec; allow it with allow_network (sqlfs-exec run --allow-network) | ERR_SQLFS_NO_NETWORK\n", 0, ""},
 		{"child_process", `const cp = require('child_process'); require('fs').writeFileSync('f', 'x\ny\n'); console.log(cp.execSync('wc -l < f', { encoding: 'utf8' }).trim());
 			try { cp.execSync('exit 3', { stdio: 'pipe' }) } catch (e) { console.log(e.status) }`, "2\n3\n", 0, ""},
 		{"fs error fields", `try { require('fs').readFileSync('missing.txt') } catch (e) { console.log(e.code, e.errno, e.syscall, e.path, e.message) }`,
@@ -127,6 +126,8 @@ node main.js p q; node -p '[1, "a"]'; node -e 'console.log(40 + 2)'; echo 'conso
 	}
 }
 
+// TestFetchAllowed: fetch works when the backend or the exec allows the
+// network, and is refused otherwise.
 func TestFetchAllowed(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -135,13 +136,27 @@ func TestFetchAllowed(t *testing.T) {
 		fmt.Fprintf(w, `{"method":%q,"body":%q}`, r.Method, body)
 	}))
 	defer srv.Close()
-	b, _, _ := newTestBackend(t, Options{AllowNetwork: true})
-	out := run(t, b, sidecar.Request{Command: `const r = await fetch('` + srv.URL + `', { method: 'post', body: 'hi', headers: { 'X-In': 'v' } });
+	prog := `const r = await fetch('` + srv.URL + `', { method: 'post', body: 'hi', headers: { 'X-In': 'v' } });
 console.log(r.status, r.ok, r.headers.get('x-echo'), await r.json());
-await fetch('http://127.0.0.1:1/').catch((e) => console.log(e.message));`})
-	want := "201 true v { method: 'POST', body: 'hi' }\nfetch failed\n"
-	if out.stdout != want || out.ExitCode != 0 {
-		t.Errorf("stdout %q exit %d stderr %q; want %q", out.stdout, out.ExitCode, out.stderr, want)
+await fetch('http://127.0.0.1:1/').catch((e) => console.log(e.message));`
+	allowed := "201 true v { method: 'POST', body: 'hi' }\nfetch failed\n"
+	refused := "TypeError: fetch failed: network access is disabled for this exec; allow it with allow_network"
+	for _, tc := range []struct {
+		name                string
+		backendAllows, exec bool
+		stdout, stderr      string
+	}{
+		{"backend allows", true, false, allowed, ""},
+		{"exec allows", false, true, allowed, ""},
+		{"neither", false, false, "", refused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, _, _ := newTestBackend(t, Options{AllowNetwork: tc.backendAllows})
+			out := run(t, b, sidecar.Request{Command: prog, AllowNetwork: tc.exec})
+			if out.stdout != tc.stdout || !strings.Contains(out.stderr, tc.stderr) || (out.ExitCode == 0) != (tc.stderr == "") {
+				t.Errorf("stdout %q exit %d stderr %q; want stdout %q, stderr containing %q", out.stdout, out.ExitCode, out.stderr, tc.stdout, tc.stderr)
+			}
+		})
 	}
 }
 

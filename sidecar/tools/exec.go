@@ -27,6 +27,7 @@ type ExecInput struct {
 	Env            map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
 	Stdin          string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
 	TimeoutSeconds float64           `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds (default 120)"`
+	AllowNetwork   bool              `json:"allow_network,omitempty" jsonschema:"js backend only: let fetch reach the network (refused by default)"`
 }
 
 // ExecResult is how a command ended.
@@ -129,6 +130,9 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if !ok {
 		return ExecResult{}, toolErr(CodeBackend, sidecar.ErrUnknownBackend, "unknown backend %q; available: %s", name, strings.Join(s.Backends(), ", "))
 	}
+	if in.AllowNetwork && name != "js" {
+		return ExecResult{}, toolErr(CodeInvalid, nil, "allow_network applies to the js backend only, not %s", name)
+	}
 	if in.TimeoutSeconds < 0 {
 		return ExecResult{}, toolErr(CodeInvalid, nil, "timeout_seconds must not be negative")
 	}
@@ -163,14 +167,15 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	m := metrics.Exec(name)
 	m.Running.Inc()
 	r, err := backend.Exec(ctx, sidecar.Request{
-		Command: in.Command,
-		Dir:     dir,
-		Env:     in.Env,
-		Stdin:   stdin,
-		Stdout:  countWriter{stdout, m},
-		Stderr:  countWriter{stderr, m},
-		Timeout: time.Duration(in.TimeoutSeconds * float64(time.Second)),
-		Actor:   Actor(e.info.ID),
+		Command:      in.Command,
+		Dir:          dir,
+		Env:          in.Env,
+		Stdin:        stdin,
+		Stdout:       countWriter{stdout, m},
+		Stderr:       countWriter{stderr, m},
+		Timeout:      time.Duration(in.TimeoutSeconds * float64(time.Second)),
+		Actor:        Actor(e.info.ID),
+		AllowNetwork: in.AllowNetwork,
 	})
 	m.Running.Dec()
 	res := ExecResult{ID: e.info.ID, ExitCode: r.ExitCode, DurationMS: float64(r.Duration) / float64(time.Millisecond),
