@@ -114,7 +114,48 @@ func (v *vm) createPath(call, p string, flag int) string {
 	if flag&os.O_CREATE != 0 && strings.HasSuffix(p, "/") {
 		v.throwFS(syscall.EISDIR, call, p)
 	}
-	return v.resolve(call, p)
+	abs := v.resolve(call, p)
+	if flag&os.O_CREATE != 0 && v.createsDir(abs) {
+		v.throwFS(syscall.EISDIR, call, p)
+	}
+	return abs
+}
+
+// maxSymlinks is how many symlinks one lookup follows, as Linux.
+const maxSymlinks = 40
+
+// parentErr is how resolving the directory that holds abs fails, if it
+// does.
+func (v *vm) parentErr(abs string) error {
+	fi, err := v.env.FS.Stat(path.Dir(strings.TrimRight(abs, "/")))
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	return err
+}
+
+// createsDir reports whether open(2) with O_CREAT of abs fails with EISDIR
+// for a trailing slash: it follows the final symlinks, and one whose
+// target ends in "/" names a directory, whatever is there.
+func (v *vm) createsDir(abs string) bool {
+	for range maxSymlinks {
+		fi, err := v.env.FS.Lstat(abs)
+		if err != nil || fi.Mode()&iofs.ModeSymlink == 0 {
+			return false
+		}
+		target, err := v.env.FS.Readlink(abs)
+		if err != nil {
+			return false
+		}
+		if strings.HasSuffix(target, "/") {
+			return true
+		}
+		if !path.IsAbs(target) {
+			target = path.Dir(abs) + "/" + target
+		}
+		abs = target
+	}
+	return false
 }
 
 // lstat is lstat(2) of abs, named p by the program: a trailing slash
@@ -355,13 +396,22 @@ func (v *vm) fsNatives() map[string]any {
 			abs := v.dirPath("mkdir", p)
 			mode &^= umask
 			if fi, err := fsys.Lstat(abs); err == nil && (!recursive || !fi.IsDir()) {
-				if recursive && strings.HasSuffix(p, "/") {
+				if !recursive {
+					v.throwFS(syscall.EEXIST, "mkdir", p)
+				}
+				// mkdir -p stats what mkdir(2) found (Node's MKDirpSync):
+				// a dangling symlink is ENOENT, a loop ELOOP, a file EEXIST
+				// (ENOTDIR when p ends in "/"); a directory is done.
+				sfi, serr := fsys.Stat(abs)
+				switch {
+				case serr != nil:
+					v.throwFS(serr, "mkdir", p)
+				case !sfi.IsDir() && strings.HasSuffix(p, "/"):
 					v.throwFS(syscall.ENOTDIR, "mkdir", p)
+				case !sfi.IsDir():
+					v.throwFS(syscall.EEXIST, "mkdir", p)
 				}
-				if _, serr := fsys.Stat(abs); recursive && errors.Is(serr, syscall.ELOOP) {
-					v.throwFS(serr, "mkdir", p) // mkdir -p stats what exists
-				}
-				v.throwFS(syscall.EEXIST, "mkdir", p)
+				return goja.Undefined()
 			}
 			if !recursive {
 				if err := fsys.Mkdir(abs, iofs.FileMode(mode&0o7777)); err != nil {
@@ -458,7 +508,16 @@ func (v *vm) fsNatives() map[string]any {
 			}
 		},
 		"rename": func(from, to string) {
-			src, dst := v.dirPath("rename", from), v.dirPath("rename", to)
+			// As rename(2): the source's parent, then the destination's,
+			// then the names themselves.
+			src := v.dirPath("rename", from)
+			if err := v.parentErr(src); err != nil {
+				v.throwFS(err, "rename", from, to)
+			}
+			dst := v.dirPath("rename", to)
+			if err := v.parentErr(dst); err != nil {
+				v.throwFS(err, "rename", from, to)
+			}
 			if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
 				fi, err := fsys.Lstat(src)
 				if err == nil && !fi.IsDir() {
@@ -739,7 +798,7 @@ func (v *vm) realpath(p string) (string, error) {
 			resolved = next
 			continue
 		}
-		if hops++; hops > 40 {
+		if hops++; hops > maxSymlinks {
 			return "", syscall.ELOOP
 		}
 		target, err := fsys.Readlink(next)
