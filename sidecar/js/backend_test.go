@@ -204,7 +204,7 @@ func TestPublishActor(t *testing.T) {
 // TestSymlinkCorners pins what node on Linux answers (seen with node 20 on
 // a native directory) where random fs sequences found the backend
 // differing: mkdir -p over a dangling symlink, rename whose other side
-// fails first, creating through a symlink whose target ends in "/".
+// fails first, following a symlink whose target ends in "/".
 func TestSymlinkCorners(t *testing.T) {
 	b, _, _ := newTestBackend(t, Options{})
 	out := run(t, b, sidecar.Request{Command: `const fs = require('fs');
@@ -226,6 +226,10 @@ fs.symlinkSync('q/', 's'); fs.symlinkSync('s', 's2'); fs.symlinkSync('f/', 's3')
 t('append s', () => fs.appendFileSync('s', 'z'));
 t('append s2', () => fs.appendFileSync('s2', 'z'));
 t('open s3 w', () => fs.openSync('s3', 'w'));
+t('read s3', () => fs.readFileSync('s3', 'utf8'));
+t('stat s3', () => fs.statSync('s3').size);
+t('truncate s3', () => fs.truncateSync('s3', 1));
+t('readlink s3', () => fs.readlinkSync('s3'));
 console.log(fs.readdirSync('.').join(','), fs.readFileSync('f', 'utf8').length);`})
 	want := `mkdir -p a/ ENOENT
 mkdir -p a ENOENT
@@ -240,6 +244,10 @@ rename x to "" ENOENT
 append s EISDIR
 append s2 EISDIR
 open s3 w EISDIR
+read s3 ENOTDIR
+stat s3 ENOTDIR
+truncate s3 ENOTDIR
+readlink s3 "f/"
 a,f,loop,s,s2,s3 0
 `
 	if out.stdout != want {

@@ -108,17 +108,30 @@ func (v *vm) resolve(call, p string) string {
 	return abs
 }
 
+// follow resolves a path whose final symlinks the call follows: as
+// resolve, and a symlink target ending in "/" needs a directory.
+func (v *vm) follow(call, p string) string {
+	abs := v.resolve(call, p)
+	if v.slashTarget(abs) {
+		if fi, err := v.env.FS.Stat(abs); err == nil && !fi.IsDir() {
+			v.throwFS(syscall.ENOTDIR, call, p)
+		}
+	}
+	return abs
+}
+
 // createPath resolves a path a file is to be created at: a trailing slash
 // makes that EISDIR, as open(2) with O_CREAT.
 func (v *vm) createPath(call, p string, flag int) string {
 	if flag&os.O_CREATE != 0 && strings.HasSuffix(p, "/") {
 		v.throwFS(syscall.EISDIR, call, p)
 	}
-	abs := v.resolve(call, p)
-	if flag&os.O_CREATE != 0 && v.createsDir(abs) {
-		v.throwFS(syscall.EISDIR, call, p)
+	if flag&os.O_CREATE != 0 {
+		if abs := v.resolve(call, p); v.slashTarget(abs) {
+			v.throwFS(syscall.EISDIR, call, p)
+		}
 	}
-	return abs
+	return v.follow(call, p)
 }
 
 // maxSymlinks is how many symlinks one lookup follows, as Linux.
@@ -134,10 +147,11 @@ func (v *vm) parentErr(abs string) error {
 	return err
 }
 
-// createsDir reports whether open(2) with O_CREAT of abs fails with EISDIR
-// for a trailing slash: it follows the final symlinks, and one whose
-// target ends in "/" names a directory, whatever is there.
-func (v *vm) createsDir(abs string) bool {
+// slashTarget reports whether following abs's final symlinks meets one
+// whose target ends in "/": the kernel then treats the name as having a
+// trailing slash (open with O_CREAT is EISDIR, anything but a directory
+// there ENOTDIR).
+func (v *vm) slashTarget(abs string) bool {
 	for range maxSymlinks {
 		fi, err := v.env.FS.Lstat(abs)
 		if err != nil || fi.Mode()&iofs.ModeSymlink == 0 {
@@ -336,7 +350,7 @@ func (v *vm) fsNatives() map[string]any {
 	fsys := v.env.FS
 	return map[string]any{
 		"readFile": func(p string, enc goja.Value) goja.Value {
-			data, err := readAll(fsys, v.resolve("open", p))
+			data, err := readAll(fsys, v.follow("open", p))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}
@@ -364,7 +378,7 @@ func (v *vm) fsNatives() map[string]any {
 			var err error
 			call := "stat"
 			if follow {
-				fi, err = fsys.Stat(v.resolve("stat", p))
+				fi, err = fsys.Stat(v.follow("stat", p))
 			} else {
 				call = "lstat"
 				fi, err = v.lstat(v.dirPath(call, p), p)
@@ -378,11 +392,11 @@ func (v *vm) fsNatives() map[string]any {
 			if p == "" {
 				return false
 			}
-			_, err := fsys.Stat(v.resolve("stat", p))
+			_, err := fsys.Stat(v.follow("stat", p))
 			return err == nil
 		},
 		"readdir": func(p string) [][]any {
-			ents, err := fsys.ReadDir(v.resolve("scandir", p))
+			ents, err := fsys.ReadDir(v.follow("scandir", p))
 			if err != nil {
 				v.throwFS(err, "scandir", p)
 			}
@@ -565,29 +579,29 @@ func (v *vm) fsNatives() map[string]any {
 			return t
 		},
 		"realpath": func(p string) string {
-			r, err := v.realpath(v.resolve("realpath", p))
+			r, err := v.realpath(v.follow("realpath", p))
 			if err != nil {
 				v.throwFS(err, "realpath", p)
 			}
 			return r
 		},
 		"access": func(p string, mode int) {
-			if _, err := fsys.Stat(v.resolve("access", p)); err != nil {
+			if _, err := fsys.Stat(v.follow("access", p)); err != nil {
 				v.throwFS(err, "access", p)
 			}
 		},
 		"chmod": func(p string, mode uint32) {
-			if err := fsys.Chmod(v.resolve("chmod", p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
+			if err := fsys.Chmod(v.follow("chmod", p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
 				v.throwFS(err, "chmod", p)
 			}
 		},
 		"utimes": func(p string, atime, mtime float64) {
-			if err := fsys.Chtimes(v.resolve("utime", p), secs(atime), secs(mtime)); err != nil {
+			if err := fsys.Chtimes(v.follow("utime", p), secs(atime), secs(mtime)); err != nil {
 				v.throwFS(err, "utime", p)
 			}
 		},
 		"truncate": func(p string, size int64) {
-			if err := fsys.Truncate(v.resolve("open", p), size); err != nil {
+			if err := fsys.Truncate(v.follow("open", p), size); err != nil {
 				v.throwFS(err, "open", p)
 			}
 		},
@@ -731,7 +745,7 @@ func (v *vm) encode(data []byte, enc goja.Value) goja.Value {
 
 func (v *vm) copyFile(src, dst string, flags int) {
 	fsys := v.env.FS
-	in, err := fsys.Open(v.resolve("copyfile", src))
+	in, err := fsys.Open(v.follow("copyfile", src))
 	if err != nil {
 		v.throwFS(err, "copyfile", src, dst)
 	}
