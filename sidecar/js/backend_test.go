@@ -203,8 +203,8 @@ func TestPublishActor(t *testing.T) {
 
 // TestSymlinkCorners pins what node on Linux answers (seen with node 20 on
 // a native directory) where random fs sequences found the backend
-// differing: mkdir -p over a dangling symlink, rename whose other side
-// fails first, following a symlink whose target ends in "/".
+// differing: mkdir -p over or below a dangling symlink, the order of
+// rename's checks, following a symlink whose target ends in "/".
 func TestSymlinkCorners(t *testing.T) {
 	b, _, _ := newTestBackend(t, Options{})
 	out := run(t, b, sidecar.Request{Command: `const fs = require('fs');
@@ -222,6 +222,13 @@ t('rename a/ into a missing dir', () => fs.renameSync('a/', 'd/e/z'));
 t('rename a/', () => fs.renameSync('a/', 'z'));
 t('rename from under a file to ""', () => fs.renameSync('f/y', ''));
 t('rename x to ""', () => fs.renameSync('x', ''));
+fs.mkdirSync('m/n/o', { recursive: true }); fs.writeFileSync('m/n/f', '');
+t('rename into an ancestor', () => fs.renameSync('m/n/f', 'm'));
+t('rename a missing name into an ancestor', () => fs.renameSync('m/x', 'm'));
+t('rename below itself', () => fs.renameSync('m/n', 'm/n/o/p'));
+t('rename to .', () => fs.renameSync('m/n/f', '.'));
+t('rename m/..', () => fs.renameSync('m/..', 'x'));
+t('mkdir -p below a dangling symlink', () => fs.mkdirSync('a/e/z', { recursive: true }));
 fs.symlinkSync('q/', 's'); fs.symlinkSync('s', 's2'); fs.symlinkSync('f/', 's3');
 t('append s', () => fs.appendFileSync('s', 'z'));
 t('append s2', () => fs.appendFileSync('s2', 'z'));
@@ -241,6 +248,12 @@ rename a/ into a missing dir ENOENT
 rename a/ ENOTDIR
 rename from under a file to "" ENOTDIR
 rename x to "" ENOENT
+rename into an ancestor ENOTEMPTY
+rename a missing name into an ancestor ENOENT
+rename below itself EINVAL
+rename to . EBUSY
+rename m/.. EBUSY
+mkdir -p below a dangling symlink ENOENT
 append s EISDIR
 append s2 EISDIR
 open s3 w EISDIR
@@ -248,7 +261,7 @@ read s3 ENOTDIR
 stat s3 ENOTDIR
 truncate s3 ENOTDIR
 readlink s3 "f/"
-a,f,loop,s,s2,s3 0
+a,f,loop,m,s,s2,s3 0
 `
 	if out.stdout != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s\nstderr %q", out.stdout, want, out.stderr)

@@ -42,6 +42,7 @@ var uvErrors = map[syscall.Errno]string{
 	syscall.ENOSPC:       "no space left on device",
 	syscall.EFBIG:        "file too large",
 	syscall.ENAMETOOLONG: "name too long",
+	syscall.EBUSY:        "resource busy or locked",
 }
 
 var errnoNames = map[syscall.Errno]string{
@@ -50,7 +51,7 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EPERM: "EPERM", syscall.EINVAL: "EINVAL", syscall.EBADF: "EBADF",
 	syscall.ELOOP: "ELOOP", syscall.EXDEV: "EXDEV", syscall.EROFS: "EROFS",
 	syscall.ENOSPC: "ENOSPC", syscall.EFBIG: "EFBIG", syscall.ENAMETOOLONG: "ENAMETOOLONG",
-	syscall.EIO: "EIO", syscall.EDQUOT: "EDQUOT",
+	syscall.EIO: "EIO", syscall.EDQUOT: "EDQUOT", syscall.EBUSY: "EBUSY",
 }
 
 // throwFS throws err as Node's fs errors look: code, errno, syscall, path
@@ -145,6 +146,31 @@ func (v *vm) parentErr(abs string) error {
 		err = syscall.ENOTDIR
 	}
 	return err
+}
+
+// notAName reports whether p ends in ".", ".." or is the root, which
+// rename(2) cannot move or replace.
+func notAName(p string) bool {
+	p = strings.TrimRight(p, "/")
+	base := p[strings.LastIndex(p, "/")+1:]
+	return base == "" || base == "." || base == ".."
+}
+
+// holds reports whether the directory named dir (not followed) is src's
+// parent or one of its ancestors.
+func (v *vm) holds(dir, src string) bool {
+	if fi, err := v.env.FS.Lstat(dir); err != nil || !fi.IsDir() {
+		return false
+	}
+	d, err := v.realpath(dir)
+	if err != nil {
+		return false
+	}
+	parent, err := v.realpath(path.Dir(strings.TrimRight(src, "/")))
+	if err != nil {
+		return false
+	}
+	return parent == d || strings.HasPrefix(parent, strings.TrimSuffix(d, "/")+"/")
 }
 
 // slashTarget reports whether following abs's final symlinks meets one
@@ -445,6 +471,11 @@ func (v *vm) fsNatives() map[string]any {
 				if !errors.Is(err, iofs.ErrNotExist) {
 					v.throwFS(err, "mkdir", p)
 				}
+				if _, lerr := fsys.Lstat(d); lerr == nil {
+					// A dangling symlink: mkdir(2) finds it there and
+					// the stat after it fails.
+					v.throwFS(err, "mkdir", p)
+				}
 				first = d
 			}
 			if err := fsys.MkdirAll(abs, iofs.FileMode(mode&0o7777)); err != nil {
@@ -532,6 +563,9 @@ func (v *vm) fsNatives() map[string]any {
 			if err := v.parentErr(dst); err != nil {
 				v.throwFS(err, "rename", from, to)
 			}
+			if notAName(from) || notAName(to) {
+				v.throwFS(syscall.EBUSY, "rename", from, to)
+			}
 			if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
 				fi, err := fsys.Lstat(src)
 				if err == nil && !fi.IsDir() {
@@ -545,6 +579,10 @@ func (v *vm) fsNatives() map[string]any {
 				if err != nil {
 					v.throwFS(err, "rename", from, to)
 				}
+			}
+			if _, err := fsys.Lstat(src); err == nil && v.holds(dst, src) {
+				// Checked before the types of the two, as rename(2).
+				v.throwFS(syscall.ENOTEMPTY, "rename", from, to)
 			}
 			if err := fsys.Rename(src, dst); err != nil {
 				v.throwFS(err, "rename", from, to)
