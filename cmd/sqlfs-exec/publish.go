@@ -55,13 +55,6 @@ func newPublisher(store string, f *sfs.FS, base string) (publishFunc, error) {
 	return publish.Publisher{Links: links, FS: f}.PublishAs, nil
 }
 
-// jsPublisher adapts a publishFunc to sqlfs:publish.
-type jsPublisher struct{ fn publishFunc }
-
-func (p jsPublisher) Publish(ctx context.Context, path string, ttlSeconds float64) (string, error) {
-	return p.fn(ctx, "exec:js", path, time.Duration(ttlSeconds*float64(time.Second)))
-}
-
 // addJSBackend adds the JavaScript backend, which runs programs through the
 // shell backend, and returns the tools' options with publishing wired.
 func addJSBackend(store string, f *sfs.FS, backends map[string]sidecar.Backend, o workspaceOptions) (tools.Options, error) {
@@ -69,11 +62,7 @@ func addJSBackend(store string, f *sfs.FS, backends map[string]sidecar.Backend, 
 	if err != nil {
 		return tools.Options{}, err
 	}
-	var opts js.Options
-	if pub != nil {
-		opts.Publisher = jsPublisher{pub}
-	}
-	backends["js"] = js.New(backends["shell"], opts)
+	backends["js"] = js.New(backends["shell"], js.Options{Publish: pub})
 	return tools.Options{Publish: pub}, nil
 }
 
