@@ -165,7 +165,7 @@ func cmdDiff(s *session, args []string) error {
 	}
 	cs = filterChanges(cs, rel)
 	if !quiet {
-		if err := o.write(s.out, cs); err != nil {
+		if err := o.write(s.out, cs, r.abbrev); err != nil {
 			return err
 		}
 	}
@@ -206,7 +206,7 @@ func restrict(s snapshot, paths []string) snapshot {
 
 func cmdRevParse(s *session, args []string) error {
 	short, abbrevRef, verify := false, false, false
-	shortLen := 7
+	shortLen := -1
 	var revs []string
 	var r *repo
 	openRepo := func() error {
@@ -295,7 +295,7 @@ func cmdRevParse(s *session, args []string) error {
 			return fatalf("ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'", rev)
 		}
 		if short {
-			fmt.Fprintln(s.out, h.String()[:shortLen])
+			fmt.Fprintln(s.out, r.abbrevTo(*h, shortLen))
 		} else {
 			fmt.Fprintln(s.out, h.String())
 		}

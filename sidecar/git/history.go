@@ -327,7 +327,7 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 	diffSep := "\n"
 	switch o.format {
 	case "oneline", "oneline-full":
-		id := abbrev(c.Hash)
+		id := r.abbrev(c.Hash)
 		if o.format == "oneline-full" {
 			id = c.Hash.String()
 		}
@@ -341,7 +341,7 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 		if c.NumParents() > 1 {
 			var ps []string
 			for _, p := range c.ParentHashes {
-				ps = append(ps, abbrev(p))
+				ps = append(ps, r.abbrev(p))
 			}
 			fmt.Fprintf(w, "Merge: %s\n", strings.Join(ps, " "))
 		}
@@ -362,7 +362,7 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 			fmt.Fprintf(w, "\n%s", indent(c.Message))
 		}
 	default:
-		s, err := expandFormat(strings.TrimPrefix(o.format, "tformat:"), c, o.date)
+		s, err := expandFormat(strings.TrimPrefix(o.format, "tformat:"), c, o.date, r.abbrev)
 		if err != nil {
 			return err
 		}
@@ -376,14 +376,14 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 		} else {
 			fmt.Fprint(w, diffSep)
 		}
-		return o.diff.write(w, cs)
+		return o.diff.write(w, cs, r.abbrev)
 	}
 	return nil
 }
 
 // expandFormat expands the common --format placeholders; others are
 // refused rather than printed wrong.
-func expandFormat(f string, c *object.Commit, dateMode string) (string, error) {
+func expandFormat(f string, c *object.Commit, dateMode string, abbrev func(plumbing.Hash) string) (string, error) {
 	var b strings.Builder
 	parents := func(short bool) string {
 		var ps []string

@@ -182,7 +182,7 @@ func (r *repo) deleteBranches(h *head, names []string, force bool) error {
 		if err := r.r.Storer.RemoveReference(ref.Name()); err != nil {
 			return err
 		}
-		fmt.Fprintf(r.out, "Deleted branch %s (was %s).\n", n, abbrev(ref.Hash()))
+		fmt.Fprintf(r.out, "Deleted branch %s (was %s).\n", n, r.abbrev(ref.Hash()))
 	}
 	if errs.Len() > 0 {
 		return errorf(1, "%s", errs.String())
@@ -447,7 +447,7 @@ func (r *repo) checkoutBranch(name string, force bool) error {
 		return err
 	}
 	if h.branch == "" && h.commit != nil {
-		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", abbrev(h.commit.Hash), subject(h.commit.Message))
+		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", r.abbrev(h.commit.Hash), subject(h.commit.Message))
 	}
 	r.printKept(kept)
 	fmt.Fprintf(r.errw, "Switched to branch '%s'\n", name)
@@ -492,7 +492,7 @@ func (r *repo) checkoutCommit(rev string, force, advise bool) error {
 		return err
 	}
 	if h.branch == "" && h.commit != nil && h.commit.Hash != target.Hash {
-		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", abbrev(h.commit.Hash), subject(h.commit.Message))
+		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", r.abbrev(h.commit.Hash), subject(h.commit.Message))
 	}
 	r.printKept(kept)
 	if h.branch != "" && advise {
@@ -500,7 +500,7 @@ func (r *repo) checkoutCommit(rev string, force, advise bool) error {
 			fmt.Fprintf(r.errw, detachedAdvice, rev)
 		}
 	}
-	fmt.Fprintf(r.errw, "HEAD is now at %s %s\n", abbrev(target.Hash), subject(target.Message))
+	fmt.Fprintf(r.errw, "HEAD is now at %s %s\n", r.abbrev(target.Hash), subject(target.Message))
 	return nil
 }
 
@@ -612,7 +612,7 @@ func (r *repo) restorePaths(args []string, source string, staged, worktree, repo
 			if err != nil {
 				return err
 			}
-			where = abbrev(c.Hash)
+			where = r.abbrev(c.Hash)
 		}
 		fmt.Fprintf(r.errw, "Updated %d %s from %s\n", n, plural(n, "path", "paths"), where)
 	}
@@ -751,7 +751,7 @@ func cmdReset(s *session, args []string) error {
 	}
 	switch {
 	case mode == "hard" && !quiet:
-		fmt.Fprintf(r.out, "HEAD is now at %s %s\n", abbrev(target.Hash), subject(target.Message))
+		fmt.Fprintf(r.out, "HEAD is now at %s %s\n", r.abbrev(target.Hash), subject(target.Message))
 	case mode == "mixed" && !quiet:
 		return r.printUnstaged()
 	}
@@ -825,7 +825,7 @@ func cmdTag(s *session, args []string) error {
 			if err := r.r.Storer.RemoveReference(ref.Name()); err != nil {
 				return err
 			}
-			fmt.Fprintf(r.out, "Deleted tag '%s' (was %s)\n", n, abbrev(ref.Hash()))
+			fmt.Fprintf(r.out, "Deleted tag '%s' (was %s)\n", n, r.abbrev(ref.Hash()))
 		}
 		if errs.Len() > 0 {
 			return errorf(1, "%s", errs.String())
@@ -953,7 +953,7 @@ func cmdMerge(s *session, args []string) error {
 	if err := r.setHead(h, target); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "Updating %s..%s\nFast-forward\n", abbrev(h.commit.Hash), abbrev(target.Hash))
+	fmt.Fprintf(r.out, "Updating %s..%s\nFast-forward\n", r.abbrev(h.commit.Hash), r.abbrev(target.Hash))
 	a, err := r.commitSnapshot(h.commit)
 	if err != nil {
 		return err
@@ -966,7 +966,7 @@ func cmdMerge(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	return diffOutput{stat: true, summary: true}.write(r.out, cs)
+	return diffOutput{stat: true, summary: true}.write(r.out, cs, r.abbrev)
 }
 
 // worktreeHas reports whether the worktree file already holds b.

@@ -183,7 +183,7 @@ func (r *repo) statusLong(w io.Writer, st *state, initialLine string) {
 // (git names the tag or branch it was checked out from when it can; that
 // needs the reflog, which this git does not keep.)
 func (r *repo) detachedName(h *head) string {
-	return abbrev(h.commit.Hash)
+	return r.abbrev(h.commit.Hash)
 }
 
 // entryStatus pairs the staged and unstaged change of one path.
