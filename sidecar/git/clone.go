@@ -119,13 +119,16 @@ func cmdClone(s *session, args []string) error {
 	if err := source.copyObjects(s, r); err != nil {
 		return err
 	}
-	var tip plumbing.Hash
+	var tip, remoteTip plumbing.Hash
 	found := false
 	for _, ref := range source.refs {
 		switch {
 		case ref.Name().IsBranch():
 			if ref.Name().Short() == defBranch {
 				tip, found = ref.Hash(), true
+			}
+			if ref.Name().Short() == remoteHead {
+				remoteTip = ref.Hash()
 			}
 			err = r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewRemoteReferenceName("origin", ref.Name().Short()), ref.Hash()))
 		case ref.Name().IsTag():
@@ -172,6 +175,13 @@ func cmdClone(s *session, args []string) error {
 		return err
 	}
 	if _, err := r.moveTo(&head{branch: defBranch}, c, true); err != nil {
+		return err
+	}
+	fromMsg := "clone: from " + srcAbs
+	if err := r.logHeadMove(&head{branch: defBranch}, tip, fromMsg); err != nil {
+		return err
+	}
+	if err := r.logRef(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.ZeroHash, remoteTip, fromMsg); err != nil {
 		return err
 	}
 	if !quiet && source.bundle == nil {

@@ -286,7 +286,11 @@ func cmdRevParse(s *session, args []string) error {
 			fmt.Fprintln(s.out, rev)
 			continue
 		}
-		h, err := r.r.ResolveRevision(plumbingRevision(rev))
+		named, _, err := r.expandPrevious(rev)
+		if err != nil {
+			return err
+		}
+		h, err := r.r.ResolveRevision(plumbingRevision(named))
 		if err != nil {
 			if verify {
 				return fatalf("Needed a single revision")

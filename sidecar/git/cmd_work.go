@@ -612,6 +612,17 @@ func cmdCommit(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
+	kind := "commit"
+	switch {
+	case amend:
+		kind = "commit (amend)"
+	case h.commit == nil:
+		kind = "commit (initial)"
+	}
+	firstLine, _, _ := strings.Cut(msg, "\n")
+	if err := r.logHeadMove(h, hash, kind+": "+firstLine); err != nil {
+		return err
+	}
 	// The new tree is the index: remember it flattened for the next
 	// status.
 	files := make([]treeFile, 0, len(idxSnap))

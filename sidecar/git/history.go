@@ -37,7 +37,11 @@ func formatDate(t time.Time, mode string) (string, error) {
 // resolve finds the commit a revision names, with git's error for one
 // that names nothing.
 func (r *repo) resolve(rev string) (*object.Commit, error) {
-	h, err := r.r.ResolveRevision(plumbing.Revision(rev))
+	named, _, err := r.expandPrevious(rev)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.r.ResolveRevision(plumbing.Revision(named))
 	if err != nil {
 		return nil, fatalf("ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'", rev)
 	}

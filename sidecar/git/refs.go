@@ -1,9 +1,11 @@
 package git
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,7 +108,7 @@ func cmdBranch(s *session, args []string) error {
 			return err
 		}
 		if h.branch == "" {
-			fmt.Fprintf(s.out, "* (HEAD detached at %s)\n", r.detachedName(h))
+			fmt.Fprintf(s.out, "* (HEAD detached %s)\n", r.detachedName(h))
 		}
 		for _, n := range names {
 			mark := "  "
@@ -117,7 +119,9 @@ func cmdBranch(s *session, args []string) error {
 		}
 		return nil
 	case len(rest) <= 2:
-		start := "HEAD"
+		// git names the start in the new branch's reflog: the current
+		// branch by default.
+		start := cmp.Or(h.branch, "HEAD")
 		if len(rest) == 2 {
 			start = rest[1]
 		}
@@ -144,7 +148,10 @@ func (r *repo) createBranch(name, start string, force bool) error {
 	if err != nil {
 		return err
 	}
-	return r.r.Storer.SetReference(plumbing.NewHashReference(refName, c.Hash))
+	if err := r.r.Storer.SetReference(plumbing.NewHashReference(refName, c.Hash)); err != nil {
+		return err
+	}
+	return r.logRef(refName, plumbing.ZeroHash, c.Hash, "branch: Created from "+start)
 }
 
 func (r *repo) deleteBranches(h *head, names []string, force bool) error {
@@ -180,6 +187,9 @@ func (r *repo) deleteBranches(h *head, names []string, force bool) error {
 			}
 		}
 		if err := r.r.Storer.RemoveReference(ref.Name()); err != nil {
+			return err
+		}
+		if err := r.dropLog(ref.Name()); err != nil {
 			return err
 		}
 		fmt.Fprintf(r.out, "Deleted branch %s (was %s).\n", n, r.abbrev(ref.Hash()))
@@ -228,6 +238,9 @@ func (r *repo) renameBranch(h *head, names []string, force bool) error {
 				return err
 			}
 		}
+		if err := r.renameLog(old.Name(), newName, old.Hash(), from == h.branch); err != nil {
+			return err
+		}
 	}
 	if from == h.branch {
 		return r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, newName))
@@ -248,6 +261,8 @@ func cmdSwitch(s *session, args []string) error {
 			detach = true
 		case "-f", "--force", "--discard-changes":
 			force = true
+		case "-":
+			rest = append(rest, "@{-1}")
 		default:
 			if strings.HasPrefix(a, "-") {
 				return unsupported("git switch " + a)
@@ -268,7 +283,15 @@ func cmdSwitch(s *session, args []string) error {
 		return r.checkoutNewBranch(rest[0], start, force)
 	case len(rest) != 1:
 		return unsupported("git switch with these arguments")
-	case detach:
+	}
+	name, ok, err := r.expandPrevious(rest[0])
+	if err != nil {
+		return err
+	} else if !ok {
+		return fatalf("invalid reference: %s", rest[0])
+	}
+	rest[0] = name
+	if detach {
 		return r.checkoutCommit(rest[0], force, false)
 	}
 	if _, ok, err := r.ref(plumbing.NewBranchReferenceName(rest[0])); err != nil {
@@ -298,6 +321,8 @@ func cmdCheckout(s *session, args []string) error {
 			force = true
 		case "-q", "--quiet":
 			quiet = true
+		case "-":
+			rest = append(rest, "@{-1}")
 		default:
 			if strings.HasPrefix(a, "-") {
 				return unsupported("git checkout " + a)
@@ -335,7 +360,16 @@ func cmdCheckout(s *session, args []string) error {
 		}
 		return r.restorePaths(paths, source, source != "", true, !dashdash && !quiet)
 	}
-	name := rest[0]
+	name, ok, err := r.expandPrevious(rest[0])
+	if err != nil {
+		return err
+	} else if !ok {
+		typed := rest[0]
+		if slices.Contains(opts, "-") {
+			typed = "-"
+		}
+		return errorf(1, "error: pathspec '%s' did not match any file(s) known to git\n", typed)
+	}
 	if _, ok, err := r.ref(plumbing.NewBranchReferenceName(name)); err != nil {
 		return err
 	} else if ok && !detach {
@@ -387,6 +421,12 @@ func (r *repo) checkoutNewBranch(name, start string, force bool) error {
 	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, refName)); err != nil {
 		return err
 	}
+	if err := r.logRef(refName, plumbing.ZeroHash, target.Hash, "branch: Created from "+start); err != nil {
+		return err
+	}
+	if err := r.logCheckout(h, name, target.Hash); err != nil {
+		return err
+	}
 	r.printKept(kept)
 	fmt.Fprintf(r.errw, "Switched to a new branch '%s'\n", name)
 	return nil
@@ -432,6 +472,11 @@ func (r *repo) checkoutBranch(name string, force bool) error {
 				fmt.Fprintf(r.out, "%c\t%s\n", code, e.path)
 			}
 		}
+		if h.commit != nil {
+			if err := r.logCheckout(h, name, h.commit.Hash); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(r.errw, "Already on '%s'\n", name)
 		return nil
 	}
@@ -444,6 +489,9 @@ func (r *repo) checkoutBranch(name string, force bool) error {
 		return err
 	}
 	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(name))); err != nil {
+		return err
+	}
+	if err := r.logCheckout(h, name, target.Hash); err != nil {
 		return err
 	}
 	if h.branch == "" && h.commit != nil {
@@ -489,6 +537,9 @@ func (r *repo) checkoutCommit(rev string, force, advise bool) error {
 		return err
 	}
 	if err := r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, target.Hash)); err != nil {
+		return err
+	}
+	if err := r.logCheckout(h, rev, target.Hash); err != nil {
 		return err
 	}
 	if h.branch == "" && h.commit != nil && h.commit.Hash != target.Hash {
@@ -746,7 +797,7 @@ func cmdReset(s *session, args []string) error {
 			return err
 		}
 	}
-	if err := r.setHead(h, target); err != nil {
+	if err := r.setHead(h, target, "reset: moving to "+rev); err != nil {
 		return err
 	}
 	switch {
@@ -758,13 +809,17 @@ func cmdReset(s *session, args []string) error {
 	return nil
 }
 
-// setHead points the current branch (or a detached HEAD) at c.
-func (r *repo) setHead(h *head, c *object.Commit) error {
+// setHead points the current branch (or a detached HEAD) at c, logging
+// msg.
+func (r *repo) setHead(h *head, c *object.Commit, msg string) error {
 	name := plumbing.HEAD
 	if h.branch != "" {
 		name = plumbing.NewBranchReferenceName(h.branch)
 	}
-	return r.r.Storer.SetReference(plumbing.NewHashReference(name, c.Hash))
+	if err := r.r.Storer.SetReference(plumbing.NewHashReference(name, c.Hash)); err != nil {
+		return err
+	}
+	return r.logHeadMove(h, c.Hash, msg)
 }
 
 // printUnstaged is what reset prints after changing the index.
@@ -950,7 +1005,7 @@ func cmdMerge(s *session, args []string) error {
 	if _, err := r.moveTo(h, target, false); err != nil {
 		return err
 	}
-	if err := r.setHead(h, target); err != nil {
+	if err := r.setHead(h, target, "merge "+rest[0]+": Fast-forward"); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.out, "Updating %s..%s\nFast-forward\n", r.abbrev(h.commit.Hash), r.abbrev(target.Hash))
