@@ -273,6 +273,13 @@ func cmdRevParse(s *session, args []string) error {
 			return err
 		}
 		if abbrevRef {
+			named, ok, err := r.expandPrevious(rev)
+			if err != nil {
+				return err
+			} else if ok && named != rev {
+				fmt.Fprintln(s.out, named)
+				continue
+			}
 			if rev == "HEAD" {
 				h, err := r.head()
 				if err != nil {

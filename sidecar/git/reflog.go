@@ -23,6 +23,14 @@ import (
 // whitespace squeezed as git's copy_reflog_msg does. Without a committer
 // identity (git would refuse the commit anyway) nothing is logged.
 func (r *repo) logRef(name plumbing.ReferenceName, old, new plumbing.Hash, msg string) error {
+	// git logs an update that changes nothing in HEAD's log only.
+	if old == new && name != plumbing.HEAD {
+		return nil
+	}
+	return r.appendLog(name, old, new, msg)
+}
+
+func (r *repo) appendLog(name plumbing.ReferenceName, old, new plumbing.Hash, msg string) error {
 	if !name.IsBranch() && !name.IsRemote() && name != plumbing.HEAD {
 		return nil
 	}
@@ -51,8 +59,7 @@ func (r *repo) logHeadMove(h *head, new plumbing.Hash, msg string) error {
 	if h.commit != nil {
 		old = h.commit.Hash
 	}
-	// git logs a branch update that changes nothing in HEAD's log only.
-	if h.branch != "" && old != new {
+	if h.branch != "" {
 		if err := r.logRef(plumbing.NewBranchReferenceName(h.branch), old, new, msg); err != nil {
 			return err
 		}
@@ -145,7 +152,7 @@ func (r *repo) renameLog(from, to plumbing.ReferenceName, h plumbing.Hash, curre
 			return fmt.Errorf("reflog %s: %w", from, err)
 		}
 	}
-	if err := r.logRef(to, h, h, msg); err != nil {
+	if err := r.appendLog(to, h, h, msg); err != nil {
 		return err
 	}
 	if !current {

@@ -135,7 +135,8 @@ func (r *repo) createBranch(name, start string, force bool) error {
 		return fatalf("'%s' is not a valid branch name", name)
 	}
 	refName := plumbing.NewBranchReferenceName(name)
-	if _, ok, err := r.ref(refName); err != nil {
+	existing, ok, err := r.ref(refName)
+	if err != nil {
 		return err
 	} else if ok && !force {
 		return fatalf("a branch named '%s' already exists", name)
@@ -151,7 +152,15 @@ func (r *repo) createBranch(name, start string, force bool) error {
 	if err := r.r.Storer.SetReference(plumbing.NewHashReference(refName, c.Hash)); err != nil {
 		return err
 	}
-	return r.logRef(refName, plumbing.ZeroHash, c.Hash, "branch: Created from "+start)
+	return r.logBranchStart(refName, existing, c.Hash, start)
+}
+
+// logBranchStart logs a branch created, or reset when it existed, at start.
+func (r *repo) logBranchStart(name plumbing.ReferenceName, existing *plumbing.Reference, to plumbing.Hash, start string) error {
+	if existing != nil {
+		return r.logRef(name, existing.Hash(), to, "branch: Reset to "+start)
+	}
+	return r.logRef(name, plumbing.ZeroHash, to, "branch: Created from "+start)
 }
 
 func (r *repo) deleteBranches(h *head, names []string, force bool) error {
@@ -405,7 +414,8 @@ func (r *repo) checkoutNewBranch(name, start string, force bool) error {
 	if !validRefName(name) {
 		return fatalf("'%s' is not a valid branch name", name)
 	}
-	if _, ok, err := r.ref(plumbing.NewBranchReferenceName(name)); err != nil {
+	existing, ok, err := r.ref(plumbing.NewBranchReferenceName(name))
+	if err != nil {
 		return err
 	} else if ok && !force {
 		return fatalf("a branch named '%s' already exists", name)
@@ -421,7 +431,7 @@ func (r *repo) checkoutNewBranch(name, start string, force bool) error {
 	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, refName)); err != nil {
 		return err
 	}
-	if err := r.logRef(refName, plumbing.ZeroHash, target.Hash, "branch: Created from "+start); err != nil {
+	if err := r.logBranchStart(refName, existing, target.Hash, start); err != nil {
 		return err
 	}
 	if err := r.logCheckout(h, name, target.Hash); err != nil {
