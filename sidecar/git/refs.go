@@ -738,8 +738,13 @@ func cmdReset(s *session, args []string) error {
 	}
 	rev := "HEAD"
 	if len(rest) > 0 {
-		if _, err := r.resolve(rest[0]); err == nil || dashdash {
+		_, err := r.resolve(rest[0])
+		switch {
+		case err == nil || dashdash:
 			rev, rest = rest[0], rest[1:]
+		case !r.inWorktree(rest[0]):
+			// Neither a revision nor a path: git's verify_filename.
+			return err
 		}
 	}
 	paths = append(rest, paths...)
@@ -833,6 +838,17 @@ func (r *repo) setHead(h *head, c *object.Commit, msg string) error {
 }
 
 // printUnstaged is what reset prints after changing the index.
+// inWorktree says whether a user's path argument names something in the
+// worktree.
+func (r *repo) inWorktree(arg string) bool {
+	p, err := r.rel(arg)
+	if err != nil {
+		return false
+	}
+	_, err = r.fs.Lstat(p)
+	return err == nil
+}
+
 func (r *repo) printUnstaged() error {
 	st, err := r.state(false)
 	if err != nil {
