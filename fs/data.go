@@ -121,7 +121,7 @@ func (c *core) writeAt(n *inode, p []byte, off int64, appending bool) (int, int6
 			off = n.size
 			c.mu.Unlock()
 		}
-		if (off+int64(len(p))+cs-1)/cs > sqlstore.MaxChunks {
+		if off > c.maxFileSize()-int64(len(p)) {
 			return 0, off, syscall.EFBIG
 		}
 		pos := off + int64(written)
@@ -240,6 +240,11 @@ func (c *core) waitForRoom(n *inode, end int64) error {
 	}
 }
 
+// maxFileSize is the largest size whose chunk indexes fit the store's key.
+// Limits are compared against it by subtraction, so that an offset near
+// math.MaxInt64 cannot overflow past the check into another inode's keys.
+func (c *core) maxFileSize() int64 { return sqlstore.MaxChunks * c.chunkSize }
+
 // checkQuota refuses growing n to end past the quota. Called with c.mu held.
 func (c *core) checkQuota(n *inode, end int64) error {
 	if q := c.opts.Policy.QuotaBytes; q > 0 && end > n.size && c.used+(end-n.size) > q {
@@ -283,10 +288,10 @@ func (c *core) truncate(n *inode, size int64) error {
 	if size < 0 {
 		return syscall.EINVAL
 	}
-	cs := c.chunkSize
-	if (size+cs-1)/cs > sqlstore.MaxChunks {
+	if size > c.maxFileSize() {
 		return syscall.EFBIG
 	}
+	cs := c.chunkSize
 	// No wait for room: a truncation adds at most one chunk to RAM.
 	if err := c.checkQuota(n, size); err != nil {
 		return err
