@@ -5,11 +5,13 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 // A write at an offset whose end overflows int64 is EFBIG, and must not
@@ -178,5 +180,44 @@ func TestUsageAccounting(t *testing.T) {
 	must(t, err)
 	if !bytes.Equal(got, append([]byte("aa"), make([]byte, cs+1)...)) {
 		t.Fatalf("/a regrown reads non-zero past the old end")
+	}
+}
+
+// A crash leaves committed data in the store's WAL, which SQLite finds by
+// the name the store is opened by. Opening the crashed store by another
+// hard link must not come up without that data.
+func TestHardLinkedStoreAfterCrash(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	must(t, f.WriteFile("/committed", []byte("synced"), 0o644))
+	must(t, f.Sync(t.Context()))
+	// The crash image: the store and its WAL as they are on disk now.
+	dir := t.TempDir()
+	crashed := filepath.Join(dir, "ws.db")
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(store + suffix)
+		must(t, err)
+		must(t, os.WriteFile(crashed+suffix, b, 0o600))
+	}
+	alias := filepath.Join(dir, "alias.db")
+	must(t, os.Link(crashed, alias))
+	for _, name := range []string{alias, crashed} {
+		g, err := sfs.Open(t.Context(), name, sfs.Options{})
+		if err == nil {
+			got, rerr := g.ReadFile("/committed")
+			g.Close()
+			t.Fatalf("store with two names opened by %s after a crash: /committed = %q, %v", filepath.Base(name), got, rerr)
+		}
+		if !errors.Is(err, sqlstore.ErrHardLinked) {
+			t.Fatalf("open %s: %v, want ErrHardLinked", filepath.Base(name), err)
+		}
+	}
+	// With the extra name gone, the original name finds its WAL.
+	must(t, os.Remove(alias))
+	g, err := sfs.Open(t.Context(), crashed, sfs.Options{})
+	must(t, err)
+	defer g.Close()
+	got, err := g.ReadFile("/committed")
+	if err != nil || string(got) != "synced" {
+		t.Fatalf("/committed = %q, %v", got, err)
 	}
 }

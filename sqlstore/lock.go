@@ -94,6 +94,11 @@ func acquireOwnerLock(realPath, socket string) (*ownerLock, error) {
 		}
 		return nil, fmt.Errorf("store lock %s: %w", realPath, err)
 	}
+	// Checked under the lock, so a second opener still learns the owner.
+	if st.Nlink > 1 {
+		f.Close()
+		return nil, fmt.Errorf("store %s: %w (%d names; remove all but one)", realPath, ErrHardLinked, st.Nlink)
+	}
 	l := &ownerLock{id: id, f: f, socket: socket}
 	if l.info, err = createPrivate(lockPath(realPath), os.O_RDWR); err == nil {
 		b, _ := json.Marshal(ownerInfo{Pid: os.Getpid(), Socket: socket, Started: time.Now()})

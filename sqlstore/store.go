@@ -42,6 +42,12 @@ var (
 	// ErrStoreBusy: another program (not sqlfs, which takes the owner lock
 	// first) holds a lock on the SQLite file past the busy timeout.
 	ErrStoreBusy = errors.New("store is locked by another program")
+	// ErrHardLinked: the store file has more than one name. SQLite finds
+	// a crash's write-ahead log by the name the store is opened by, so an
+	// open by another name would come up without the committed changes
+	// still in that log (and a later open by the first name would replay
+	// it over newer data).
+	ErrHardLinked = errors.New("store file has more than one hard link")
 )
 
 // Options tune Open.
