@@ -221,3 +221,58 @@ func TestHardLinkedStoreAfterCrash(t *testing.T) {
 		t.Fatalf("/committed = %q, %v", got, err)
 	}
 }
+
+// Renames whose source and target are one inode, or the root, leave the
+// tree and the link counts as they were.
+func TestRenameSameInodeAndRoot(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	must(t, f.MkdirAll("/d/e", 0o755))
+	must(t, f.WriteFile("/d/a", []byte("x"), 0o644))
+	must(t, f.Link("/d/a", "/b"))
+	for _, c := range []struct {
+		from, to string
+		flags    uint32
+	}{
+		{"/d/a", "/b", 0}, {"/d/a", "/b", sfs.RenameExchange}, {"/d/a", "/b", sfs.RenameNoReplace},
+		{"/d/a", "/d/a", 0}, {"/d", "/d", 0}, {"/d", "/d", sfs.RenameExchange},
+		{"/", "/x", 0}, {"/d", "/", 0}, {"/d", "/", sfs.RenameExchange}, {"/d/e", "/d", sfs.RenameExchange},
+		{"/d/e/..", "/y", 0}, {"/d", "/d/e/..", sfs.RenameExchange},
+	} {
+		_ = f.Rename2(c.from, c.to, c.flags)
+		check(t, f)
+	}
+	f = reopen(t, f, store, sfs.Options{})
+	check(t, f)
+	a, err := f.Stat("/b")
+	must(t, err)
+	if a.Nlink != 2 {
+		t.Fatalf("nlink %d, want 2", a.Nlink)
+	}
+}
+
+// After Close no commit will run: a write through a handle that outlived
+// its FS must fail, not report bytes that are lost.
+func TestWriteAfterClose(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	fl, err := f.OpenFile("/f", os.O_RDWR|os.O_CREATE, 0o644)
+	must(t, err)
+	must(t, f.Close())
+	n, err := fl.WriteAt([]byte("lost?"), 0)
+	if err == nil {
+		g, oerr := sfs.Open(t.Context(), store, sfs.Options{})
+		must(t, oerr)
+		defer g.Close()
+		got, _ := g.ReadFile("/f")
+		t.Fatalf("write after Close reported %d bytes written, nil error; reopened store holds %q", n, got)
+	}
+	for name, err := range map[string]error{
+		"WriteFile": f.WriteFile("/g", []byte("x"), 0o644),
+		"Truncate":  fl.Truncate(0),
+		"Setxattr":  f.Setxattr("/f", "user.a", []byte("v"), 0),
+		"Mkdir":     f.Mkdir("/d", 0o755),
+	} {
+		if !errors.Is(err, syscall.EIO) {
+			t.Errorf("%s after Close: %v, want EIO", name, err)
+		}
+	}
+}

@@ -179,6 +179,10 @@ func (c *core) writeChunk(n *inode, idx, in int64, piece []byte, atEnd bool) err
 			break
 		}
 	}
+	// Checked after the last time c.mu was let go: Close may have begun.
+	if c.closed {
+		return errClosed
+	}
 	if c.inodes[n.ino] != n && n.open == 0 {
 		return syscall.ENOENT
 	}
@@ -226,6 +230,9 @@ func (c *core) writeChunk(n *inode, idx, in int64, piece []byte, atEnd bool) err
 // space. Called with c.mu held; it lets go of it while it waits.
 func (c *core) waitForRoom(n *inode, end int64) error {
 	for {
+		if c.closed {
+			return errClosed // no commit will make room
+		}
 		if err := c.checkQuota(n, end); err != nil {
 			return err
 		}
