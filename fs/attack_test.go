@@ -276,3 +276,30 @@ func TestWriteAfterClose(t *testing.T) {
 		}
 	}
 }
+
+// The last byte a file may hold is writable and survives reopen; one past
+// it is EFBIG; a read across the huge hole returns zeros.
+func TestLargestSparseFile(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	limit := int64(sqlstore.MaxChunks) * f.ChunkSize()
+	fl, err := f.OpenFile("/sparse", os.O_RDWR|os.O_CREATE, 0o644)
+	must(t, err)
+	if _, err := fl.WriteAt([]byte("z"), limit); !errors.Is(err, syscall.EFBIG) {
+		t.Fatalf("write at the limit: %v, want EFBIG", err)
+	}
+	_, err = fl.WriteAt([]byte("yz"), limit-2)
+	must(t, err)
+	must(t, fl.Close())
+	f = reopen(t, f, store, sfs.Options{})
+	check(t, f)
+	fl, err = f.OpenFile("/sparse", os.O_RDONLY, 0)
+	must(t, err)
+	defer fl.Close()
+	buf := make([]byte, 3*f.ChunkSize())
+	n, err := fl.ReadAt(buf, limit-int64(len(buf)))
+	must(t, err)
+	want := append(make([]byte, len(buf)-2), 'y', 'z')
+	if n != len(buf) || !bytes.Equal(buf, want) {
+		t.Fatalf("read at the end of the largest file: %d bytes, tail %q", n, buf[len(buf)-4:])
+	}
+}

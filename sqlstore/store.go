@@ -48,6 +48,9 @@ var (
 	// still in that log (and a later open by the first name would replay
 	// it over newer data).
 	ErrHardLinked = errors.New("store file has more than one hard link")
+	// ErrBadBatch: a batch names a chunk outside a file's key range, which
+	// would overwrite another inode's data; nothing of it is written.
+	ErrBadBatch = errors.New("invalid batch")
 )
 
 // Options tune Open.
