@@ -3,6 +3,8 @@ package sqlstore_test
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -29,5 +31,36 @@ func TestCommitRefusesChunkIndexOutOfRange(t *testing.T) {
 	got, err := st.ReadChunk(t.Context(), 3, 0)
 	if err != nil || !bytes.Equal(got, victim.Data) {
 		t.Fatalf("victim chunk = %q, %v", got, err)
+	}
+}
+
+// A store created by a process stopped between linking it into place and
+// removing its temporary name has a second name that is create's own: it
+// is removed, not a reason to refuse the store. Any other name is refused.
+func TestOpenRemovesCreateLeftoverLink(t *testing.T) {
+	st, path := newStore(t)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil { // the cleanup's Close follows too
+		t.Fatalf("second Close: %v", err)
+	}
+	leftover := filepath.Join(filepath.Dir(path), ".ws.db.new-123")
+	if err := os.Link(path, leftover); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlstore.Open(t.Context(), path, sqlstore.Options{})
+	if err != nil {
+		t.Fatalf("open with create's leftover name: %v", err)
+	}
+	st.Close()
+	if _, err := os.Lstat(leftover); !os.IsNotExist(err) {
+		t.Fatalf("leftover still there: %v", err)
+	}
+	if err := os.Link(path, filepath.Join(filepath.Dir(path), "other.db")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlstore.Open(t.Context(), path, sqlstore.Options{}); !errors.Is(err, sqlstore.ErrHardLinked) {
+		t.Fatalf("open with a second name: %v, want ErrHardLinked", err)
 	}
 }

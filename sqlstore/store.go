@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/mattn/go-sqlite3"
 	"golang.org/x/sys/unix"
@@ -68,6 +69,8 @@ type Options struct {
 // Store is an open workspace store. Commit must be called from one goroutine
 // at a time (the filesystem core's writer); reads are safe from any.
 type Store struct {
+	closeOnce sync.Once
+	closeErr  error
 	path      string
 	chunkSize int
 	pageSize  int64
@@ -159,9 +162,12 @@ func create(ctx context.Context, path string, opts Options) error {
 	return nil
 }
 
+// tempPattern names the temporary files create builds a store under.
+func tempPattern(path string) string { return "." + filepath.Base(path) + ".new-*" }
+
 // createTemp makes an empty, private file beside path.
 func createTemp(path string) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
 	if err != nil {
 		return "", fmt.Errorf("create store %s: %w", path, err)
 	}
@@ -283,6 +289,13 @@ func (s *Store) ChunkSize() int { return s.chunkSize }
 
 // Close checkpoints the WAL into the main file and releases the lock.
 func (s *Store) Close() error {
+	// A second Close (a deferred one after an explicit one) must not
+	// close the checkpointer's channel again.
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Store) close() error {
 	var err error
 	if s.cp != nil {
 		err = s.cp.close()
