@@ -86,7 +86,9 @@ type Store struct {
 // existing file is opened only if it is a sqlfs store: an empty file or a
 // foreign one is refused with ErrNotStore, never turned into a new
 // workspace. Open takes the exclusive owner lock first, so a second opener,
-// by whatever name, fails with an *OwnedError naming the owner.
+// by whatever name, fails with an *OwnedError naming the owner. A store
+// file with a second hard link is refused with ErrHardLinked: SQLite would
+// look for a crash's WAL under the wrong name.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
