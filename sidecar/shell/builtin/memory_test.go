@@ -240,6 +240,12 @@ func TestArgumentSizesAreBounded(t *testing.T) {
 		{[]string{"tr", "[a*3]a", "xyzw"}, "w\n"},
 		{[]string{"tr", "[a*200000000]", "x"}, ""},
 		{[]string{"od", "-w200000000"}, ""},
+		{[]string{"jq", "-n", `"x" * 200000000 | length`}, ""},
+		{[]string{"jq", "-n", `200000000 * "x" | length`}, ""},
+		{[]string{"jq", "-n", `"x" * 100000000000000000000 | length`}, ""},
+		// What jq's * does otherwise, in its order of evaluation.
+		{[]string{"jq", "-nc", `"ab" * 3, ("x" * 0), 2 * 3.5, ((1,2) * (3,4)), ({"a":{"b":1}} * {"a":{"c":2}}), [.[]? * 2], (try ({} * 1) catch .)`},
+			"\"ababab\"\n\"\"\n7\n3\n6\n4\n8\n{\"a\":{\"b\":1,\"c\":2}}\n[]\n\"cannot multiply: object ({}) and number (1)\"\n"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
