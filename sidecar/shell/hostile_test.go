@@ -123,6 +123,7 @@ func TestHostileCommands(t *testing.T) {
 		{name: "tr huge repeat count", cmd: `echo a | tr a '[b*1000000000]'`, stdout: "b\n"},
 		{name: "tr huge repeat count in SET1", cmd: `echo a | tr '[a*1000000000]' b`, limit: mem, code: 125, stderr: memMsg},
 		{name: "od huge width", cmd: `echo a | od -w1000000000`, limit: mem, code: 125, stderr: memMsg},
+		{name: "jq assignment to a far index", cmd: `jq -n '[] | .[60000000] = 1 | length'`, limit: mem, code: 125, stderr: memMsg},
 		{name: "jq string repetition", cmd: `jq -n '"x" * 1000000000 | length'`, limit: mem, code: 125, stderr: memMsg},
 	}
 	for _, c := range cases {

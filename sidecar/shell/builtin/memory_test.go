@@ -243,6 +243,8 @@ func TestArgumentSizesAreBounded(t *testing.T) {
 		{[]string{"jq", "-n", `"x" * 200000000 | length`}, ""},
 		{[]string{"jq", "-n", `200000000 * "x" | length`}, ""},
 		{[]string{"jq", "-n", `"x" * 100000000000000000000 | length`}, ""},
+		{[]string{"jq", "-n", `[] | .[20000000] = 1 | length`}, ""},
+		{[]string{"jq", "-nc", `[1,2,3] | .[1] = 5 | .[-1] |= 7 | [.[0], .[1+1], .["a"]?, path(.[2])]`}, "[1,7,[2]]\n"},
 		// What jq's * does otherwise, in its order of evaluation.
 		{[]string{"jq", "-nc", `"ab" * 3, ("x" * 0), 2 * 3.5, ((1,2) * (3,4)), ({"a":{"b":1}} * {"a":{"c":2}}), [.[]? * 2], (try ({} * 1) catch .)`},
 			"\"ababab\"\n\"\"\n7\n3\n6\n4\n8\n{\"a\":{\"b\":1,\"c\":2}}\n[]\n\"cannot multiply: object ({}) and number (1)\"\n"},

@@ -13,18 +13,33 @@ import (
 // refused first. Everything else is gojq's own `*`.
 const jqMultiply = "_sqlfs_multiply"
 
-// jqGuardMultiply rewrites every multiplication in q, in place, into a call
-// of jqMultiply with the same operands: gojq compiles both as a call of two
-// arguments, so the order of evaluation does not change.
-func jqGuardMultiply(q *gojq.Query) { jqRewriteMul(reflect.ValueOf(q)) }
+// jqIndex is what every array index .[i] of a filter is passed through:
+// gojq assigns to .[i] past an array's end by allocating i slots at once
+// (i below 2^29, 8 GiB), so an index whose array could not be held within
+// the exec's budget is refused. Reading one could only give null.
+const jqIndex = "_sqlfs_index"
 
-var jqQueryType = reflect.TypeFor[*gojq.Query]()
+// jqGuard rewrites every multiplication in q, in place, into a call
+// of jqMultiply with the same operands: gojq compiles both as a call of two
+// arguments, so the order of evaluation does not change. Index expressions
+// are wrapped in jqIndex.
+func jqGuard(q *gojq.Query) { jqRewriteMul(reflect.ValueOf(q)) }
+
+var (
+	jqQueryType = reflect.TypeFor[*gojq.Query]()
+	jqIndexType = reflect.TypeFor[*gojq.Index]()
+)
 
 func jqRewriteMul(v reflect.Value) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return
+		}
+		if v.Type() == jqIndexType {
+			if idx := v.Interface().(*gojq.Index); idx.Start != nil && !idx.IsSlice {
+				idx.Start = &gojq.Query{Term: &gojq.Term{Type: gojq.TermTypeFunc, Func: &gojq.Func{Name: jqIndex, Args: []*gojq.Query{idx.Start}}}}
+			}
 		}
 		if v.Type() == jqQueryType {
 			if q := v.Interface().(*gojq.Query); q.Op == gojq.OpMul {
@@ -67,6 +82,25 @@ func jqMultiplyOption(env *Env) gojq.CompilerOption {
 		}
 		v, _ := code.Run(args).Next()
 		return v
+	})
+}
+
+// jqIndexOption defines jqIndex: an index i costs the i slots of 16 bytes
+// an assignment to it may allocate.
+func jqIndexOption(env *Env) gojq.CompilerOption {
+	return gojq.WithFunction(jqIndex, 1, 1, func(_ any, args []any) any {
+		var slots int64
+		switch i := args[0].(type) {
+		case int:
+			slots = int64(min(max(i, 0), 1<<31))
+		case float64:
+			slots = int64(min(max(i, 0), 1<<31))
+		}
+		if err := env.grow(16 * slots); err != nil {
+			return err
+		}
+		env.shrink(16 * slots)
+		return args[0]
 	})
 }
 
