@@ -121,7 +121,7 @@ func (c *core) writeAt(n *inode, p []byte, off int64, appending bool) (int, int6
 			off = n.size
 			c.mu.Unlock()
 		}
-		if (off+int64(len(p))+cs-1)/cs > sqlstore.MaxChunks {
+		if off > c.maxFileSize()-int64(len(p)) {
 			return 0, off, syscall.EFBIG
 		}
 		pos := off + int64(written)
@@ -179,6 +179,10 @@ func (c *core) writeChunk(n *inode, idx, in int64, piece []byte, atEnd bool) err
 			break
 		}
 	}
+	// Checked after the last time c.mu was let go: Close may have begun.
+	if c.closed {
+		return errClosed
+	}
 	if c.inodes[n.ino] != n && n.open == 0 {
 		return syscall.ENOENT
 	}
@@ -226,6 +230,9 @@ func (c *core) writeChunk(n *inode, idx, in int64, piece []byte, atEnd bool) err
 // space. Called with c.mu held; it lets go of it while it waits.
 func (c *core) waitForRoom(n *inode, end int64) error {
 	for {
+		if c.closed {
+			return errClosed // no commit will make room
+		}
 		if err := c.checkQuota(n, end); err != nil {
 			return err
 		}
@@ -239,6 +246,11 @@ func (c *core) waitForRoom(n *inode, end int64) error {
 		c.room.Wait()
 	}
 }
+
+// maxFileSize is the largest size whose chunk indexes fit the store's key.
+// Limits are compared against it by subtraction, so that an offset near
+// math.MaxInt64 cannot overflow past the check into another inode's keys.
+func (c *core) maxFileSize() int64 { return sqlstore.MaxChunks * c.chunkSize }
 
 // checkQuota refuses growing n to end past the quota. Called with c.mu held.
 func (c *core) checkQuota(n *inode, end int64) error {
@@ -283,10 +295,10 @@ func (c *core) truncate(n *inode, size int64) error {
 	if size < 0 {
 		return syscall.EINVAL
 	}
-	cs := c.chunkSize
-	if (size+cs-1)/cs > sqlstore.MaxChunks {
+	if size > c.maxFileSize() {
 		return syscall.EFBIG
 	}
+	cs := c.chunkSize
 	// No wait for room: a truncation adds at most one chunk to RAM.
 	if err := c.checkQuota(n, size); err != nil {
 		return err

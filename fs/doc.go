@@ -66,7 +66,9 @@
 // commit; Flush once it is committed, without waiting for the disk. A
 // failed commit loses nothing: the changes stay in RAM, are retried with
 // their current values, and the error is reported by Sync until a commit
-// succeeds. Close makes a last synced commit. Files unlinked while open
+// succeeds. Close makes a last synced commit; once Close has begun every
+// change, a write through a handle still open included, fails with EIO
+// rather than land after that commit's snapshot. Files unlinked while open
 // are reclaimed at the next open.
 //
 // # Paths

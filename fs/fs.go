@@ -250,6 +250,10 @@ func (f *FS) Close() error {
 	return err
 }
 
+// errClosed refuses a change after Close began: its final commit may
+// already have taken its snapshot, so the change would never be stored.
+var errClosed = fmt.Errorf("file system is closed: %w", syscall.EIO)
+
 // Sync returns once everything done so far is durable.
 func (f *FS) Sync(ctx context.Context) error { return f.commitNow(ctx, true) }
 

@@ -236,17 +236,22 @@ func gen(r *rand.Rand, m *model, handles int) op {
 		return op{Kind: "open", A: anyFile(), Handle: handles}
 	case k < 88 && handles > 0:
 		h := r.IntN(handles)
-		switch r.IntN(3) {
+		switch r.IntN(4) {
 		case 0:
 			return op{Kind: "hwrite", Handle: h, Off: size(), Size: size(), Fill: fillByte}
 		case 1:
 			return op{Kind: "hread", Handle: h, Off: size(), Size: size()}
+		case 2:
+			return op{Kind: "htruncate", Handle: h, Size: size()}
 		}
 		return op{Kind: "hclose", Handle: h}
 	case k < 95:
 		return op{Kind: "sync"}
-	case k < 97:
+	case k < 96:
 		return op{Kind: "reopen"}
+	case k < 97:
+		// The owner stops with handles open, some on unlinked files.
+		return op{Kind: "crash"}
 	}
 	return op{Kind: "readlink", A: pick(links)}
 }
@@ -418,7 +423,7 @@ func (h *harness) apply(o op) string {
 		if got = err; err == nil {
 			h.handles = append(h.handles, &handle{fl: fl, obj: m.file(o.A)})
 		}
-	case "hwrite", "hread", "hclose":
+	case "hwrite", "hread", "hclose", "htruncate":
 		if o.Handle >= len(h.handles) {
 			return "" // shrunk away
 		}
@@ -430,6 +435,10 @@ func (h *harness) apply(o op) string {
 		case "hread":
 			if msg := readCheck(hd.fl, hd.obj, o); msg != "" {
 				return msg
+			}
+		case "htruncate":
+			if got = hd.fl.Truncate(o.Size); got == nil {
+				hd.obj.data = resize(hd.obj.data, o.Size)
 			}
 		case "hclose":
 			got = hd.fl.Close()
@@ -443,7 +452,10 @@ func (h *harness) apply(o op) string {
 		if err != nil || len(problems) > 0 {
 			return fmt.Sprintf("store check after commit: %v\n%s", err, sqlstore.FormatProblems(problems))
 		}
-	case "reopen":
+	case "reopen", "crash":
+		if o.Kind == "crash" {
+			h.handles = nil // never closed: the store closes under them
+		}
 		if err := h.close(); err != nil {
 			return fmt.Sprintf("close: %v", err)
 		}

@@ -60,6 +60,9 @@ func (f *FS) allowChange(m *mutation) error {
 	if f.c.opts.ReadOnly {
 		return syscall.EROFS
 	}
+	if f.c.closed {
+		return errClosed
+	}
 	for _, p := range []string{m.path, m.path2} {
 		if p == "" {
 			continue

@@ -24,6 +24,11 @@ var checks = []struct{ kind, query string }{
 		FROM dentries d LEFT JOIN inodes p ON p.ino = d.parent WHERE p.ino IS NULL OR (p.mode & 61440) != 16384`},
 	{"orphan-chunk", `SELECT printf('chunk %d of missing inode %d', c.key & 16777215, c.key >> 24)
 		FROM chunks c LEFT JOIN inodes i ON i.ino = c.key >> 24 WHERE i.ino IS NULL`},
+	{"orphan-xattr", `SELECT printf('xattr %s of missing inode %d', x.name, x.ino)
+		FROM xattrs x LEFT JOIN inodes i ON i.ino = x.ino WHERE i.ino IS NULL`},
+	// Reads copy at most a chunk's worth: longer data is a misplaced write.
+	{"chunk-size", `SELECT printf('chunk %d of inode %d holds %d bytes, more than a chunk', c.key & 16777215, c.key >> 24, length(c.data))
+		FROM chunks c WHERE length(c.data) > (SELECT CAST(v AS INTEGER) FROM meta WHERE k = 'chunk_size')`},
 	{"chunk-past-eof", `SELECT printf('inode %d (size %d) has chunk %d', i.ino, i.size, c.key & 16777215)
 		FROM chunks c JOIN inodes i ON i.ino = c.key >> 24
 		WHERE (c.key & 16777215) * (SELECT CAST(v AS INTEGER) FROM meta WHERE k = 'chunk_size') >= i.size`},

@@ -58,6 +58,10 @@ func TestCheckNamesCorruption(t *testing.T) {
 			[]string{"nlink: inode 5 has nlink 1 but 0 names", "unreachable: inode 5 "}},
 		{"entry in a file", []string{`INSERT INTO dentries VALUES (5, 'in-file', 4)`},
 			[]string{"dangling-parent: entry in-file in missing or non-directory inode 5"}},
+		{"xattr of a missing inode", []string{`INSERT INTO xattrs VALUES (9, 'user.a', x'00')`},
+			[]string{"orphan-xattr: xattr user.a of missing inode 9"}},
+		{"chunk longer than a chunk", []string{`UPDATE chunks SET data = zeroblob((SELECT CAST(v AS INTEGER) FROM meta WHERE k = 'chunk_size') + 1) WHERE key = 4 << 24`},
+			[]string{"chunk-size: chunk 0 of inode 4 holds"}},
 		{"root missing", []string{`DELETE FROM inodes WHERE ino = 1`},
 			[]string{"root: root inode 1 is missing"}},
 	}

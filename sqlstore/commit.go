@@ -63,6 +63,9 @@ func (b *Batch) Empty() bool { return b.Ops() == 0 }
 // When the disk is full it empties the WAL into the database and tries
 // once more, since the WAL only gives its space back after a checkpoint.
 func (s *Store) Commit(ctx context.Context, b *Batch) error {
+	if err := b.validate(); err != nil {
+		return err
+	}
 	err := s.commit(ctx, b)
 	if errors.Is(err, ErrStoreFull) {
 		metrics.StoreBusyRetries.Inc()
@@ -151,6 +154,22 @@ func (s *Store) roomToCheckpoint(ctx context.Context, tx *sql.Tx, pagesBefore in
 	if free := s.freeBytes(); growth+wal > free {
 		return fmt.Errorf("%s: %w: the commit needs %d bytes of WAL and %d of database growth to checkpoint it, %d are free",
 			s.path, ErrStoreFull, wal, growth, free)
+	}
+	return nil
+}
+
+// validate refuses chunk indexes that do not fit the key's bits: they
+// would address another inode's chunks.
+func (b *Batch) validate() error {
+	for _, c := range b.Chunks {
+		if c.Idx < 0 || c.Idx >= MaxChunks {
+			return fmt.Errorf("chunk %d of inode %d: %w: index outside [0, %d)", c.Idx, c.Ino, ErrBadBatch, MaxChunks)
+		}
+	}
+	for _, t := range b.Truncations {
+		if t.From < 0 || t.From > MaxChunks {
+			return fmt.Errorf("truncation of inode %d from chunk %d: %w: outside [0, %d]", t.Ino, t.From, ErrBadBatch, MaxChunks)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -94,6 +95,18 @@ func acquireOwnerLock(realPath, socket string) (*ownerLock, error) {
 		}
 		return nil, fmt.Errorf("store lock %s: %w", realPath, err)
 	}
+	// Checked under the lock, so a second opener still learns the owner.
+	if st.Nlink > 1 {
+		removeCreateLeftovers(realPath, id)
+		if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("store lock %s: %w", realPath, err)
+		}
+	}
+	if st.Nlink > 1 {
+		f.Close()
+		return nil, fmt.Errorf("store %s: %w (%d names; remove all but one)", realPath, ErrHardLinked, st.Nlink)
+	}
 	l := &ownerLock{id: id, f: f, socket: socket}
 	if l.info, err = createPrivate(lockPath(realPath), os.O_RDWR); err == nil {
 		b, _ := json.Marshal(ownerInfo{Pid: os.Getpid(), Socket: socket, Started: time.Now()})
@@ -107,6 +120,19 @@ func acquireOwnerLock(realPath, socket string) (*ownerLock, error) {
 	}
 	ownedHere.m[id] = l
 	return l, nil
+}
+
+// removeCreateLeftovers removes the temporary name create links a new
+// store from, left behind when it was stopped between linking the store
+// into place and removing that name; or seen while it does so.
+func removeCreateLeftovers(realPath string, id fileID) {
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(realPath), tempPattern(realPath)))
+	for _, tmp := range tmps {
+		var st unix.Stat_t
+		if unix.Lstat(tmp, &st) == nil && statID(&st) == id {
+			_ = os.Remove(tmp)
+		}
+	}
 }
 
 // ownedError reads who owns the store from its lock file.

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/mattn/go-sqlite3"
 	"golang.org/x/sys/unix"
@@ -42,6 +43,15 @@ var (
 	// ErrStoreBusy: another program (not sqlfs, which takes the owner lock
 	// first) holds a lock on the SQLite file past the busy timeout.
 	ErrStoreBusy = errors.New("store is locked by another program")
+	// ErrHardLinked: the store file has more than one name. SQLite finds
+	// a crash's write-ahead log by the name the store is opened by, so an
+	// open by another name would come up without the committed changes
+	// still in that log (and a later open by the first name would replay
+	// it over newer data).
+	ErrHardLinked = errors.New("store file has more than one hard link")
+	// ErrBadBatch: a batch names a chunk outside a file's key range, which
+	// would overwrite another inode's data; nothing of it is written.
+	ErrBadBatch = errors.New("invalid batch")
 )
 
 // Options tune Open.
@@ -59,6 +69,8 @@ type Options struct {
 // Store is an open workspace store. Commit must be called from one goroutine
 // at a time (the filesystem core's writer); reads are safe from any.
 type Store struct {
+	closeOnce sync.Once
+	closeErr  error
 	path      string
 	chunkSize int
 	pageSize  int64
@@ -74,7 +86,9 @@ type Store struct {
 // existing file is opened only if it is a sqlfs store: an empty file or a
 // foreign one is refused with ErrNotStore, never turned into a new
 // workspace. Open takes the exclusive owner lock first, so a second opener,
-// by whatever name, fails with an *OwnedError naming the owner.
+// by whatever name, fails with an *OwnedError naming the owner. A store
+// file with a second hard link is refused with ErrHardLinked: SQLite would
+// look for a crash's WAL under the wrong name.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -150,9 +164,12 @@ func create(ctx context.Context, path string, opts Options) error {
 	return nil
 }
 
+// tempPattern names the temporary files create builds a store under.
+func tempPattern(path string) string { return "." + filepath.Base(path) + ".new-*" }
+
 // createTemp makes an empty, private file beside path.
 func createTemp(path string) (string, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".new-*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
 	if err != nil {
 		return "", fmt.Errorf("create store %s: %w", path, err)
 	}
@@ -274,6 +291,13 @@ func (s *Store) ChunkSize() int { return s.chunkSize }
 
 // Close checkpoints the WAL into the main file and releases the lock.
 func (s *Store) Close() error {
+	// A second Close (a deferred one after an explicit one) must not
+	// close the checkpointer's channel again.
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+	return s.closeErr
+}
+
+func (s *Store) close() error {
 	var err error
 	if s.cp != nil {
 		err = s.cp.close()

@@ -40,6 +40,7 @@ func TestMCPStdio(t *testing.T) {
 		}
 		return b.String(), res.IsError
 	}
+	pong := pongServer(t)
 	for _, owner := range []bool{false, true} {
 		name := map[bool]string{false: "no owner", true: "owner"}[owner]
 		t.Run(name, func(t *testing.T) {
@@ -63,6 +64,13 @@ func TestMCPStdio(t *testing.T) {
 			}
 			if text, isErr := call(t, cs, "exec", map[string]any{"command": "cat " + file + " | wc -l"}); isErr || !strings.Contains(text, "1") {
 				t.Errorf("exec: %q %v", text, isErr)
+			}
+			fetchPong := "console.log(await (await fetch('" + pong.URL + "')).text())"
+			if text, isErr := call(t, cs, "exec", map[string]any{"backend": "js", "allow_network": true, "command": fetchPong}); isErr || !strings.Contains(text, "pong") {
+				t.Errorf("exec js with allow_network: %q %v", text, isErr)
+			}
+			if text, _ := call(t, cs, "exec", map[string]any{"backend": "js", "command": fetchPong}); !strings.Contains(text, "network access is disabled for this exec; allow it with allow_network") {
+				t.Errorf("exec js without allow_network: %q", text)
 			}
 		})
 	}

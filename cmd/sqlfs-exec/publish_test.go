@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -30,6 +31,22 @@ func TestPublish(t *testing.T) {
 		`require('fs').writeFileSync('report.txt', 'numbers\n'); require('sqlfs:publish').publish('report.txt').then(console.log)`)
 	if code != 0 || !strings.HasPrefix(jsURL, "http://"+addr+"/p/report.txt?") {
 		t.Fatalf("js publish: exit %d, %q, %q", code, jsURL, stderr)
+	}
+	// The publication is audited under the exec that wrote the file.
+	audit, stderr, code := sqlfsExec(t, "", "log", "--store", store, "--path", "/report.txt", "--json")
+	if code != 0 {
+		t.Fatalf("log: exit %d, %q", code, stderr)
+	}
+	actors := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(audit), "\n") {
+		var ev struct{ Actor, Op string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		actors[ev.Op] = ev.Actor
+	}
+	if a := actors["publish"]; !strings.HasPrefix(a, "exec:") || a != actors["create"] {
+		t.Errorf("publish audited as %q, the exec that wrote the file as %q", a, actors["create"])
 	}
 	cliURL, stderr, code := sqlfsExec(t, "", "publish", "--store", store, "--ttl", "5m", "report.txt")
 	if code != 0 {

@@ -38,6 +38,7 @@ func runCmd(ctx context.Context, args []string) int {
 	backend := fset.String("backend", "shell", "exec backend: shell, js or container")
 	cwd := fset.String("cwd", sidecar.WorkspaceDir, "working `directory`, absolute or relative to "+sidecar.WorkspaceDir)
 	timeout := fset.Duration("timeout", sidecar.DefaultLimits.Timeout, "wall-clock limit")
+	allowNetwork := fset.Bool("allow-network", false, "let a js program's fetch reach the network (js backend only)")
 	var cf containerFlags
 	cf.register(fset)
 	if code, ok := parseFlags(fset, args); !ok {
@@ -77,7 +78,7 @@ func runCmd(ctx context.Context, args []string) int {
 	return ws.run(ctx, "run", func(conn api.Conn) int {
 		res, err := conn.Exec(ctx, tools.ExecInput{
 			Command: strings.Join(fset.Args(), " "), Backend: *backend, Cwd: *cwd,
-			TimeoutSeconds: timeout.Seconds(), Stdin: stdin,
+			TimeoutSeconds: timeout.Seconds(), Stdin: stdin, AllowNetwork: *allowNetwork,
 		}, os.Stdout, os.Stderr)
 		if err != nil {
 			return fail("run", err)

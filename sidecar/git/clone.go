@@ -10,13 +10,15 @@ import (
 	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // cmdClone clones a repository of the workspace (a path or file:// URL):
 // every object and ref is copied through the fs core, then the default
 // branch is checked out. The shell backend has no network, so network
-// remotes get a clear error; bundles are not supported.
+// remotes get a clear error. A bundle file (git bundle create) is
+// read through its header and packfile.
 func cmdClone(s *session, args []string) error {
 	quiet, branch := false, ""
 	var rest []string
@@ -50,7 +52,7 @@ func cmdClone(s *session, args []string) error {
 	if len(rest) == 2 {
 		name = rest[1]
 	} else {
-		name = strings.TrimSuffix(path.Base(strings.TrimSuffix(srcAbs, "/.git")), ".git")
+		name = strings.TrimSuffix(strings.TrimSuffix(path.Base(strings.TrimSuffix(srcAbs, "/.git")), ".git"), ".bundle")
 	}
 	dst := s.env.Abs(path.Join(s.dir, name))
 	if path.IsAbs(name) {
@@ -61,21 +63,44 @@ func cmdClone(s *session, args []string) error {
 	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return fatalf("destination path '%s' already exists and is not an empty directory.", name)
 	}
-	source, err := s.openSource(srcAbs)
+	source, err := s.cloneSource(srcAbs)
+	if errors.Is(err, errNotBundle) {
+		return errorf(128, "error: '%s' %v\nfatal: invalid gitfile format: %s\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n", srcAbs, err, srcAbs)
+	}
 	if err != nil {
 		return errorf(128, "fatal: repository '%s' does not exist\n", rest[0])
 	}
+	defer source.close()
 	if !quiet {
 		fmt.Fprintf(s.errw, "Cloning into '%s'...\n", name)
 	}
-	srcHead, err := source.Reference(plumbing.HEAD, false)
-	if err != nil {
-		return err
+	if source.bundle != nil && len(source.bundle.prereqs) > 0 {
+		// A new repository has none of the commits a bundle builds on.
+		var b strings.Builder
+		b.WriteString("error: Repository lacks these prerequisite commits:\n")
+		for _, h := range source.bundle.prereqs {
+			fmt.Fprintf(&b, "error: %s \n", h)
+		}
+		b.WriteString("fatal: remote transport reported error\n")
+		return errorf(128, "%s", b.String())
 	}
-	defBranch := srcHead.Target().Short()
-	if srcHead.Type() != plumbing.SymbolicReference {
-		defBranch = "master"
+	initBranch := "master"
+	if v, ok := s.globalConfig("init.defaultbranch"); ok {
+		initBranch = v
 	}
+	// remoteHead is the source's HEAD branch (origin/HEAD); defBranch is
+	// the branch checked out.
+	remoteHead := initBranch
+	switch {
+	case source.head == nil:
+	case source.head.Type() == plumbing.SymbolicReference:
+		remoteHead = source.head.Target().Short()
+	default:
+		if b, ok := guessHead(source.head, source.refs, initBranch); ok {
+			remoteHead = b
+		}
+	}
+	defBranch := remoteHead
 	if branch != "" {
 		defBranch = branch
 	}
@@ -91,41 +116,27 @@ func cmdClone(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	objs, err := source.Storer.IterEncodedObjects(plumbing.AnyObject)
-	if err != nil {
+	if err := source.copyObjects(s, r); err != nil {
 		return err
 	}
-	if err := objs.ForEach(func(o plumbing.EncodedObject) error {
-		if err := s.ctx.Err(); err != nil {
-			return err
-		}
-		_, err := r.r.Storer.SetEncodedObject(o)
-		return err
-	}); err != nil {
-		return err
-	}
-	refs, err := source.Storer.IterReferences()
-	if err != nil {
-		return err
-	}
-	var tip plumbing.Hash
+	var tip, remoteTip plumbing.Hash
 	found := false
-	if err := refs.ForEach(func(ref *plumbing.Reference) error {
-		if ref.Type() != plumbing.HashReference {
-			return nil
-		}
+	for _, ref := range source.refs {
 		switch {
 		case ref.Name().IsBranch():
 			if ref.Name().Short() == defBranch {
 				tip, found = ref.Hash(), true
 			}
-			return r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewRemoteReferenceName("origin", ref.Name().Short()), ref.Hash()))
+			if ref.Name().Short() == remoteHead {
+				remoteTip = ref.Hash()
+			}
+			err = r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewRemoteReferenceName("origin", ref.Name().Short()), ref.Hash()))
 		case ref.Name().IsTag():
-			return r.r.Storer.SetReference(ref)
+			err = r.r.Storer.SetReference(ref)
 		}
-		return nil
-	}); err != nil {
-		return err
+		if err != nil {
+			return err
+		}
 	}
 	cfg, err := r.r.Config()
 	if err != nil {
@@ -140,6 +151,10 @@ func cmdClone(s *session, args []string) error {
 		if err := r.r.SetConfig(cfg); err != nil {
 			return err
 		}
+		if source.head == nil && len(source.refs) > 0 {
+			fmt.Fprintln(s.errw, "warning: remote HEAD refers to nonexistent ref, unable to checkout")
+			return nil
+		}
 		fmt.Fprintln(s.errw, "warning: You appear to have cloned an empty repository.")
 		if !quiet {
 			fmt.Fprintln(s.errw, "done.")
@@ -149,7 +164,7 @@ func cmdClone(s *session, args []string) error {
 	if err := r.r.SetConfig(cfg); err != nil {
 		return err
 	}
-	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.NewRemoteReferenceName("origin", defBranch))); err != nil {
+	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.NewRemoteReferenceName("origin", remoteHead))); err != nil {
 		return err
 	}
 	if err := r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(defBranch), tip)); err != nil {
@@ -162,10 +177,97 @@ func cmdClone(s *session, args []string) error {
 	if _, err := r.moveTo(&head{branch: defBranch}, c, true); err != nil {
 		return err
 	}
-	if !quiet {
+	fromMsg := "clone: from " + srcAbs
+	if err := r.logHeadMove(&head{branch: defBranch}, tip, fromMsg); err != nil {
+		return err
+	}
+	if err := r.logRef(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.ZeroHash, remoteTip, fromMsg); err != nil {
+		return err
+	}
+	if !quiet && source.bundle == nil {
 		fmt.Fprintln(s.errw, "done.")
 	}
 	return nil
+}
+
+// cloneSource is what a clone copies: a repository of the workspace or a
+// bundle file.
+type cloneSource struct {
+	head   *plumbing.Reference   // symbolic, or by hash in a bundle; nil if none
+	refs   []*plumbing.Reference // by hash
+	repo   *gogit.Repository
+	bundle *bundle
+}
+
+func (s *session) cloneSource(p string) (*cloneSource, error) {
+	if fi, err := s.env.FS.Stat(p); err == nil && fi.Mode().IsRegular() {
+		f, err := newBillyFS(s.ctx, s.env.FS, path.Dir(p)).Open(path.Base(p))
+		if err != nil {
+			return nil, err
+		}
+		b, err := readBundle(f)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		src := &cloneSource{bundle: b}
+		for _, ref := range b.refs {
+			if ref.Name() == plumbing.HEAD {
+				src.head = ref
+			} else {
+				src.refs = append(src.refs, ref)
+			}
+		}
+		return src, nil
+	}
+	repo, err := s.openSource(p)
+	if err != nil {
+		return nil, err
+	}
+	src := &cloneSource{repo: repo}
+	if src.head, err = repo.Reference(plumbing.HEAD, false); err != nil {
+		return nil, err
+	}
+	refs, err := repo.Storer.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	err = refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference {
+			src.refs = append(src.refs, ref)
+		}
+		return nil
+	})
+	return src, err
+}
+
+func (src *cloneSource) close() {
+	if src.bundle != nil {
+		src.bundle.file.Close()
+	}
+}
+
+// copyObjects stores the source's objects in r: a bundle's packfile is
+// indexed and kept as a pack, as git does; a repository's objects are
+// copied one by one.
+func (src *cloneSource) copyObjects(s *session, r *repo) error {
+	if src.bundle != nil {
+		if err := packfile.UpdateObjectStorage(r.r.Storer, src.bundle.pack); err != nil {
+			return fmt.Errorf("bundle packfile: %w", err)
+		}
+		return nil
+	}
+	objs, err := src.repo.Storer.IterEncodedObjects(plumbing.AnyObject)
+	if err != nil {
+		return err
+	}
+	return objs.ForEach(func(o plumbing.EncodedObject) error {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		_, err := r.r.Storer.SetEncodedObject(o)
+		return err
+	})
 }
 
 // openSource opens a repository to clone from: a worktree with .git, or a

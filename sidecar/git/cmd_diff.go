@@ -165,7 +165,7 @@ func cmdDiff(s *session, args []string) error {
 	}
 	cs = filterChanges(cs, rel)
 	if !quiet {
-		if err := o.write(s.out, cs); err != nil {
+		if err := o.write(s.out, cs, r.abbrev); err != nil {
 			return err
 		}
 	}
@@ -206,7 +206,7 @@ func restrict(s snapshot, paths []string) snapshot {
 
 func cmdRevParse(s *session, args []string) error {
 	short, abbrevRef, verify := false, false, false
-	shortLen := 7
+	shortLen := -1
 	var revs []string
 	var r *repo
 	openRepo := func() error {
@@ -273,6 +273,13 @@ func cmdRevParse(s *session, args []string) error {
 			return err
 		}
 		if abbrevRef {
+			named, ok, err := r.expandPrevious(rev)
+			if err != nil {
+				return err
+			} else if ok && named != rev {
+				fmt.Fprintln(s.out, named)
+				continue
+			}
 			if rev == "HEAD" {
 				h, err := r.head()
 				if err != nil {
@@ -286,7 +293,11 @@ func cmdRevParse(s *session, args []string) error {
 			fmt.Fprintln(s.out, rev)
 			continue
 		}
-		h, err := r.r.ResolveRevision(plumbingRevision(rev))
+		named, _, err := r.expandPrevious(rev)
+		if err != nil {
+			return err
+		}
+		h, err := r.r.ResolveRevision(plumbingRevision(named))
 		if err != nil {
 			if verify {
 				return fatalf("Needed a single revision")
@@ -295,7 +306,7 @@ func cmdRevParse(s *session, args []string) error {
 			return fatalf("ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'", rev)
 		}
 		if short {
-			fmt.Fprintln(s.out, h.String()[:shortLen])
+			fmt.Fprintln(s.out, r.abbrevTo(*h, shortLen))
 		} else {
 			fmt.Fprintln(s.out, h.String())
 		}

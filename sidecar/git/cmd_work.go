@@ -612,6 +612,17 @@ func cmdCommit(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
+	kind := "commit"
+	switch {
+	case amend:
+		kind = "commit (amend)"
+	case h.commit == nil:
+		kind = "commit (initial)"
+	}
+	firstLine, _, _ := strings.Cut(msg, "\n")
+	if err := r.logHeadMove(h, hash, kind+": "+firstLine); err != nil {
+		return err
+	}
 	// The new tree is the index: remember it flattened for the next
 	// status.
 	files := make([]treeFile, 0, len(idxSnap))
@@ -640,14 +651,14 @@ func (r *repo) printCommitSummary(c *object.Commit, before *head, cs []change, a
 	if before.commit == nil {
 		where += " (root-commit)"
 	}
-	fmt.Fprintf(r.out, "[%s %s] %s\n", where, abbrev(c.Hash), subject(c.Message))
+	fmt.Fprintf(r.out, "[%s %s] %s\n", where, r.abbrev(c.Hash), subject(c.Message))
 	if c.Author.Name != c.Committer.Name || c.Author.Email != c.Committer.Email {
 		fmt.Fprintf(r.out, " Author: %s <%s>\n", c.Author.Name, c.Author.Email)
 	}
 	if amend {
 		fmt.Fprintf(r.out, " Date: %s\n", gitDate(c.Author.When))
 	}
-	return diffOutput{shortstat: true, summary: true}.write(r.out, cs)
+	return diffOutput{shortstat: true, summary: true}.write(r.out, cs, r.abbrev)
 }
 
 // commitChanges is what a commit changed against its first parent.

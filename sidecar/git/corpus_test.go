@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,16 +146,16 @@ func inspect(t *testing.T, dir string) map[string]string {
 		"refs":     {"for-each-ref", "--format=%(refname) %(objectname) %(symref)"},
 		"head":     {"symbolic-ref", "-q", "HEAD"},
 		"tree":     {"ls-files", "-o", "--exclude-standard"},
+		"reflog":   {"reflog", "show", "--format=%h %gd %gs"},
 	} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
 		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C"}
 		b, _ := cmd.CombinedOutput()
-		out[name] = string(b)
+		out[name] = cloneSource.ReplaceAllString(string(b), "clone: from SOURCE")
 		if name == "fsck" {
-			// Dangling objects and notices are not errors: git keeps a
-			// reflog (which holds amended commits) and writes an empty
-			// tree for a refused commit; the built-in does neither.
+			// Dangling objects and notices are not errors: git writes
+			// an empty tree for a refused commit; the built-in does not.
 			var kept []string
 			for _, l := range strings.Split(out[name], "\n") {
 				if !strings.HasPrefix(l, "dangling ") && !strings.HasPrefix(l, "notice: ") {
@@ -164,8 +165,23 @@ func inspect(t *testing.T, dir string) map[string]string {
 			out[name] = strings.Join(kept, "\n")
 		}
 	}
+	// The reflog files as written; a clone's names its source by absolute
+	// path, which differs between the two sides.
+	var logs []string
+	_ = filepath.Walk(filepath.Join(dir, ".git", "logs"), func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return nil
+		}
+		data, _ := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		logs = append(logs, rel+":\n"+cloneSource.ReplaceAllString(string(data), "clone: from SOURCE"))
+		return nil
+	})
+	out["reflog files"] = strings.Join(logs, "")
 	return out
 }
+
+var cloneSource = regexp.MustCompile(`clone: from .*`)
 
 // worktree lists the files under dir (outside .git) with their content.
 func worktree(t *testing.T, dir string) map[string]string {

@@ -126,8 +126,6 @@ func pairRenames(cs []change) []change {
 	return out
 }
 
-func abbrev(h plumbing.Hash) string { return h.String()[:7] }
-
 func isBinary(data []byte) bool {
 	if len(data) > 8000 {
 		data = data[:8000]
@@ -220,7 +218,7 @@ func splitLines(s string) []string {
 
 const contextLines = 3
 
-func (fd *fileDiff) header(w io.Writer) {
+func (fd *fileDiff) header(w io.Writer, abbrev func(plumbing.Hash) string) {
 	c := fd.change
 	ap, bp := "a/"+c.path(), "b/"+c.path()
 	if c.from != nil {
@@ -229,9 +227,9 @@ func (fd *fileDiff) header(w io.Writer) {
 	fmt.Fprintf(w, "diff --git %s %s\n", ap, bp)
 	switch {
 	case c.from == nil:
-		fmt.Fprintf(w, "new file mode %o\nindex %s..%s\n", c.to.mode, strings.Repeat("0", 7), abbrev(c.to.hash))
+		fmt.Fprintf(w, "new file mode %o\nindex %s..%s\n", c.to.mode, abbrev(plumbing.ZeroHash), abbrev(c.to.hash))
 	case c.to == nil:
-		fmt.Fprintf(w, "deleted file mode %o\nindex %s..%s\n", c.from.mode, abbrev(c.from.hash), strings.Repeat("0", 7))
+		fmt.Fprintf(w, "deleted file mode %o\nindex %s..%s\n", c.from.mode, abbrev(c.from.hash), abbrev(plumbing.ZeroHash))
 	default:
 		if c.from.mode != c.to.mode {
 			fmt.Fprintf(w, "old mode %o\nnew mode %o\n", c.from.mode, c.to.mode)
@@ -251,20 +249,20 @@ func (fd *fileDiff) header(w io.Writer) {
 
 // patch writes the change as git diff does; a type change is a deletion
 // and an addition.
-func (fd *fileDiff) patch(w io.Writer) error {
+func (fd *fileDiff) patch(w io.Writer, abbrev func(plumbing.Hash) string) error {
 	if fd.typeChange() {
 		for _, c := range []change{{from: fd.from}, {to: fd.to}} {
 			d, err := c.diff()
 			if err != nil {
 				return err
 			}
-			if err := d.patch(w); err != nil {
+			if err := d.patch(w, abbrev); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	fd.header(w)
+	fd.header(w, abbrev)
 	c := fd.change
 	if c.from != nil && c.to != nil && c.from.hash == c.to.hash {
 		return nil
@@ -524,7 +522,8 @@ func (o diffOutput) any() bool {
 	return o.patch || o.stat || o.shortstat || o.nameOnly || o.nameStatus || o.summary
 }
 
-func (o diffOutput) write(w io.Writer, cs []change) error {
+// write prints cs; abbrev shortens object names.
+func (o diffOutput) write(w io.Writer, cs []change, abbrev func(plumbing.Hash) string) error {
 	if o.nameOnly {
 		for _, c := range cs {
 			fmt.Fprintln(w, c.path())
@@ -558,7 +557,7 @@ func (o diffOutput) write(w io.Writer, cs []change) error {
 			fmt.Fprintln(w)
 		}
 		for _, fd := range fds {
-			if err := fd.patch(w); err != nil {
+			if err := fd.patch(w, abbrev); err != nil {
 				return err
 			}
 		}

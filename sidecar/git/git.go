@@ -155,6 +155,7 @@ type repo struct {
 	root string // worktree top, absolute in the view
 	fs   *billyFS
 	dot  *billyFS
+	abbr *abbrevs // read on first use
 	// printed is set once log has printed a commit (for separators).
 	printed bool
 }

@@ -304,3 +304,37 @@ func TestLimits(t *testing.T) {
 		t.Errorf("after the refused add, status is %q", st.stdout)
 	}
 }
+
+// TestAbbrevGrowsWithPackedObjects checks the built-in abbreviates like git
+// in a repository of 16,384 packed objects, where git's automatic length
+// becomes 8 hex digits (7 below that).
+func TestAbbrevGrowsWithPackedObjects(t *testing.T) {
+	requireGit(t)
+	for _, blobs := range []int{16381, 16382} { // plus a tree and a commit
+		t.Run(fmt.Sprint(blobs+2), func(t *testing.T) {
+			native := t.TempDir()
+			realGit(t, native, "init", "-q")
+			var stream strings.Builder
+			for i := 0; i < blobs; i++ {
+				d := fmt.Sprintf("blob %d\n", i)
+				fmt.Fprintf(&stream, "blob\nmark :%d\ndata %d\n%s\n", i+1, len(d), d)
+			}
+			stream.WriteString("commit refs/heads/main\ncommitter a <a@b> 0 +0000\ndata 2\nm\nM 100644 :1 f\n\n")
+			cmd := exec.Command("git", "fast-import", "--quiet")
+			cmd.Dir, cmd.Stdin = native, strings.NewReader(stream.String())
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("fast-import: %v\n%s", err, out)
+			}
+			realGit(t, native, "checkout", "-q", "main")
+			b, fsys := newStore(t)
+			importDir(t, fsys, native, "/")
+			for _, cmd := range []string{"git log --oneline", "git rev-parse --short HEAD", "git show --format=%h:%t"} {
+				want := realGit(t, native, strings.Fields(cmd)[1:]...)
+				got := runBuiltin(t, b, cmd)
+				if got.code != 0 || got.stdout != want {
+					t.Errorf("%s: exit %d, stderr %q\n--- git\n%s--- built-in\n%s", cmd, got.code, got.stderr, want, got.stdout)
+				}
+			}
+		})
+	}
+}

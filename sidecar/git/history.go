@@ -37,7 +37,11 @@ func formatDate(t time.Time, mode string) (string, error) {
 // resolve finds the commit a revision names, with git's error for one
 // that names nothing.
 func (r *repo) resolve(rev string) (*object.Commit, error) {
-	h, err := r.r.ResolveRevision(plumbing.Revision(rev))
+	named, _, err := r.expandPrevious(rev)
+	if err != nil {
+		return nil, err
+	}
+	h, err := r.r.ResolveRevision(plumbing.Revision(named))
 	if err != nil {
 		return nil, fatalf("ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'", rev)
 	}
@@ -327,7 +331,7 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 	diffSep := "\n"
 	switch o.format {
 	case "oneline", "oneline-full":
-		id := abbrev(c.Hash)
+		id := r.abbrev(c.Hash)
 		if o.format == "oneline-full" {
 			id = c.Hash.String()
 		}
@@ -341,7 +345,7 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 		if c.NumParents() > 1 {
 			var ps []string
 			for _, p := range c.ParentHashes {
-				ps = append(ps, abbrev(p))
+				ps = append(ps, r.abbrev(p))
 			}
 			fmt.Fprintf(w, "Merge: %s\n", strings.Join(ps, " "))
 		}
@@ -362,7 +366,7 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 			fmt.Fprintf(w, "\n%s", indent(c.Message))
 		}
 	default:
-		s, err := expandFormat(strings.TrimPrefix(o.format, "tformat:"), c, o.date)
+		s, err := expandFormat(strings.TrimPrefix(o.format, "tformat:"), c, o.date, r.abbrev)
 		if err != nil {
 			return err
 		}
@@ -376,14 +380,14 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 		} else {
 			fmt.Fprint(w, diffSep)
 		}
-		return o.diff.write(w, cs)
+		return o.diff.write(w, cs, r.abbrev)
 	}
 	return nil
 }
 
 // expandFormat expands the common --format placeholders; others are
 // refused rather than printed wrong.
-func expandFormat(f string, c *object.Commit, dateMode string) (string, error) {
+func expandFormat(f string, c *object.Commit, dateMode string, abbrev func(plumbing.Hash) string) (string, error) {
 	var b strings.Builder
 	parents := func(short bool) string {
 		var ps []string

@@ -1,9 +1,11 @@
 package git
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -106,7 +108,7 @@ func cmdBranch(s *session, args []string) error {
 			return err
 		}
 		if h.branch == "" {
-			fmt.Fprintf(s.out, "* (HEAD detached at %s)\n", r.detachedName(h))
+			fmt.Fprintf(s.out, "* (HEAD detached %s)\n", r.detachedName(h))
 		}
 		for _, n := range names {
 			mark := "  "
@@ -117,7 +119,9 @@ func cmdBranch(s *session, args []string) error {
 		}
 		return nil
 	case len(rest) <= 2:
-		start := "HEAD"
+		// git names the start in the new branch's reflog: the current
+		// branch by default.
+		start := cmp.Or(h.branch, "HEAD")
 		if len(rest) == 2 {
 			start = rest[1]
 		}
@@ -131,7 +135,8 @@ func (r *repo) createBranch(name, start string, force bool) error {
 		return fatalf("'%s' is not a valid branch name", name)
 	}
 	refName := plumbing.NewBranchReferenceName(name)
-	if _, ok, err := r.ref(refName); err != nil {
+	existing, ok, err := r.ref(refName)
+	if err != nil {
 		return err
 	} else if ok && !force {
 		return fatalf("a branch named '%s' already exists", name)
@@ -144,7 +149,18 @@ func (r *repo) createBranch(name, start string, force bool) error {
 	if err != nil {
 		return err
 	}
-	return r.r.Storer.SetReference(plumbing.NewHashReference(refName, c.Hash))
+	if err := r.r.Storer.SetReference(plumbing.NewHashReference(refName, c.Hash)); err != nil {
+		return err
+	}
+	return r.logBranchStart(refName, existing, c.Hash, start)
+}
+
+// logBranchStart logs a branch created, or reset when it existed, at start.
+func (r *repo) logBranchStart(name plumbing.ReferenceName, existing *plumbing.Reference, to plumbing.Hash, start string) error {
+	if existing != nil {
+		return r.logRef(name, existing.Hash(), to, "branch: Reset to "+start)
+	}
+	return r.logRef(name, plumbing.ZeroHash, to, "branch: Created from "+start)
 }
 
 func (r *repo) deleteBranches(h *head, names []string, force bool) error {
@@ -182,7 +198,10 @@ func (r *repo) deleteBranches(h *head, names []string, force bool) error {
 		if err := r.r.Storer.RemoveReference(ref.Name()); err != nil {
 			return err
 		}
-		fmt.Fprintf(r.out, "Deleted branch %s (was %s).\n", n, abbrev(ref.Hash()))
+		if err := r.dropLog(ref.Name()); err != nil {
+			return err
+		}
+		fmt.Fprintf(r.out, "Deleted branch %s (was %s).\n", n, r.abbrev(ref.Hash()))
 	}
 	if errs.Len() > 0 {
 		return errorf(1, "%s", errs.String())
@@ -228,6 +247,9 @@ func (r *repo) renameBranch(h *head, names []string, force bool) error {
 				return err
 			}
 		}
+		if err := r.renameLog(old.Name(), newName, old.Hash(), from == h.branch); err != nil {
+			return err
+		}
 	}
 	if from == h.branch {
 		return r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, newName))
@@ -248,6 +270,8 @@ func cmdSwitch(s *session, args []string) error {
 			detach = true
 		case "-f", "--force", "--discard-changes":
 			force = true
+		case "-":
+			rest = append(rest, "@{-1}")
 		default:
 			if strings.HasPrefix(a, "-") {
 				return unsupported("git switch " + a)
@@ -268,7 +292,15 @@ func cmdSwitch(s *session, args []string) error {
 		return r.checkoutNewBranch(rest[0], start, force)
 	case len(rest) != 1:
 		return unsupported("git switch with these arguments")
-	case detach:
+	}
+	name, ok, err := r.expandPrevious(rest[0])
+	if err != nil {
+		return err
+	} else if !ok {
+		return fatalf("invalid reference: %s", rest[0])
+	}
+	rest[0] = name
+	if detach {
 		return r.checkoutCommit(rest[0], force, false)
 	}
 	if _, ok, err := r.ref(plumbing.NewBranchReferenceName(rest[0])); err != nil {
@@ -298,6 +330,8 @@ func cmdCheckout(s *session, args []string) error {
 			force = true
 		case "-q", "--quiet":
 			quiet = true
+		case "-":
+			rest = append(rest, "@{-1}")
 		default:
 			if strings.HasPrefix(a, "-") {
 				return unsupported("git checkout " + a)
@@ -335,7 +369,16 @@ func cmdCheckout(s *session, args []string) error {
 		}
 		return r.restorePaths(paths, source, source != "", true, !dashdash && !quiet)
 	}
-	name := rest[0]
+	name, ok, err := r.expandPrevious(rest[0])
+	if err != nil {
+		return err
+	} else if !ok {
+		typed := rest[0]
+		if slices.Contains(opts, "-") {
+			typed = "-"
+		}
+		return errorf(1, "error: pathspec '%s' did not match any file(s) known to git\n", typed)
+	}
 	if _, ok, err := r.ref(plumbing.NewBranchReferenceName(name)); err != nil {
 		return err
 	} else if ok && !detach {
@@ -371,7 +414,8 @@ func (r *repo) checkoutNewBranch(name, start string, force bool) error {
 	if !validRefName(name) {
 		return fatalf("'%s' is not a valid branch name", name)
 	}
-	if _, ok, err := r.ref(plumbing.NewBranchReferenceName(name)); err != nil {
+	existing, ok, err := r.ref(plumbing.NewBranchReferenceName(name))
+	if err != nil {
 		return err
 	} else if ok && !force {
 		return fatalf("a branch named '%s' already exists", name)
@@ -385,6 +429,12 @@ func (r *repo) checkoutNewBranch(name, start string, force bool) error {
 		return err
 	}
 	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, refName)); err != nil {
+		return err
+	}
+	if err := r.logBranchStart(refName, existing, target.Hash, start); err != nil {
+		return err
+	}
+	if err := r.logCheckout(h, name, target.Hash); err != nil {
 		return err
 	}
 	r.printKept(kept)
@@ -432,6 +482,11 @@ func (r *repo) checkoutBranch(name string, force bool) error {
 				fmt.Fprintf(r.out, "%c\t%s\n", code, e.path)
 			}
 		}
+		if h.commit != nil {
+			if err := r.logCheckout(h, name, h.commit.Hash); err != nil {
+				return err
+			}
+		}
 		fmt.Fprintf(r.errw, "Already on '%s'\n", name)
 		return nil
 	}
@@ -446,8 +501,11 @@ func (r *repo) checkoutBranch(name string, force bool) error {
 	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.HEAD, plumbing.NewBranchReferenceName(name))); err != nil {
 		return err
 	}
+	if err := r.logCheckout(h, name, target.Hash); err != nil {
+		return err
+	}
 	if h.branch == "" && h.commit != nil {
-		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", abbrev(h.commit.Hash), subject(h.commit.Message))
+		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", r.abbrev(h.commit.Hash), subject(h.commit.Message))
 	}
 	r.printKept(kept)
 	fmt.Fprintf(r.errw, "Switched to branch '%s'\n", name)
@@ -491,8 +549,11 @@ func (r *repo) checkoutCommit(rev string, force, advise bool) error {
 	if err := r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.HEAD, target.Hash)); err != nil {
 		return err
 	}
+	if err := r.logCheckout(h, rev, target.Hash); err != nil {
+		return err
+	}
 	if h.branch == "" && h.commit != nil && h.commit.Hash != target.Hash {
-		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", abbrev(h.commit.Hash), subject(h.commit.Message))
+		fmt.Fprintf(r.errw, "Previous HEAD position was %s %s\n", r.abbrev(h.commit.Hash), subject(h.commit.Message))
 	}
 	r.printKept(kept)
 	if h.branch != "" && advise {
@@ -500,7 +561,7 @@ func (r *repo) checkoutCommit(rev string, force, advise bool) error {
 			fmt.Fprintf(r.errw, detachedAdvice, rev)
 		}
 	}
-	fmt.Fprintf(r.errw, "HEAD is now at %s %s\n", abbrev(target.Hash), subject(target.Message))
+	fmt.Fprintf(r.errw, "HEAD is now at %s %s\n", r.abbrev(target.Hash), subject(target.Message))
 	return nil
 }
 
@@ -612,7 +673,7 @@ func (r *repo) restorePaths(args []string, source string, staged, worktree, repo
 			if err != nil {
 				return err
 			}
-			where = abbrev(c.Hash)
+			where = r.abbrev(c.Hash)
 		}
 		fmt.Fprintf(r.errw, "Updated %d %s from %s\n", n, plural(n, "path", "paths"), where)
 	}
@@ -677,8 +738,13 @@ func cmdReset(s *session, args []string) error {
 	}
 	rev := "HEAD"
 	if len(rest) > 0 {
-		if _, err := r.resolve(rest[0]); err == nil || dashdash {
+		_, err := r.resolve(rest[0])
+		switch {
+		case err == nil || dashdash:
 			rev, rest = rest[0], rest[1:]
+		case !r.inWorktree(rest[0]):
+			// Neither a revision nor a path: git's verify_filename.
+			return err
 		}
 	}
 	paths = append(rest, paths...)
@@ -746,28 +812,43 @@ func cmdReset(s *session, args []string) error {
 			return err
 		}
 	}
-	if err := r.setHead(h, target); err != nil {
+	if err := r.setHead(h, target, "reset: moving to "+rev); err != nil {
 		return err
 	}
 	switch {
 	case mode == "hard" && !quiet:
-		fmt.Fprintf(r.out, "HEAD is now at %s %s\n", abbrev(target.Hash), subject(target.Message))
+		fmt.Fprintf(r.out, "HEAD is now at %s %s\n", r.abbrev(target.Hash), subject(target.Message))
 	case mode == "mixed" && !quiet:
 		return r.printUnstaged()
 	}
 	return nil
 }
 
-// setHead points the current branch (or a detached HEAD) at c.
-func (r *repo) setHead(h *head, c *object.Commit) error {
+// setHead points the current branch (or a detached HEAD) at c, logging
+// msg.
+func (r *repo) setHead(h *head, c *object.Commit, msg string) error {
 	name := plumbing.HEAD
 	if h.branch != "" {
 		name = plumbing.NewBranchReferenceName(h.branch)
 	}
-	return r.r.Storer.SetReference(plumbing.NewHashReference(name, c.Hash))
+	if err := r.r.Storer.SetReference(plumbing.NewHashReference(name, c.Hash)); err != nil {
+		return err
+	}
+	return r.logHeadMove(h, c.Hash, msg)
 }
 
 // printUnstaged is what reset prints after changing the index.
+// inWorktree says whether a user's path argument names something in the
+// worktree.
+func (r *repo) inWorktree(arg string) bool {
+	p, err := r.rel(arg)
+	if err != nil {
+		return false
+	}
+	_, err = r.fs.Lstat(p)
+	return err == nil
+}
+
 func (r *repo) printUnstaged() error {
 	st, err := r.state(false)
 	if err != nil {
@@ -825,7 +906,7 @@ func cmdTag(s *session, args []string) error {
 			if err := r.r.Storer.RemoveReference(ref.Name()); err != nil {
 				return err
 			}
-			fmt.Fprintf(r.out, "Deleted tag '%s' (was %s)\n", n, abbrev(ref.Hash()))
+			fmt.Fprintf(r.out, "Deleted tag '%s' (was %s)\n", n, r.abbrev(ref.Hash()))
 		}
 		if errs.Len() > 0 {
 			return errorf(1, "%s", errs.String())
@@ -950,10 +1031,10 @@ func cmdMerge(s *session, args []string) error {
 	if _, err := r.moveTo(h, target, false); err != nil {
 		return err
 	}
-	if err := r.setHead(h, target); err != nil {
+	if err := r.setHead(h, target, "merge "+rest[0]+": Fast-forward"); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "Updating %s..%s\nFast-forward\n", abbrev(h.commit.Hash), abbrev(target.Hash))
+	fmt.Fprintf(r.out, "Updating %s..%s\nFast-forward\n", r.abbrev(h.commit.Hash), r.abbrev(target.Hash))
 	a, err := r.commitSnapshot(h.commit)
 	if err != nil {
 		return err
@@ -966,7 +1047,7 @@ func cmdMerge(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	return diffOutput{stat: true, summary: true}.write(r.out, cs)
+	return diffOutput{stat: true, summary: true}.write(r.out, cs, r.abbrev)
 }
 
 // worktreeHas reports whether the worktree file already holds b.

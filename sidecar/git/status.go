@@ -2,6 +2,7 @@ package git
 
 import (
 	"fmt"
+	"github.com/go-git/go-git/v5/plumbing"
 	"io"
 	"sort"
 	"strings"
@@ -120,7 +121,7 @@ func (r *repo) statusLong(w io.Writer, st *state, initialLine string) {
 	if st.head.branch != "" {
 		fmt.Fprintf(w, "On branch %s\n", st.head.branch)
 	} else {
-		fmt.Fprintf(w, "HEAD detached at %s\n", r.detachedName(st.head))
+		fmt.Fprintf(w, "HEAD detached %s\n", r.detachedName(st.head))
 	}
 	if st.upstream != nil && !st.upstream.unborn {
 		fmt.Fprint(w, st.upstream.longText()+"\n")
@@ -179,11 +180,26 @@ func (r *repo) statusLong(w io.Writer, st *state, initialLine string) {
 	}
 }
 
-// detachedName is what "HEAD detached at" names: the commit, abbreviated.
-// (git names the tag or branch it was checked out from when it can; that
-// needs the reflog, which this git does not keep.)
+// detachedName is how status and branch say where a detached HEAD is: "at
+// X" while HEAD is still where the latest checkout put it, "from X" after
+// commits or resets, X naming what was checked out (a tag or remote branch
+// by name when it still points there, else the commit), as git's
+// wt_status_get_detached_from.
 func (r *repo) detachedName(h *head) string {
-	return abbrev(h.commit.Hash)
+	last, ok, err := r.lastCheckout()
+	if err != nil || !ok {
+		return "at " + r.abbrev(h.commit.Hash)
+	}
+	name := r.abbrev(last.new)
+	if ref, err := r.r.Reference(plumbing.NewTagReferenceName(last.to), true); err == nil && r.peelsTo(ref.Hash(), last.new) {
+		name = last.to
+	} else if ref, err := r.r.Reference(plumbing.ReferenceName("refs/remotes/"+last.to), true); err == nil && ref.Hash() == last.new {
+		name = last.to
+	}
+	if last.new == h.commit.Hash {
+		return "at " + name
+	}
+	return "from " + name
 }
 
 // entryStatus pairs the staged and unstaged change of one path.

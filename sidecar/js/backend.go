@@ -9,23 +9,31 @@ package js
 
 import (
 	"context"
+	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
 )
 
 // Options configure a Backend.
 type Options struct {
-	// AllowNetwork lets programs use fetch; without it fetch rejects.
+	// AllowNetwork lets every program use fetch; without it fetch rejects
+	// unless the exec's Request.AllowNetwork allows it.
 	AllowNetwork bool
 	// MaxHeapBytes is how much the heap may grow while one program runs
 	// before it is stopped; zero means DefaultMaxHeapBytes.
 	MaxHeapBytes int64
-	// Publisher serves sqlfs:publish; nil makes publish fail with a clear
+	// Publish serves sqlfs:publish; nil makes publish fail with a clear
 	// error.
-	Publisher Publisher
+	Publish PublishFunc
 }
+
+// PublishFunc makes a public link for sqlfs:publish: a URL serving
+// workspacePath (relative to the workspace root) until ttl passes (zero:
+// the default), recorded in the audit trail under actor, the exec's.
+type PublishFunc func(ctx context.Context, actor, workspacePath string, ttl time.Duration) (string, error)
 
 // Backend runs JavaScript: Request.Command is the program's source.
 type Backend struct {
@@ -39,7 +47,7 @@ var _ sidecar.Backend = (*Backend)(nil)
 // shell backend, which knows the `node` command this package registers).
 // The caller keeps ownership of shell.
 func New(shell sidecar.Backend, opts Options) *Backend {
-	cfg := config{allowNetwork: opts.AllowNetwork, maxHeapBytes: opts.MaxHeapBytes, publisher: opts.Publisher}
+	cfg := config{allowNetwork: opts.AllowNetwork, maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish}
 	if cfg.maxHeapBytes <= 0 {
 		cfg.maxHeapBytes = DefaultMaxHeapBytes
 	}
@@ -62,5 +70,12 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 	req.Command = "node -e " + src
 	cfg := b.cfg
+	cfg.allowNetwork = cfg.allowNetwork || req.AllowNetwork
+	// The shell audits this exec under req.Actor, or its default; publish
+	// records under the same name.
+	cfg.actor = req.Actor
+	if cfg.actor == "" {
+		cfg.actor = shell.DefaultActor
+	}
 	return b.shell.Exec(context.WithValue(ctx, configKey{}, &cfg), req)
 }

@@ -42,6 +42,7 @@ var uvErrors = map[syscall.Errno]string{
 	syscall.ENOSPC:       "no space left on device",
 	syscall.EFBIG:        "file too large",
 	syscall.ENAMETOOLONG: "name too long",
+	syscall.EBUSY:        "resource busy or locked",
 }
 
 var errnoNames = map[syscall.Errno]string{
@@ -50,7 +51,7 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EPERM: "EPERM", syscall.EINVAL: "EINVAL", syscall.EBADF: "EBADF",
 	syscall.ELOOP: "ELOOP", syscall.EXDEV: "EXDEV", syscall.EROFS: "EROFS",
 	syscall.ENOSPC: "ENOSPC", syscall.EFBIG: "EFBIG", syscall.ENAMETOOLONG: "ENAMETOOLONG",
-	syscall.EIO: "EIO", syscall.EDQUOT: "EDQUOT",
+	syscall.EIO: "EIO", syscall.EDQUOT: "EDQUOT", syscall.EBUSY: "EBUSY",
 }
 
 // throwFS throws err as Node's fs errors look: code, errno, syscall, path
@@ -108,13 +109,93 @@ func (v *vm) resolve(call, p string) string {
 	return abs
 }
 
+// follow resolves a path whose final symlinks the call follows: as
+// resolve, and a symlink target ending in "/" needs a directory.
+func (v *vm) follow(call, p string) string {
+	abs := v.resolve(call, p)
+	if v.slashTarget(abs) {
+		if fi, err := v.env.FS.Stat(abs); err == nil && !fi.IsDir() {
+			v.throwFS(syscall.ENOTDIR, call, p)
+		}
+	}
+	return abs
+}
+
 // createPath resolves a path a file is to be created at: a trailing slash
 // makes that EISDIR, as open(2) with O_CREAT.
 func (v *vm) createPath(call, p string, flag int) string {
 	if flag&os.O_CREATE != 0 && strings.HasSuffix(p, "/") {
 		v.throwFS(syscall.EISDIR, call, p)
 	}
-	return v.resolve(call, p)
+	if flag&os.O_CREATE != 0 {
+		if abs := v.resolve(call, p); v.slashTarget(abs) {
+			v.throwFS(syscall.EISDIR, call, p)
+		}
+	}
+	return v.follow(call, p)
+}
+
+// maxSymlinks is how many symlinks one lookup follows, as Linux.
+const maxSymlinks = 40
+
+// parentErr is how resolving the directory that holds abs fails, if it
+// does.
+func (v *vm) parentErr(abs string) error {
+	fi, err := v.env.FS.Stat(path.Dir(strings.TrimRight(abs, "/")))
+	if err == nil && !fi.IsDir() {
+		err = syscall.ENOTDIR
+	}
+	return err
+}
+
+// notAName reports whether p ends in ".", ".." or is the root, which
+// rename(2) cannot move or replace.
+func notAName(p string) bool {
+	p = strings.TrimRight(p, "/")
+	base := p[strings.LastIndex(p, "/")+1:]
+	return base == "" || base == "." || base == ".."
+}
+
+// holds reports whether the directory named dir (not followed) is src's
+// parent or one of its ancestors.
+func (v *vm) holds(dir, src string) bool {
+	if fi, err := v.env.FS.Lstat(dir); err != nil || !fi.IsDir() {
+		return false
+	}
+	d, err := v.realpath(dir)
+	if err != nil {
+		return false
+	}
+	parent, err := v.realpath(path.Dir(strings.TrimRight(src, "/")))
+	if err != nil {
+		return false
+	}
+	return parent == d || strings.HasPrefix(parent, strings.TrimSuffix(d, "/")+"/")
+}
+
+// slashTarget reports whether following abs's final symlinks meets one
+// whose target ends in "/": the kernel then treats the name as having a
+// trailing slash (open with O_CREAT is EISDIR, anything but a directory
+// there ENOTDIR).
+func (v *vm) slashTarget(abs string) bool {
+	for range maxSymlinks {
+		fi, err := v.env.FS.Lstat(abs)
+		if err != nil || fi.Mode()&iofs.ModeSymlink == 0 {
+			return false
+		}
+		target, err := v.env.FS.Readlink(abs)
+		if err != nil {
+			return false
+		}
+		if strings.HasSuffix(target, "/") {
+			return true
+		}
+		if !path.IsAbs(target) {
+			target = path.Dir(abs) + "/" + target
+		}
+		abs = target
+	}
+	return false
 }
 
 // lstat is lstat(2) of abs, named p by the program: a trailing slash
@@ -139,7 +220,11 @@ func (v *vm) dirPath(call, p string) string {
 	return v.abs(v.cwd, p)
 }
 
-func (v *vm) chdir(dir string) {
+func (v *vm) chdir(dir string) { v.cwd = v.workDir(dir) }
+
+// workDir resolves a directory a program changes to or runs a command in,
+// failing as chdir(2) does when it is not one.
+func (v *vm) workDir(dir string) string {
 	p := v.resolve("chdir", dir)
 	fi, err := v.env.FS.Stat(p)
 	if err == nil && !fi.IsDir() {
@@ -148,7 +233,7 @@ func (v *vm) chdir(dir string) {
 	if err != nil {
 		v.throwFS(err, "chdir", dir)
 	}
-	v.cwd = p
+	return p
 }
 
 // openFlags turns Node's flags ("r", "w+", "ax", or a number) into os.O_*.
@@ -291,7 +376,7 @@ func (v *vm) fsNatives() map[string]any {
 	fsys := v.env.FS
 	return map[string]any{
 		"readFile": func(p string, enc goja.Value) goja.Value {
-			data, err := readAll(fsys, v.resolve("open", p))
+			data, err := readAll(fsys, v.follow("open", p))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}
@@ -319,7 +404,7 @@ func (v *vm) fsNatives() map[string]any {
 			var err error
 			call := "stat"
 			if follow {
-				fi, err = fsys.Stat(v.resolve("stat", p))
+				fi, err = fsys.Stat(v.follow("stat", p))
 			} else {
 				call = "lstat"
 				fi, err = v.lstat(v.dirPath(call, p), p)
@@ -333,11 +418,11 @@ func (v *vm) fsNatives() map[string]any {
 			if p == "" {
 				return false
 			}
-			_, err := fsys.Stat(v.resolve("stat", p))
+			_, err := fsys.Stat(v.follow("stat", p))
 			return err == nil
 		},
 		"readdir": func(p string) [][]any {
-			ents, err := fsys.ReadDir(v.resolve("scandir", p))
+			ents, err := fsys.ReadDir(v.follow("scandir", p))
 			if err != nil {
 				v.throwFS(err, "scandir", p)
 			}
@@ -351,13 +436,22 @@ func (v *vm) fsNatives() map[string]any {
 			abs := v.dirPath("mkdir", p)
 			mode &^= umask
 			if fi, err := fsys.Lstat(abs); err == nil && (!recursive || !fi.IsDir()) {
-				if recursive && strings.HasSuffix(p, "/") {
+				if !recursive {
+					v.throwFS(syscall.EEXIST, "mkdir", p)
+				}
+				// mkdir -p stats what mkdir(2) found (Node's MKDirpSync):
+				// a dangling symlink is ENOENT, a loop ELOOP, a file EEXIST
+				// (ENOTDIR when p ends in "/"); a directory is done.
+				sfi, serr := fsys.Stat(abs)
+				switch {
+				case serr != nil:
+					v.throwFS(serr, "mkdir", p)
+				case !sfi.IsDir() && strings.HasSuffix(p, "/"):
 					v.throwFS(syscall.ENOTDIR, "mkdir", p)
+				case !sfi.IsDir():
+					v.throwFS(syscall.EEXIST, "mkdir", p)
 				}
-				if _, serr := fsys.Stat(abs); recursive && errors.Is(serr, syscall.ELOOP) {
-					v.throwFS(serr, "mkdir", p) // mkdir -p stats what exists
-				}
-				v.throwFS(syscall.EEXIST, "mkdir", p)
+				return goja.Undefined()
 			}
 			if !recursive {
 				if err := fsys.Mkdir(abs, iofs.FileMode(mode&0o7777)); err != nil {
@@ -375,6 +469,11 @@ func (v *vm) fsNatives() map[string]any {
 					break
 				}
 				if !errors.Is(err, iofs.ErrNotExist) {
+					v.throwFS(err, "mkdir", p)
+				}
+				if _, lerr := fsys.Lstat(d); lerr == nil {
+					// A dangling symlink: mkdir(2) finds it there and
+					// the stat after it fails.
 					v.throwFS(err, "mkdir", p)
 				}
 				first = d
@@ -454,7 +553,19 @@ func (v *vm) fsNatives() map[string]any {
 			}
 		},
 		"rename": func(from, to string) {
-			src, dst := v.dirPath("rename", from), v.dirPath("rename", to)
+			// As rename(2): the source's parent, then the destination's,
+			// then the names themselves.
+			src := v.dirPath("rename", from)
+			if err := v.parentErr(src); err != nil {
+				v.throwFS(err, "rename", from, to)
+			}
+			dst := v.dirPath("rename", to)
+			if err := v.parentErr(dst); err != nil {
+				v.throwFS(err, "rename", from, to)
+			}
+			if notAName(from) || notAName(to) {
+				v.throwFS(syscall.EBUSY, "rename", from, to)
+			}
 			if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
 				fi, err := fsys.Lstat(src)
 				if err == nil && !fi.IsDir() {
@@ -468,6 +579,10 @@ func (v *vm) fsNatives() map[string]any {
 				if err != nil {
 					v.throwFS(err, "rename", from, to)
 				}
+			}
+			if _, err := fsys.Lstat(src); err == nil && v.holds(dst, src) {
+				// Checked before the types of the two, as rename(2).
+				v.throwFS(syscall.ENOTEMPTY, "rename", from, to)
 			}
 			if err := fsys.Rename(src, dst); err != nil {
 				v.throwFS(err, "rename", from, to)
@@ -502,29 +617,29 @@ func (v *vm) fsNatives() map[string]any {
 			return t
 		},
 		"realpath": func(p string) string {
-			r, err := v.realpath(v.resolve("realpath", p))
+			r, err := v.realpath(v.follow("realpath", p))
 			if err != nil {
 				v.throwFS(err, "realpath", p)
 			}
 			return r
 		},
 		"access": func(p string, mode int) {
-			if _, err := fsys.Stat(v.resolve("access", p)); err != nil {
+			if _, err := fsys.Stat(v.follow("access", p)); err != nil {
 				v.throwFS(err, "access", p)
 			}
 		},
 		"chmod": func(p string, mode uint32) {
-			if err := fsys.Chmod(v.resolve("chmod", p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
+			if err := fsys.Chmod(v.follow("chmod", p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
 				v.throwFS(err, "chmod", p)
 			}
 		},
 		"utimes": func(p string, atime, mtime float64) {
-			if err := fsys.Chtimes(v.resolve("utime", p), secs(atime), secs(mtime)); err != nil {
+			if err := fsys.Chtimes(v.follow("utime", p), secs(atime), secs(mtime)); err != nil {
 				v.throwFS(err, "utime", p)
 			}
 		},
 		"truncate": func(p string, size int64) {
-			if err := fsys.Truncate(v.resolve("open", p), size); err != nil {
+			if err := fsys.Truncate(v.follow("open", p), size); err != nil {
 				v.throwFS(err, "open", p)
 			}
 		},
@@ -668,7 +783,7 @@ func (v *vm) encode(data []byte, enc goja.Value) goja.Value {
 
 func (v *vm) copyFile(src, dst string, flags int) {
 	fsys := v.env.FS
-	in, err := fsys.Open(v.resolve("copyfile", src))
+	in, err := fsys.Open(v.follow("copyfile", src))
 	if err != nil {
 		v.throwFS(err, "copyfile", src, dst)
 	}
@@ -735,7 +850,7 @@ func (v *vm) realpath(p string) (string, error) {
 			resolved = next
 			continue
 		}
-		if hops++; hops > 40 {
+		if hops++; hops > maxSymlinks {
 			return "", syscall.ELOOP
 		}
 		target, err := fsys.Readlink(next)

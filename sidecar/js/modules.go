@@ -2,18 +2,19 @@ package js
 
 import (
 	"bytes"
-	"context"
 	"embed"
 	"errors"
 	iofs "io/fs"
 	"path"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
 	"github.com/dop251/goja_nodejs/require"
 
+	"github.com/sqlfs/sqlfs/sidecar/git"
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
@@ -157,11 +158,19 @@ func (v *vm) execSync(cmd, dir, input string, env map[string]string) map[string]
 	}
 }
 
-// Publisher makes public links for sqlfs:publish.
-type Publisher interface {
-	// Publish returns a URL that serves the workspace path (relative to
-	// the workspace root) until ttl passes; ttl 0 means the default.
-	Publish(ctx context.Context, workspacePath string, ttlSeconds float64) (string, error)
+// git runs the shell's git built-in with args in dir (the program's working
+// directory when empty), on the program's filesystem view and limits.
+func (v *vm) git(args []string, dir string) map[string]any {
+	var stdout, stderr bytes.Buffer
+	e := *v.env
+	e.Stdout, e.Stderr = &stdout, &stderr
+	e.Stdin = strings.NewReader("")
+	e.Dir = v.cwd
+	if dir != "" {
+		e.Dir = v.workDir(dir)
+	}
+	status := git.Main(v.ctx, &e, append([]string{"git"}, args...))
+	return map[string]any{"status": status, "stdout": stdout.String(), "stderr": stderr.String()}
 }
 
 func (v *vm) publish(p string, ttl float64) string {
@@ -169,10 +178,10 @@ func (v *vm) publish(p string, ttl float64) string {
 	if !ok || (ws != "" && ws[0] != '/') {
 		panic(v.rt.NewTypeError("sqlfs:publish: only paths in /workspace can be published: " + p))
 	}
-	if v.cfg.publisher == nil {
+	if v.cfg.publish == nil {
 		panic(v.rt.NewGoError(errors.New("sqlfs:publish: publishing is not configured for this exec (serve has no --public-addr)")))
 	}
-	url, err := v.cfg.publisher.Publish(v.ctx, "/"+strings.TrimPrefix(ws, "/"), ttl)
+	url, err := v.cfg.publish(v.ctx, v.cfg.actor, "/"+strings.TrimPrefix(ws, "/"), time.Duration(ttl*float64(time.Second)))
 	if err != nil {
 		panic(v.rt.NewGoError(err))
 	}

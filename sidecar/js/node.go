@@ -27,7 +27,8 @@ func init() {
 type config struct {
 	allowNetwork bool
 	maxHeapBytes int64
-	publisher    Publisher
+	publish      PublishFunc
+	actor        string // whom publish records in the audit trail
 }
 
 type configKey struct{}

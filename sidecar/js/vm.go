@@ -186,6 +186,7 @@ func (v *vm) natives() map[string]any {
 		"fetchAllowed": func() bool { return v.cfg.allowNetwork },
 		"fetch":        v.fetch,
 		"publish":      v.publish,
+		"git":          v.git,
 		"promiseState": func(val goja.Value) map[string]any {
 			p, ok := val.Export().(*goja.Promise)
 			if !ok {

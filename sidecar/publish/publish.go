@@ -150,19 +150,15 @@ func (l *Links) verify(p, exp, sig string) bool {
 	return hmac.Equal([]byte(want), []byte(sig))
 }
 
-// Publisher makes links for the js backend's sqlfs:publish, checking that
-// the path exists and recording the publication in the audit trail.
+// Publisher makes links for the publish tool and the js backend's
+// sqlfs:publish, checking that the path exists and recording the
+// publication in the audit trail.
 type Publisher struct {
 	Links *Links
 	FS    *sfs.FS
 }
 
-// Publish implements js.Publisher.
-func (p Publisher) Publish(ctx context.Context, path string, ttlSeconds float64) (string, error) {
-	return p.PublishAs(ctx, "exec:js", path, time.Duration(ttlSeconds*float64(time.Second)))
-}
-
-// PublishAs makes a link to path for actor.
+// PublishAs makes a link to path for actor (js.PublishFunc).
 func (p Publisher) PublishAs(_ context.Context, actor, path string, ttl time.Duration) (string, error) {
 	if _, err := p.FS.Stat(path); err != nil {
 		return "", fmt.Errorf("publish %s: %w", path, err)

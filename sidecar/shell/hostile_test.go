@@ -118,6 +118,13 @@ func TestHostileCommands(t *testing.T) {
 		{name: "globstar over a symlink to the root", cmd: `ln -s / r && shopt -s globstar; echo r/**/passwd; rm r`, stdout: "r/**/passwd\n"},
 		{name: "glob over every path", cmd: `mkdir -p g && cd g && seq 1 2000 | xargs touch && for i in $(seq 60); do echo /workspace/g/* >/dev/null; done; echo done`, stdout: "done\n"},
 		{name: "printf huge width", cmd: `printf "%0100000000d" 0`, code: 1, stderr: "printf"},
+		// Sizes from arguments: one allocation of a GiB is there before
+		// the watchdog can see it.
+		{name: "tr huge repeat count", cmd: `echo a | tr a '[b*1000000000]'`, stdout: "b\n"},
+		{name: "tr huge repeat count in SET1", cmd: `echo a | tr '[a*1000000000]' b`, limit: mem, code: 125, stderr: memMsg},
+		{name: "od huge width", cmd: `echo a | od -w1000000000`, limit: mem, code: 125, stderr: memMsg},
+		{name: "jq assignment to a far index", cmd: `jq -n '[] | .[60000000] = 1 | length'`, limit: mem, code: 125, stderr: memMsg},
+		{name: "jq string repetition", cmd: `jq -n '"x" * 1000000000 | length'`, limit: mem, code: 125, stderr: memMsg},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { o.run(t, c) })

@@ -28,6 +28,7 @@ type ExecInput struct {
 	Stdin          string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
 	TimeoutSeconds float64           `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds (default 120)"`
 	MaxMemoryBytes int64             `json:"max_memory_bytes,omitempty" jsonschema:"shell backend: memory the command may hold at once, e.g. for sort or a command substitution (default 268435456, i.e. 256 MiB, or the server's --exec-memory)"`
+	AllowNetwork   bool              `json:"allow_network,omitempty" jsonschema:"js backend only: let fetch reach the network (refused by default)"`
 }
 
 // ExecResult is how a command ended.
@@ -130,6 +131,9 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if !ok {
 		return ExecResult{}, toolErr(CodeBackend, sidecar.ErrUnknownBackend, "unknown backend %q; available: %s", name, strings.Join(s.Backends(), ", "))
 	}
+	if in.AllowNetwork && name != "js" {
+		return ExecResult{}, toolErr(CodeInvalid, nil, "allow_network applies to the js backend only, not %s", name)
+	}
 	if in.TimeoutSeconds < 0 {
 		return ExecResult{}, toolErr(CodeInvalid, nil, "timeout_seconds must not be negative")
 	}
@@ -167,15 +171,16 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	m := metrics.Exec(name)
 	m.Running.Inc()
 	r, err := backend.Exec(ctx, sidecar.Request{
-		Command: in.Command,
-		Dir:     dir,
-		Env:     in.Env,
-		Stdin:   stdin,
-		Stdout:  countWriter{stdout, m},
-		Stderr:  countWriter{stderr, m},
-		Timeout: time.Duration(in.TimeoutSeconds * float64(time.Second)),
-		Limits:  sidecar.Limits{MaxMemoryBytes: in.MaxMemoryBytes},
-		Actor:   Actor(e.info.ID),
+		Command:      in.Command,
+		Dir:          dir,
+		Env:          in.Env,
+		Stdin:        stdin,
+		Stdout:       countWriter{stdout, m},
+		Stderr:       countWriter{stderr, m},
+		Timeout:      time.Duration(in.TimeoutSeconds * float64(time.Second)),
+		Limits:       sidecar.Limits{MaxMemoryBytes: in.MaxMemoryBytes},
+		Actor:        Actor(e.info.ID),
+		AllowNetwork: in.AllowNetwork,
 	})
 	m.Running.Dec()
 	res := ExecResult{ID: e.info.ID, ExitCode: r.ExitCode, DurationMS: float64(r.Duration) / float64(time.Millisecond),

@@ -30,10 +30,3 @@ func newPublisher(store string, f *sfs.FS, base string) (publishFunc, error) {
 	}
 	return publish.Publisher{Links: links, FS: f}.PublishAs, nil
 }
-
-// jsPublisher adapts a publishFunc to sqlfs:publish.
-type jsPublisher struct{ fn publishFunc }
-
-func (p jsPublisher) Publish(ctx context.Context, path string, ttlSeconds float64) (string, error) {
-	return p.fn(ctx, "exec:js", path, time.Duration(ttlSeconds*float64(time.Second)))
-}

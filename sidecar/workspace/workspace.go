@@ -133,12 +133,8 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
-	var jsOpts js.Options
-	if pub != nil {
-		jsOpts.Publisher = jsPublisher{pub}
-	}
 	// The JavaScript backend runs its programs through the shell backend.
-	w.Backends["js"] = js.New(sh, jsOpts)
+	w.Backends["js"] = js.New(sh, js.Options{Publish: pub})
 	w.Tools = tools.NewForCore(f, w.Backends, tools.Options{Publish: pub})
 	return w, nil
 }

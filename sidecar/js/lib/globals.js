@@ -235,8 +235,11 @@ g.Response = Response;
 g.fetch = async (input, init = {}) => {
   const url = String(input && input.url || input);
   if (!native.fetchAllowed()) {
-    const e = new TypeError('fetch failed');
-    e.cause = Object.assign(new Error(`network access is disabled for this exec (fetch ${url})`), { code: 'ERR_SQLFS_NO_NETWORK' });
+    // Node's fetch only fails with "fetch failed"; this one also says why,
+    // since an uncaught error prints only its message.
+    const why = 'network access is disabled for this exec; allow it with allow_network (sqlfs-exec run --allow-network)';
+    const e = new TypeError('fetch failed: ' + why);
+    e.cause = Object.assign(new Error(`${why}: fetch ${url}`), { code: 'ERR_SQLFS_NO_NETWORK' });
     throw e;
   }
   const headers = [...new Headers(init.headers)];

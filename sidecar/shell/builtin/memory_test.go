@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -222,5 +223,48 @@ func TestOdStreams(t *testing.T) {
 	want := "0000000   y   y   y   y   y   y   y   y   y   y   y   y   y   y   y   y\n*\n20000000   z\n20000001\n"
 	if status != 0 || out != want {
 		t.Errorf("status %d, stderr %q, out %q, want %q", status, stderr, out, want)
+	}
+}
+
+// Sizes taken from arguments allocate nothing the budget does not allow:
+// a repeat count or a line width of 10^9 must neither build a GiB buffer
+// (which the heap watchdog sees only once it is there) nor change output.
+func TestArgumentSizesAreBounded(t *testing.T) {
+	const budget = 1 << 20
+	cases := []struct {
+		args   []string
+		stdout string // "" : must fail naming the limit
+	}{
+		{[]string{"tr", "a", "[b*200000000]"}, "b\n"},
+		{[]string{"tr", "ab", "[x*200000000]y"}, "x\n"},
+		{[]string{"tr", "[a*3]a", "xyzw"}, "w\n"},
+		{[]string{"tr", "[a*200000000]", "x"}, ""},
+		{[]string{"od", "-w200000000"}, ""},
+		{[]string{"jq", "-n", `"x" * 200000000 | length`}, ""},
+		{[]string{"jq", "-n", `200000000 * "x" | length`}, ""},
+		{[]string{"jq", "-n", `"x" * 100000000000000000000 | length`}, ""},
+		{[]string{"jq", "-n", `[] | .[20000000] = 1 | length`}, ""},
+		{[]string{"jq", "-nc", `[1,2,3] | .[1] = 5 | .[-1] |= 7 | [.[0], .[1+1], .["a"]?, path(.[2])]`}, "[1,7,[2]]\n"},
+		// What jq's * does otherwise, in its order of evaluation.
+		{[]string{"jq", "-nc", `"ab" * 3, ("x" * 0), 2 * 3.5, ((1,2) * (3,4)), ({"a":{"b":1}} * {"a":{"c":2}}), [.[]? * 2], (try ({} * 1) catch .)`},
+			"\"ababab\"\n\"\"\n7\n3\n6\n4\n8\n{\"a\":{\"b\":1,\"c\":2}}\n[]\n\"cannot multiply: object ({}) and number (1)\"\n"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			stdout, stderr, status, _ := runWithMem(t, budget, strings.NewReader("a\n"), c.args...)
+			runtime.ReadMemStats(&after)
+			if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+				t.Errorf("allocated %d MiB for a %d-byte input", alloc>>20, 2)
+			}
+			if c.stdout == "" {
+				if status == 0 || !strings.Contains(stderr, errTestBudget.Error()) {
+					t.Errorf("status %d, stderr %q: want a failure naming the limit", status, stderr)
+				}
+			} else if stdout != c.stdout || status != 0 {
+				t.Errorf("stdout %q, status %d, stderr %q; want %q, 0", stdout, status, stderr, c.stdout)
+			}
+		})
 	}
 }

@@ -451,6 +451,10 @@ func textOd(ctx context.Context, env *Env, args []string) int {
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	// One block at a time, the previous one kept for the "*" of repeats.
+	if err := env.grow(2 * int64(width)); err != nil {
+		env.Errorf("od", "%v", err)
+		return 1
+	}
 	buf, prev := make([]byte, width), make([]byte, 0, width)
 	starred := false
 	off := int64(0) // bytes before this block

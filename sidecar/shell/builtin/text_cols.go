@@ -287,8 +287,10 @@ var trClasses = map[string]func(byte) bool{
 }
 
 // trExpand turns a tr SET into its bytes: escapes, ranges, classes and
-// [c*n] repeats (n empty: fill up to fill bytes).
-func trExpand(set string, fill int) ([]byte, error) {
+// [c*n] repeats (n empty: fill up to fill bytes). fill is -1 for SET1,
+// whose repeats all count (each byte maps by its last position); grow
+// charges them.
+func trExpand(set string, fill int, grow func(int64) error) ([]byte, error) {
 	var out []byte
 	unesc := func(i int) (byte, int) {
 		if set[i] != '\\' || i+1 >= len(set) {
@@ -337,8 +339,16 @@ func trExpand(set string, fill int) ([]byte, error) {
 							return nil, fmt.Errorf("invalid repeat count %s in [c*n] construct", textQuote(nStr))
 						}
 						n = int(v)
+						if fill >= 0 {
+							// SET2 is used up to SET1's length: a count of
+							// 10^9 need not allocate a GiB.
+							n = min(n, max(0, fill-len(out)))
+						}
 					} else {
 						n = max(0, fill-len(out))
+					}
+					if err := grow(int64(n)); err != nil {
+						return nil, err
 					}
 					out = append(out, bytes.Repeat([]byte{c}, n)...)
 					i = j + end + 1
@@ -401,7 +411,7 @@ func textTr(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "Try 'tr --help' for more information.")
 		return 1
 	}
-	set1, err := trExpand(ops[0], 0)
+	set1, err := trExpand(ops[0], -1, env.grow)
 	if err != nil {
 		env.Errorf("tr", "%v", err)
 		return 1
@@ -421,7 +431,7 @@ func textTr(ctx context.Context, env *Env, args []string) int {
 	}
 	var set2 []byte
 	if len(ops) == 2 {
-		if set2, err = trExpand(ops[1], len(set1)); err != nil {
+		if set2, err = trExpand(ops[1], len(set1), env.grow); err != nil {
 			env.Errorf("tr", "%v", err)
 			return 1
 		}

@@ -272,10 +272,11 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "jq: 1 compile error")
 		return 3
 	}
+	jqGuard(query)
 	o.names = append(o.names, "$ARGS")
 	o.values = append(o.values, map[string]any{"positional": append([]any{}, o.positional...), "named": o.named})
 	inputs := &jqInputs{env: env, files: files, rawIn: o.rawIn}
-	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}),
+	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMultiplyOption(env), jqIndexOption(env),
 		gojq.WithEnvironLoader(func() []string { return textEnviron(env) }))
 	if err != nil {
 		env.Errorf("jq", "error: %v", err)
