@@ -34,6 +34,15 @@ type Options struct {
 	// from the pid of the process that made it (a container exec); when it
 	// is nil or answers !ok the actor is "fuse:pid=N comm=X".
 	ActorForPID func(pid uint32) (actor string, ok bool)
+	// SameProcessClients says the mounting process itself opens files on
+	// the mount (tests do). Go's netpoller registers every file it opens,
+	// which sends the kernel's POLL to the server while holding a
+	// scheduler slot; with every slot so held nobody serves it. The Linux
+	// frontend then first makes the kernel learn that POLL is unsupported
+	// (go-fuse's poll hack). A server that may be killed must leave it
+	// off: a request to itself in flight at that moment never ends, and the
+	// kernel keeps the dead mount's connection for ever.
+	SameProcessClients bool
 }
 
 // Errors a caller can tell apart.

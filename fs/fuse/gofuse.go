@@ -571,10 +571,8 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		defer close(m.done)
 		server.Serve()
 	}()
-	// Not server.WaitMount: its poll hack opens a file on the mount from
-	// this process, a request to itself that never ends if the process is
-	// killed meanwhile (the kernel then keeps the connection for ever).
-	// Nothing here polls files on its own mount.
+	// server.WaitMount only where asked (see SameProcessClients): its poll
+	// hack opens a file on the mount from this process.
 	select {
 	case <-r.ready:
 	case <-m.done:
@@ -582,6 +580,12 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 	case <-ctx.Done():
 		m.Unmount()
 		return nil, ctx.Err()
+	}
+	if o.SameProcessClients {
+		if err := server.WaitMount(); err != nil {
+			m.Unmount()
+			return nil, fmt.Errorf("%w at %s: %w", ErrMountFailed, abs, err)
+		}
 	}
 	m.abort = connectionAborter(abs)
 	m.fsys = fsys

@@ -49,6 +49,7 @@ func open(t *testing.T, parentMode os.FileMode, o workspace.Options) (*workspace
 	mnt := filepath.Join(parent, "mnt")
 	must(t, os.Mkdir(mnt, 0o755))
 	o.Mount = mnt
+	o.FUSE.SameProcessClients = true // the test writes through the mount itself
 	// The control: uid 65534 can read a world-readable file next to it.
 	open := filepath.Join(base, "open")
 	must(t, os.WriteFile(open, []byte("x"), 0o644))

@@ -72,7 +72,9 @@ func (w *Workspace) Remount() {
 	if err != nil {
 		w.t.Fatalf("open store: %v", err)
 	}
-	m, err := fuse.Start(ctx, fsys, w.Dir, w.mopts)
+	mopts := w.mopts
+	mopts.SameProcessClients = true // the test opens files on the mount
+	m, err := fuse.Start(ctx, fsys, w.Dir, mopts)
 	if err != nil {
 		fsys.Close()
 		w.t.Fatalf("mount: %v", err)
