@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
@@ -51,6 +53,15 @@ func TestServeContainerBackend(t *testing.T) {
 	got := execTool("container", "cat note.txt; id -u; echo 'from the container' > reply.txt")
 	if got.ExitCode != 0 || got.Stdout != "from the shell\n1000\n" {
 		t.Fatalf("container: %+v", got)
+	}
+	// The mount audits the container's writes under its exec (its cgroup
+	// names it), so the result lists what it changed, as a shell exec's does.
+	if !slices.Contains(got.Changed, "reply.txt") {
+		t.Errorf("container exec's changes %q lack reply.txt", got.Changed)
+	}
+	stdout, stderr, code := sqlfsExec(t, "", "log", "--store", store, "--path", "/reply.txt")
+	if code != 0 || !strings.Contains(stdout, "exec:"+got.ID) || strings.Contains(stdout, "fuse:pid=") {
+		t.Errorf("audit of /reply.txt names no exec:%s only (code %d):\n%s%s", got.ID, code, stdout, stderr)
 	}
 	if got := execTool("shell", "cat reply.txt"); got.Stdout != "from the container\n" {
 		t.Fatalf("shell reads %+v", got)
