@@ -101,15 +101,14 @@ func orDiscard(w io.Writer) io.Writer {
 // (past the output cap, it is short) and everything is cancelled.
 func (r *run) stop(limit, format string, args ...any) error {
 	err := &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}
+	// The message is written under r.mu, which result takes too: once the
+	// result is taken, nothing more reaches the caller's stderr.
 	r.mu.Lock()
-	first := r.limitHit == "" && !r.finished
-	if first {
+	if r.limitHit == "" && !r.finished {
 		r.limitHit = limit
-	}
-	r.mu.Unlock()
-	if first {
 		r.out.writeAlways(r.rawStderr, "sqlfs: "+err.msg+"\n")
 	}
+	r.mu.Unlock()
 	r.cancel(err)
 	return err
 }
