@@ -123,20 +123,9 @@ func cmdDiff(s *session, args []string) error {
 		if len(revs) == 1 {
 			rev = revs[0]
 		}
-		h, err := r.head()
-		if err != nil {
+		var err error
+		if from, err = r.revSnapshot(rev); err != nil {
 			return err
-		}
-		if rev == "HEAD" && h.commit == nil {
-			from = snapshot{}
-		} else {
-			c, err := r.resolve(rev)
-			if err != nil {
-				return err
-			}
-			if from, err = r.commitSnapshot(c); err != nil {
-				return err
-			}
 		}
 		to = r.indexSnapshot(idx)
 	case len(revs) == 1:

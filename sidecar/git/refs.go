@@ -584,20 +584,9 @@ func (r *repo) restorePaths(args []string, source string, staged, worktree, repo
 		if rev == "" {
 			rev = "HEAD"
 		}
-		h, err := r.head()
-		if err != nil {
+		var err error
+		if from, err = r.revSnapshot(rev); err != nil {
 			return err
-		}
-		if rev == "HEAD" && h.commit == nil {
-			from = snapshot{}
-		} else {
-			c, err := r.resolve(rev)
-			if err != nil {
-				return err
-			}
-			if from, err = r.commitSnapshot(c); err != nil {
-				return err
-			}
 		}
 	}
 	for i, p := range paths {

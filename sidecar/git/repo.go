@@ -159,6 +159,25 @@ func (r *repo) commitSnapshot(c *object.Commit) (snapshot, error) {
 	return r.treeSnapshot(t)
 }
 
+// revSnapshot is the tree of rev; HEAD on an unborn branch is empty, as
+// git compares against it.
+func (r *repo) revSnapshot(rev string) (snapshot, error) {
+	if rev == "HEAD" {
+		h, err := r.head()
+		if err != nil {
+			return nil, err
+		}
+		if h.commit == nil {
+			return snapshot{}, nil
+		}
+	}
+	c, err := r.resolve(rev)
+	if err != nil {
+		return nil, err
+	}
+	return r.commitSnapshot(c)
+}
+
 func (r *repo) indexSnapshot(idx *gitIndex) snapshot {
 	s := make(snapshot, len(idx.Entries))
 	for _, e := range idx.Entries {
