@@ -104,8 +104,11 @@ func (r *rawFS) Init(s *gofuse.Server) {
 }
 
 // as is the core acting for the request's caller.
-func (r *rawFS) as(h *gofuse.InHeader) sfs.Inodes {
-	return r.fsys.As(sfs.Caller{Uid: h.Uid, Gid: h.Gid, Kernel: true, Actor: r.actors.actor(h.Pid)}).Inodes()
+func (r *rawFS) as(h *gofuse.InHeader) sfs.Inodes { return r.asActor(h, r.actors.actor(h.Pid)) }
+
+// asActor is as with the request's actor already named.
+func (r *rawFS) asActor(h *gofuse.InHeader, actor string) sfs.Inodes {
+	return r.fsys.As(sfs.Caller{Uid: h.Uid, Gid: h.Gid, Kernel: true, Actor: actor}).Inodes()
 }
 
 // ref counts one kernel lookup of ino; the first keeps the inode alive in
@@ -359,13 +362,15 @@ func (r *rawFS) Read(_ <-chan struct{}, in *gofuse.ReadIn, buf []byte) (gofuse.R
 
 func (r *rawFS) Write(_ <-chan struct{}, in *gofuse.WriteIn, data []byte) (uint32, gofuse.Status) {
 	start := metrics.Start()
-	nodes := r.as(&in.InHeader)
+	// Named once per WRITE: the view and the audit burst both need it.
+	actor := r.actors.actor(in.Pid)
+	nodes := r.asActor(&in.InHeader, actor)
 	if in.WriteFlags&gofuse.WRITE_KILL_SUIDGID != 0 {
 		if err := r.killSuidgid(nodes, in.NodeId); err != nil {
 			return 0, done(r.ops.write, start, status(err))
 		}
 	}
-	n, err := nodes.WriteAt(in.NodeId, data, int64(in.Offset), r.auditWrite(in.NodeId, in.Pid))
+	n, err := nodes.WriteAt(in.NodeId, data, int64(in.Offset), r.auditWrite(in.NodeId, actor))
 	if err != nil && n == 0 {
 		return 0, done(r.ops.write, start, status(err))
 	}
@@ -375,8 +380,7 @@ func (r *rawFS) Write(_ <-chan struct{}, in *gofuse.WriteIn, data []byte) (uint3
 
 // auditWrite says whether a write starts a burst worth an audit record:
 // the first by its actor on that file for writeAuditEvery.
-func (r *rawFS) auditWrite(ino uint64, pid uint32) bool {
-	actor := r.actors.actor(pid)
+func (r *rawFS) auditWrite(ino uint64, actor string) bool {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
