@@ -42,3 +42,25 @@ func TestRunAllowNetwork(t *testing.T) {
 		})
 	}
 }
+
+// TestNoNetworkOwner: an owner started with --no-network refuses an exec
+// that asks for the network, whichever command asks; the same exec without
+// the request still runs.
+func TestNoNetworkOwner(t *testing.T) {
+	pong := pongServer(t)
+	store := filepath.Join(t.TempDir(), "ws.db")
+	startOwner(t, store, "--no-network")
+	prog := "fetch('" + pong.URL + "').then((r) => r.text()).then(console.log)"
+	_, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--backend", "js", "--allow-network", "--", prog)
+	if code == 0 || !strings.Contains(stderr, "--no-network") {
+		t.Errorf("asking for the network: exit %d stderr %q; want a refusal naming --no-network", code, stderr)
+	}
+	_, stderr, code = sqlfsExec(t, "", "tool", "--store", store, "exec", `{"command":"`+prog+`","backend":"js","allow_network":true}`)
+	if code == 0 || !strings.Contains(stderr, "--no-network") {
+		t.Errorf("exec tool asking for the network: exit %d stderr %q; want a refusal naming --no-network", code, stderr)
+	}
+	out, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--backend", "js", "--", "console.log(1+1)")
+	if code != 0 || out != "2\n" {
+		t.Errorf("a js exec without network: exit %d stdout %q stderr %q", code, out, stderr)
+	}
+}

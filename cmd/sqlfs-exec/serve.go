@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
@@ -17,21 +14,18 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/container"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
-	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 // workspaceOptions say how to open a workspace in this process.
 type workspaceOptions struct {
-	policy         sfs.Policy
-	socket         string // advertised to later openers
-	commitInterval time.Duration
-	mount          string          // FUSE mountpoint, "" for none
-	container      *containerFlags // the container backend, over the mount
-	shellMemory    shellMemoryFlags
-	logger         *slog.Logger
-	auditRetention *sqlstore.AuditRetention // nil: the store's default
-	publicURL      string                   // base URL of published links, "" for the one recorded beside the store
+	flags     *workspace.Flags // an owner's flags (serve); nil: the defaults
+	socket    string           // advertised to later openers
+	mount     string           // FUSE mountpoint, "" for none
+	container *containerFlags  // the container backend, over the mount
+	logger    *slog.Logger
+	publicURL string // base URL of published links, "" for the one recorded beside the store
 }
 
 // openWorkspace opens the store with its backends and tools (and the mount
@@ -50,59 +44,23 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 		return nil, err
 	}
 	wo := workspace.Options{
-		FS: sfs.Options{
-			Socket: o.socket, Policy: o.policy, CommitInterval: o.commitInterval, Logger: o.logger,
-			Uid: uint32(uid), Gid: uint32(gid), AuditRetention: o.auditRetention,
-		},
-		Shell:     o.shellMemory.options(o.logger),
+		FS:        sfs.Options{Logger: o.logger},
+		Shell:     shell.Options{Logger: o.logger},
 		Mount:     o.mount,
 		PublicURL: o.publicURL,
 	}
+	if o.flags != nil {
+		if err := o.flags.Apply(&wo, o.logger); err != nil {
+			return nil, err
+		}
+	}
+	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)
 	if o.mount != "" && o.container != nil && o.container.rootfs != "" {
 		wo.Container = func(ctx context.Context, mountpoint string) (sidecar.Backend, error) {
 			return o.container.open(ctx, mountpoint)
 		}
 	}
 	return workspace.Open(ctx, store, wo)
-}
-
-// listFlag collects a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
-
-// policyFile is the JSON of --policy: the same rules as the flags.
-type policyFile struct {
-	ReadOnly   []string `json:"read_only"`
-	Hidden     []string `json:"hidden"`
-	QuotaBytes int64    `json:"quota_bytes"`
-}
-
-// loadPolicy merges a policy file (if any) with the flags' rules.
-func loadPolicy(file string, readOnly, hidden []string, quota int64) (sfs.Policy, error) {
-	p := sfs.Policy{ReadOnly: readOnly, Hidden: hidden, QuotaBytes: quota}
-	if file != "" {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			return p, fmt.Errorf("policy file: %w", err)
-		}
-		var pf policyFile
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&pf); err != nil {
-			return p, fmt.Errorf("policy file %s: %w", file, err)
-		}
-		p.ReadOnly = append(p.ReadOnly, pf.ReadOnly...)
-		p.Hidden = append(p.Hidden, pf.Hidden...)
-		if p.QuotaBytes == 0 {
-			p.QuotaBytes = pf.QuotaBytes
-		}
-	}
-	if err := p.Validate(); err != nil {
-		return p, err
-	}
-	return p, nil
 }
 
 func init() {
@@ -127,24 +85,15 @@ func runServe(ctx context.Context, args []string) int {
 		mount       = fs.String("mount", "", "also mount the workspace at `DIR` (FUSE)")
 		listen      = fs.String("listen", "", "`unix:PATH` or HOST:PORT to serve on (default unix:STORE.sock)")
 		tokenFile   = fs.String("token-file", "", "`FILE` holding the bearer token every request must carry (required on TCP)")
-		policyPath  = fs.String("policy", "", "policy `FILE`: JSON {\"read_only\": [globs], \"hidden\": [globs], \"quota_bytes\": N}")
-		quota       = fs.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
-		interval    = fs.Duration("commit-interval", time.Second, "longest time a change waits for its commit")
 		grace       = fs.Duration("grace", 10*time.Second, "how long shutdown lets running execs finish before cancelling them")
 		metricsAddr = fs.String("metrics-addr", "", "also serve Prometheus metrics at http://`HOST:PORT`/metrics (the API serves /metrics too)")
 		publicAddr  = fs.String("public-addr", "", "serve published links (sqlfs-exec publish) on `HOST:PORT`, without authentication (off by default)")
 		publicURL   = fs.String("public-url", "", "base `URL` published links start with (default http://PUBLIC-ADDR)")
-		readOnlyG   listFlag
-		hiddenG     listFlag
 		cf          containerFlags
-		mem         shellMemoryFlags
+		wf          workspace.Flags
 	)
-	fs.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
-	fs.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
 	cf.register(fs)
-	retention := sqlstore.DefaultAuditRetention
-	retention.AddFlags(fs)
-	mem.register(fs)
+	wf.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
@@ -156,15 +105,8 @@ func runServe(ctx context.Context, args []string) int {
 		fs.Usage()
 		return 2
 	}
-	if err := mem.check(); err != nil {
-		return fail("serve", err)
-	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(log)
-	policy, err := loadPolicy(*policyPath, readOnlyG, hiddenG, *quota)
-	if err != nil {
-		return fail("serve", err)
-	}
 	token, err := readToken(*tokenFile)
 	if err != nil {
 		return fail("serve", err)
@@ -174,8 +116,8 @@ func runServe(ctx context.Context, args []string) int {
 		addr = "unix:" + api.SocketPath(*store)
 	}
 	ws, err := openWorkspace(ctx, *store, workspaceOptions{
-		policy: policy, socket: api.Advertised(addr), commitInterval: *interval,
-		mount: *mount, container: &cf, shellMemory: mem, logger: log, auditRetention: &retention,
+		flags: &wf, socket: api.Advertised(addr),
+		mount: *mount, container: &cf, logger: log,
 		publicURL: publicBase(*publicAddr, *publicURL),
 	})
 	if err != nil {

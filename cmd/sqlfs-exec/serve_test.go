@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
 var (
@@ -200,14 +201,14 @@ func TestPolicyFile(t *testing.T) {
 	if err := os.WriteFile(pol, []byte(`{"read_only":["etc/**"],"hidden":["secret"]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := loadPolicy(pol, []string{"ro"}, nil, 5)
+	p, err := workspace.LoadPolicy(pol, []string{"ro"}, nil, 5)
 	if err != nil || strings.Join(p.ReadOnly, ",") != "ro,etc/**" || p.Hidden[0] != "secret" || p.QuotaBytes != 5 {
 		t.Errorf("policy %+v %v", p, err)
 	}
 	if err := os.WriteFile(pol, []byte(`{"readonly":["x"]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := loadPolicy(pol, nil, nil, 0); err == nil || !strings.Contains(err.Error(), "unknown field") {
+	if _, err := workspace.LoadPolicy(pol, nil, nil, 0); err == nil || !strings.Contains(err.Error(), "unknown field") {
 		t.Errorf("unknown policy field: %v", err)
 	}
 	store := filepath.Join(dir, "ws.sqlfs")

@@ -16,22 +16,13 @@ import (
 	"syscall"
 	"time"
 
-	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
-	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
-	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
-
-// listFlag collects a repeatable string flag.
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 const usage = `usage: sqlfs-mount [flags] STORE MOUNTPOINT
 
@@ -56,21 +47,13 @@ func run() int {
 		metricsAddr = fl.String("metrics-addr", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics")
 		pprofAddr   = fl.String("pprof-addr", "", "serve Go profiles at http://`HOST:PORT`/debug/pprof/ (for tuning)")
 		listen      = fl.String("listen", "", "control socket `unix:PATH` for sqlfs-exec and the agent tools (default unix:STORE.sock; \"none\" to serve none)")
-		interval    = fl.Duration("commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 		debug       = fl.Bool("debug", false, "log every FUSE request to stderr")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
-		quota       = fl.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
-		shellMem    = fl.Int64("shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
-		execMem     = fl.Int64("exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
-		extra       listFlag
-		readOnlyG   listFlag
-		hiddenG     listFlag
+		extra       workspace.ListFlag
+		wf          workspace.Flags
 	)
 	fl.Var(&extra, "o", "extra FUSE mount `options`, comma separated (repeatable)")
-	fl.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
-	fl.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
-	retention := sqlstore.DefaultAuditRetention
-	retention.AddFlags(fl)
+	wf.Register(fl)
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), usage)
 		fl.PrintDefaults()
@@ -90,8 +73,8 @@ func run() int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	slog.SetDefault(log)
 
-	policy := sfs.Policy{ReadOnly: readOnlyG, Hidden: hiddenG, QuotaBytes: *quota}
-	if err := policy.Validate(); err != nil {
+	wo := workspace.Options{Mount: mountpoint}
+	if err := wf.Apply(&wo, log); err != nil {
 		fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
 		return 2
 	}
@@ -109,12 +92,9 @@ func run() int {
 	if sock != "" && !*readOnly {
 		advertised = api.Advertised("unix:" + sock)
 	}
-	ws, err := workspace.Open(ctx, store, workspace.Options{
-		FS:    sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised, AuditRetention: &retention},
-		Shell: shell.Options{Logger: log, MaxMemoryBytes: *shellMem, Limits: sidecar.Limits{MaxMemoryBytes: *execMem}},
-		Mount: mountpoint,
-		FUSE:  fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug},
-	})
+	wo.FS.ReadOnly, wo.FS.Socket = *readOnly, advertised
+	wo.FUSE = fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug}
+	ws, err := workspace.Open(ctx, store, wo)
 	if err != nil {
 		var owned *sqlstore.OwnedError
 		switch {

@@ -134,6 +134,9 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if in.AllowNetwork && name != "js" {
 		return ExecResult{}, toolErr(CodeInvalid, nil, "allow_network applies to the js backend only, not %s", name)
 	}
+	if in.AllowNetwork && s.opts.ForbidNetwork {
+		return ExecResult{}, toolErr(CodeDenied, nil, "allow_network is refused: this workspace's owner was started with --no-network")
+	}
 	if in.TimeoutSeconds < 0 {
 		return ExecResult{}, toolErr(CodeInvalid, nil, "timeout_seconds must not be negative")
 	}

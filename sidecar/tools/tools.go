@@ -40,6 +40,9 @@ type Options struct {
 	// Publish makes a public link to a workspace path for actor; nil
 	// makes the publish tool report that no public listener runs.
 	Publish func(ctx context.Context, actor, path string, ttl time.Duration) (string, error)
+	// ForbidNetwork refuses exec calls that ask for allow_network: the
+	// operator's word beats the caller's.
+	ForbidNetwork bool
 }
 
 func (o Options) withDefaults() Options {

@@ -43,6 +43,9 @@ type Options struct {
 	// serving process recorded beside the store; without either, the
 	// publish tool and sqlfs:publish say publishing is unavailable.
 	PublicURL string
+	// ForbidNetwork refuses every exec that asks for network access, so an
+	// API caller cannot grant itself what the operator denies.
+	ForbidNetwork bool
 }
 
 // Workspace is an open store with what serves it.
@@ -135,7 +138,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	}
 	// The JavaScript backend runs its programs through the shell backend.
 	w.Backends["js"] = js.New(sh, js.Options{Publish: pub})
-	w.Tools = tools.NewForCore(f, w.Backends, tools.Options{Publish: pub})
+	w.Tools = tools.NewForCore(f, w.Backends, tools.Options{Publish: pub, ForbidNetwork: o.ForbidNetwork})
 	return w, nil
 }
 

@@ -1,0 +1,109 @@
+package workspace
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// Flags are the command-line flags of a process that owns a workspace
+// (sqlfs-mount, sqlfs-exec serve): defined once, so the two owners cannot
+// drift apart.
+type Flags struct {
+	policyFile     string
+	readOnly       ListFlag
+	hidden         ListFlag
+	quota          int64
+	commitInterval time.Duration
+	shellMemory    int64
+	execMemory     int64
+	noNetwork      bool
+	retention      sqlstore.AuditRetention
+}
+
+// Register defines the flags on fs.
+func (f *Flags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.policyFile, "policy", "", "policy `FILE`: JSON {\"read_only\": [globs], \"hidden\": [globs], \"quota_bytes\": N}")
+	fs.Var(&f.readOnly, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
+	fs.Var(&f.hidden, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
+	fs.Int64Var(&f.quota, "quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
+	fs.DurationVar(&f.commitInterval, "commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
+	fs.Int64Var(&f.shellMemory, "shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
+	fs.Int64Var(&f.execMemory, "exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
+	fs.BoolVar(&f.noNetwork, "no-network", false, "refuse every exec that asks for network access (allow_network), whoever asks")
+	f.retention = sqlstore.DefaultAuditRetention
+	f.retention.AddFlags(fs)
+}
+
+// Apply checks the flags' values and sets what they configure in o.
+func (f *Flags) Apply(o *Options, log *slog.Logger) error {
+	if f.shellMemory <= 0 || f.execMemory <= 0 {
+		// 0 or less would silently mean the default.
+		return fmt.Errorf("--shell-memory and --exec-memory must be positive, got %d and %d", f.shellMemory, f.execMemory)
+	}
+	if f.commitInterval <= 0 {
+		return fmt.Errorf("--commit-interval must be positive, got %s", f.commitInterval)
+	}
+	policy, err := LoadPolicy(f.policyFile, f.readOnly, f.hidden, f.quota)
+	if err != nil {
+		return err
+	}
+	o.FS.Policy = policy
+	o.FS.CommitInterval = f.commitInterval
+	o.FS.Logger = log
+	retention := f.retention
+	o.FS.AuditRetention = &retention
+	o.Shell = shell.Options{Logger: log, MaxMemoryBytes: f.shellMemory, Limits: sidecar.Limits{MaxMemoryBytes: f.execMemory}}
+	o.ForbidNetwork = f.noNetwork
+	return nil
+}
+
+// ListFlag collects a repeatable string flag.
+type ListFlag []string
+
+func (l *ListFlag) String() string     { return strings.Join(*l, ",") }
+func (l *ListFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// policyFile is the JSON of --policy: the same rules as the flags.
+type policyFile struct {
+	ReadOnly   []string `json:"read_only"`
+	Hidden     []string `json:"hidden"`
+	QuotaBytes int64    `json:"quota_bytes"`
+}
+
+// LoadPolicy merges a policy file (if any) with the flags' rules; a quota
+// given as a flag wins over the file's.
+func LoadPolicy(file string, readOnly, hidden []string, quota int64) (sfs.Policy, error) {
+	p := sfs.Policy{ReadOnly: readOnly, Hidden: hidden, QuotaBytes: quota}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return p, fmt.Errorf("policy file: %w", err)
+		}
+		var pf policyFile
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&pf); err != nil {
+			return p, fmt.Errorf("policy file %s: %w", file, err)
+		}
+		p.ReadOnly = append(p.ReadOnly, pf.ReadOnly...)
+		p.Hidden = append(p.Hidden, pf.Hidden...)
+		if p.QuotaBytes == 0 {
+			p.QuotaBytes = pf.QuotaBytes
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return p, err
+	}
+	return p, nil
+}

@@ -1,0 +1,64 @@
+package workspace
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFlags: both owners parse the same flags into the same options, and
+// values that would silently mean something else are refused.
+func TestFlags(t *testing.T) {
+	pol := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(pol, []byte(`{"hidden":["secret"],"quota_bytes":7}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		err   string
+		check func(Options) bool
+	}{
+		{"defaults", nil, "", func(o Options) bool {
+			return o.FS.CommitInterval == time.Second && o.Shell.MaxMemoryBytes == 1<<30 && !o.ForbidNetwork &&
+				o.FS.AuditRetention != nil && o.FS.AuditRetention.MaxEvents == 1_000_000
+		}},
+		{"all set", []string{"--policy", pol, "--read-only-glob", "ro/**", "--quota", "9", "--commit-interval", "2s",
+			"--exec-memory", "1024", "--no-network", "--audit-max-events", "5"}, "", func(o Options) bool {
+			p := o.FS.Policy
+			return p.QuotaBytes == 9 && p.Hidden[0] == "secret" && p.ReadOnly[0] == "ro/**" && o.FS.CommitInterval == 2*time.Second &&
+				o.Shell.Limits.MaxMemoryBytes == 1024 && o.ForbidNetwork && o.FS.AuditRetention.MaxEvents == 5
+		}},
+		{"zero exec memory", []string{"--exec-memory", "0"}, "must be positive", nil},
+		{"negative shell memory", []string{"--shell-memory", "-1"}, "must be positive", nil},
+		{"zero commit interval", []string{"--commit-interval", "0s"}, "must be positive", nil},
+		{"bad glob", []string{"--hidden-glob", "a/["}, "", nil},
+		{"missing policy file", []string{"--policy", pol + ".none"}, "policy file", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var f Flags
+			f.Register(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			var o Options
+			err := f.Apply(&o, nil)
+			switch {
+			case tc.check == nil && err == nil:
+				t.Fatalf("Apply(%q) = nil, want an error", tc.args)
+			case tc.check == nil && !strings.Contains(err.Error(), tc.err):
+				t.Fatalf("Apply(%q) = %v, want an error containing %q", tc.args, err, tc.err)
+			case tc.check != nil && err != nil:
+				t.Fatalf("Apply(%q) = %v", tc.args, err)
+			case tc.check != nil && !tc.check(o):
+				t.Fatalf("Apply(%q) gave %+v", tc.args, o)
+			}
+		})
+	}
+}
