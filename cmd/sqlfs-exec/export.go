@@ -30,7 +30,10 @@ setgid bits are dropped, device nodes refused (exit 1, the rest is
 exported) and files owned by the user running the export, unless asked
 otherwise below. Modes are masked by the umask, as tar and cp do for an
 ordinary user, so no exported file or directory (DEST itself included) is
-more open to other users than the umask allows. A tar stream on stdout carries everything as stored.
+more open to other users than the umask allows. A tar stream on stdout
+follows the same rules for setuid/setgid bits and device nodes (a root
+extracting it would restore them); it keeps modes and numeric owners as
+stored, for the extracting tar to apply or not.
 
 flags:
 `
@@ -71,22 +74,22 @@ func runExport(ctx context.Context, args []string) int {
 	return ws.run(ctx, "export", func(conn api.Conn) int {
 		p.start()
 		defer p.stop()
+		// The stream goes through the host rules on its way out, whether
+		// it lands in a directory here or in a tar run by the caller.
+		consume := func(r io.Reader) error { return untarDir(ctx, r, dest, opts) }
 		if dest == "-" {
-			if err := conn.Export(ctx, src, p.writer(os.Stdout)); err != nil {
-				return fail("export", err)
-			}
-			return 0
+			consume = func(r io.Reader) error { return archive.Sanitize(ctx, r, os.Stdout, opts.Special, opts.Warn) }
 		}
 		pr, pw := io.Pipe()
-		uerr := make(chan error, 1)
+		cerr := make(chan error, 1)
 		go func() {
-			err := untarDir(ctx, pr, dest, opts)
-			pr.CloseWithError(err) // stops the export if extraction fails
-			uerr <- err
+			err := consume(pr)
+			pr.CloseWithError(err) // stops the export if the consumer fails
+			cerr <- err
 		}()
 		err := conn.Export(ctx, src, p.writer(pw))
 		pw.CloseWithError(err)
-		if xerr := <-uerr; xerr != nil && !errors.Is(xerr, err) {
+		if xerr := <-cerr; xerr != nil && !errors.Is(xerr, err) {
 			err = errors.Join(err, xerr)
 		}
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -206,5 +207,52 @@ func TestExportAppliesUmask(t *testing.T) {
 		if err != nil || fi.Mode() != want {
 			t.Errorf("%q: mode %v, %v; want %v", name, fi.Mode(), err, want)
 		}
+	}
+}
+
+// TestExportStreamDropsPrivileges: `export -` carried setuid bits and
+// device nodes as stored, which a root extracting the stream restores.
+func TestExportStreamDropsPrivileges(t *testing.T) {
+	store := privilegedStore(t)
+	for _, c := range []struct {
+		name   string
+		flags  []string
+		code   int
+		stderr string
+		setid  bool
+		hasDev bool
+	}{
+		{"default", nil, 1, "device node refused", false, false},
+		{"skip special", []string{"--skip-special"}, 0, "skipped", false, false},
+		{"preserve special", []string{"--preserve-special"}, 0, "", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append([]string{"export", "-q", "--store", store}, c.flags...), ".", "-")
+			stdout, stderr, code := sqlfsExec(t, "", args...)
+			if code != c.code || !strings.Contains(stderr, c.stderr) {
+				t.Fatalf("exit %d, want %d; stderr %s", code, c.code, stderr)
+			}
+			modes := map[string]int64{}
+			tr := tar.NewReader(strings.NewReader(stdout))
+			for {
+				h, err := tr.Next()
+				if err != nil {
+					if !errors.Is(err, io.EOF) {
+						t.Fatalf("reading the stream: %v", err)
+					}
+					break
+				}
+				modes[strings.TrimPrefix(h.Name, "./")] = h.Mode
+			}
+			if _, ok := modes["plain"]; !ok {
+				t.Fatalf("plain missing from the stream: %v", modes)
+			}
+			if got := modes["suid"]&syscall.S_ISUID != 0 && modes["sgid"]&syscall.S_ISGID != 0; got != c.setid {
+				t.Errorf("setuid/setgid kept: %v (modes %o %o)", got, modes["suid"], modes["sgid"])
+			}
+			if _, got := modes["mem"]; got != c.hasDev {
+				t.Errorf("device node in the stream: %v", got)
+			}
+		})
 	}
 }
