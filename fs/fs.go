@@ -204,15 +204,6 @@ func (c *core) load(ctx context.Context) error {
 			n.parent = d.Parent
 		}
 	}
-	// Hidden names of files that were open when the owner stopped have no
-	// handles left.
-	for _, n := range c.inodes {
-		for name := range n.children {
-			if isLibfuseHidden(name) {
-				c.dropName(n, name, n.mtime)
-			}
-		}
-	}
 	err = c.store.ScanXattrs(ctx, func(x sqlstore.Xattr) error {
 		if n := c.inodes[x.Ino]; n != nil {
 			if n.xattrs == nil {

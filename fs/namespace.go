@@ -3,7 +3,6 @@ package fs
 import (
 	"path"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -330,7 +329,7 @@ func (f *FS) remove(op, name string, dir int) error {
 			return syscall.EISDIR
 		case !n.isDir() && dir > 0:
 			return syscall.ENOTDIR
-		case n.isDir() && !c.emptyDir(n):
+		case n.isDir() && len(n.children) > 0:
 			return syscall.ENOTEMPTY
 		}
 		if parent.mode&syscall.S_ISVTX != 0 && f.who.Uid != 0 && f.who.Uid != n.uid && f.who.Uid != parent.uid {
@@ -454,7 +453,7 @@ func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) 
 				return syscall.ENOTDIR
 			case !src.isDir() && dst.isDir():
 				return syscall.EISDIR
-			case dst.isDir() && !c.emptyDir(dst):
+			case dst.isDir() && len(dst.children) > 0:
 				return syscall.ENOTEMPTY
 			}
 			c.dropName(np, nn, t)
@@ -476,31 +475,6 @@ func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) 
 	c.touchDentry(op.ino, on)
 	c.touchDentry(np.ino, nn)
 	return nil
-}
-
-// hiddenPrefix starts the names libfuse's high-level API gives files that
-// are unlinked while open: it renames them to .fuse_hiddenNNN and unlinks
-// that name at the last close. The kernel only sends calls with a path for
-// them (fstat of such a file has no handle), so the name must live; the
-// core keeps it out of listings and out of the way of rmdir instead.
-const hiddenPrefix = ".fuse_hidden"
-
-func isLibfuseHidden(name string) bool { return strings.HasPrefix(name, hiddenPrefix) }
-
-// emptyDir reports whether dir holds nothing but libfuse's hidden names,
-// and drops those (their open handles keep the inodes alive) so the
-// directory can go. Called with c.mu held.
-func (c *core) emptyDir(dir *inode) bool {
-	for name := range dir.children {
-		if !isLibfuseHidden(name) {
-			return false
-		}
-	}
-	t := now()
-	for name := range dir.children {
-		c.dropName(dir, name, t)
-	}
-	return true
 }
 
 // reparent moves directory n's parent link from one directory to another.
@@ -564,7 +538,7 @@ func (f *FS) list(n *inode, dir func() string) []DirEntry {
 	}
 	out := make([]DirEntry, 0, len(n.children))
 	for childName, ino := range n.children {
-		if isLibfuseHidden(childName) || hide && c.opts.Policy.refuse(path.Join(dirPath, childName), false) != "" {
+		if hide && c.opts.Policy.refuse(path.Join(dirPath, childName), false) != "" {
 			continue
 		}
 		out = append(out, DirEntry{Name: childName, Ino: ino, Mode: c.inodes[ino].mode & syscall.S_IFMT})

@@ -60,6 +60,18 @@ var migrations = []migration{
 	// v2: a CRC-32C of every chunk's data. The default -1 is no CRC-32
 	// value, so a row written without one fails verification.
 	{sql: `ALTER TABLE chunks ADD COLUMN crc INTEGER NOT NULL DEFAULT -1;`, fill: fillChunkCRCs},
+	// v3: libfuse's high-level API renamed a file unlinked while open to
+	// .fuse_hidden* until its last close, and the core hid those names. The
+	// frontends now keep such files alive without a name, so the names left
+	// by files open when an older owner stopped are dropped here, once; an
+	// inode left without a name (nlink 0) is reclaimed by the core at open.
+	// libfuse never hid a directory.
+	{sql: `UPDATE inodes SET nlink = nlink - (SELECT count(*) FROM dentries d
+		WHERE d.ino = inodes.ino AND d.name GLOB '.fuse_hidden*')
+	WHERE mode & 61440 != 16384
+		AND ino IN (SELECT ino FROM dentries WHERE name GLOB '.fuse_hidden*');
+	DELETE FROM dentries WHERE name GLOB '.fuse_hidden*'
+		AND ino IN (SELECT ino FROM inodes WHERE mode & 61440 != 16384);`},
 }
 
 // SchemaVersion is the schema this program writes.

@@ -57,7 +57,7 @@ type handle struct {
 type opMetrics struct {
 	getattr, lookup, create, mkdir, mknod, unlink, rmdir, rename, link, symlink, readlink,
 	open, read, write, flush, release, fsync, opendir, readdir, releasedir, fsyncdir,
-	chmod, chown, truncate, utimens, statfs, setxattr, getxattr, listxattr, removexattr, access *metrics.FuseOp
+	chmod, chown, truncate, utimens, fallocate, statfs, setxattr, getxattr, listxattr, removexattr, access *metrics.FuseOp
 }
 
 func newOpMetrics() opMetrics {
@@ -68,7 +68,7 @@ func newOpMetrics() opMetrics {
 		readlink: m("readlink"), open: m("open"), read: m("read"), write: m("write"), flush: m("flush"),
 		release: m("release"), fsync: m("fsync"), opendir: m("opendir"), readdir: m("readdir"),
 		releasedir: m("releasedir"), fsyncdir: m("fsyncdir"), chmod: m("chmod"), chown: m("chown"),
-		truncate: m("truncate"), utimens: m("utimens"), statfs: m("statfs"), setxattr: m("setxattr"),
+		truncate: m("truncate"), utimens: m("utimens"), fallocate: m("fallocate"), statfs: m("statfs"), setxattr: m("setxattr"),
 		getxattr: m("getxattr"), listxattr: m("listxattr"), removexattr: m("removexattr"), access: m("access"),
 	}
 }
@@ -235,33 +235,22 @@ func (a *adapter) Chmod(path string, mode uint32) int { return a.Chmod3(path, mo
 
 func (a *adapter) Chmod3(path string, mode uint32, fh uint64) int {
 	start := metrics.Start()
-	var err error
-	if h := a.get(fh); h != nil && h.file != nil {
-		err = h.file.Chmod(mode)
-	} else {
-		err = a.caller().Chmod(path, mode)
-	}
-	return done(a.ops.chmod, start, errno(err))
+	return done(a.ops.chmod, start, a.setattr(path, fh, sfs.SetAttr{Mode: &mode}))
 }
 
 func (a *adapter) Chown(path string, uid, gid uint32) int { return a.Chown3(path, uid, gid, noHandle) }
 
+// Chown3 leaves an id of -1 as it is.
 func (a *adapter) Chown3(path string, uid, gid uint32, fh uint64) int {
 	start := metrics.Start()
-	u, g := int(uid), int(gid)
-	if uid == ^uint32(0) {
-		u = -1
+	var s sfs.SetAttr
+	if uid != ^uint32(0) {
+		s.Uid = &uid
 	}
-	if gid == ^uint32(0) {
-		g = -1
+	if gid != ^uint32(0) {
+		s.Gid = &gid
 	}
-	var err error
-	if h := a.get(fh); h != nil && h.file != nil {
-		err = h.file.Chown(u, g)
-	} else {
-		err = a.caller().Chown(path, u, g)
-	}
-	return done(a.ops.chown, start, errno(err))
+	return done(a.ops.chown, start, a.setattr(path, fh, s))
 }
 
 // utimeNow and utimeOmit are the special tv_nsec values of utimensat(2).
@@ -270,14 +259,16 @@ const (
 	utimeOmit = (1 << 30) - 2
 )
 
-func specTime(ts cgofuse.Timespec, now time.Time) time.Time {
+// specTime is a utimensat time: nil to leave it as it is.
+func specTime(ts cgofuse.Timespec, now time.Time) *time.Time {
 	switch ts.Nsec {
 	case utimeOmit:
-		return time.Time{}
+		return nil
 	case utimeNow:
-		return now
+		return &now
 	}
-	return ts.Time()
+	t := ts.Time()
+	return &t
 }
 
 func (a *adapter) Utimens(path string, tmsp []cgofuse.Timespec) int {
@@ -287,17 +278,68 @@ func (a *adapter) Utimens(path string, tmsp []cgofuse.Timespec) int {
 func (a *adapter) Utimens3(path string, tmsp []cgofuse.Timespec, fh uint64) int {
 	start := metrics.Start()
 	now := time.Now()
-	at, mt := now, now
+	s := sfs.SetAttr{Atime: &now, Mtime: &now}
 	if len(tmsp) == 2 {
-		at, mt = specTime(tmsp[0], now), specTime(tmsp[1], now)
+		s.Atime, s.Mtime = specTime(tmsp[0], now), specTime(tmsp[1], now)
 	}
-	var err error
+	return done(a.ops.utimens, start, a.setattr(path, fh, s))
+}
+
+func (a *adapter) Truncate(path string, size int64, fh uint64) int {
+	start := metrics.Start()
+	return done(a.ops.truncate, start, a.setattr(path, fh, sfs.SetAttr{Size: &size}))
+}
+
+// fallocKeepSize is Linux's FALLOC_FL_KEEP_SIZE, the one mode flag served
+// (fallocate reaches the file system on Linux only).
+const fallocKeepSize = 0x01
+
+// Fallocate reserves nothing (data lives in the store, not in blocks): it
+// only grows the file to the range's end, or with KEEP_SIZE does nothing.
+// Punching holes and the other modes are not supported.
+func (a *adapter) Fallocate(path string, mode uint32, off, length int64, fh uint64) int {
+	start := metrics.Start()
+	switch mode {
+	case fallocKeepSize:
+		return done(a.ops.fallocate, start, 0)
+	case 0:
+	default:
+		return done(a.ops.fallocate, start, -int(syscall.EOPNOTSUPP))
+	}
+	x, ino, rc := a.target(path, fh)
+	if rc != 0 {
+		return done(a.ops.fallocate, start, rc)
+	}
+	at, err := x.GetAttr(ino)
+	if end := off + length; err == nil && end > at.Size {
+		_, err = x.SetAttr(ino, sfs.SetAttr{Size: &end})
+	}
+	return done(a.ops.fallocate, start, errno(err))
+}
+
+// target is the inode a call changes: the file open as fh, else path
+// itself. The kernel has followed every symlink before it asks, so a
+// symlink here is the object (lchown, utimensat with AT_SYMLINK_NOFOLLOW).
+func (a *adapter) target(path string, fh uint64) (sfs.Inodes, uint64, int) {
+	x := a.caller().Inodes()
 	if h := a.get(fh); h != nil && h.file != nil {
-		err = h.file.Chtimes(at, mt)
-	} else {
-		err = a.caller().Chtimes(path, at, mt)
+		at, err := h.file.Stat()
+		return x, at.Ino, errno(err)
 	}
-	return done(a.ops.utimens, start, errno(err))
+	if _, ino := x.Locate(path); ino != 0 {
+		return x, ino, 0
+	}
+	return x, 0, -int(syscall.ENOENT)
+}
+
+// setattr changes the target of path and fh.
+func (a *adapter) setattr(path string, fh uint64, s sfs.SetAttr) int {
+	x, ino, rc := a.target(path, fh)
+	if rc != 0 {
+		return rc
+	}
+	_, err := x.SetAttr(ino, s)
+	return errno(err)
 }
 
 // Access is checked by the kernel (default_permissions); this only answers
@@ -353,17 +395,6 @@ func (a *adapter) Create(path string, flags int, mode uint32) (int, uint64) {
 func (a *adapter) Open(path string, flags int) (int, uint64) {
 	fi := cgofuse.FileInfo_t{Flags: flags}
 	return a.OpenEx(path, &fi), fi.Fh
-}
-
-func (a *adapter) Truncate(path string, size int64, fh uint64) int {
-	start := metrics.Start()
-	var err error
-	if h := a.get(fh); h != nil && h.file != nil {
-		err = h.file.Truncate(size)
-	} else {
-		err = a.caller().Truncate(path, size)
-	}
-	return done(a.ops.truncate, start, errno(err))
 }
 
 func (a *adapter) Read(path string, buff []byte, ofst int64, fh uint64) int {

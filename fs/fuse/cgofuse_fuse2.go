@@ -8,12 +8,12 @@ import (
 	cgofuse "github.com/winfsp/cgofuse/fuse"
 )
 
-// st_ino is the store's inode number (unlinked open files keep libfuse's
-// .fuse_hidden names, see fs/namespace.go). libfuse2 cannot tell the kernel of changes made outside it, so cached
+// st_ino is the store's inode number; hard_remove as with libfuse3 (see
+// configureHost there). libfuse2 cannot tell the kernel of changes made outside it, so cached
 // attributes and names must expire quickly for other frontends' changes to
 // show; auto_cache drops a file's pages when its mtime or size changed.
 var cacheOptions = []string{
-	"use_ino", "readdir_ino", "big_writes",
+	"use_ino", "readdir_ino", "big_writes", "hard_remove",
 	"auto_cache", "attr_timeout=1", "entry_timeout=1", "negative_timeout=0",
 }
 

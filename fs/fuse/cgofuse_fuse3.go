@@ -21,13 +21,15 @@ const LibFUSE = 3
 // configureHost sets what libfuse3 takes only from init, not as -o options:
 // st_ino from the store, no FLUSH on close (written data is visible at
 // once; Flush has nothing to do), and pages kept when mtime changes (the
-// kernel hears of changes made elsewhere through Notify). Not hard_remove: with it libfuse cannot
-// serve fstat of an unlinked open file (ESTALE); its .fuse_hidden names,
-// which the core keeps out of sight, can.
+// kernel hears of changes made elsewhere through Notify), and hard_remove:
+// an unlinked file that is still open lives on through the core's open
+// handles, under no name (see the package doc for what libfuse then cannot
+// serve).
 func configureHost(h *cgofuse.FileSystemHost) {
 	h.SetUseIno(true)
 	h.SetNoFlush(true)
 	h.SetNoAutoInvalData(true)
+	h.SetHardRemove(true)
 }
 
 func lazyUnmount(dir string) error { return exec.Command("fusermount3", "-u", "-z", dir).Run() }

@@ -4,6 +4,27 @@
 // changes made elsewhere. Off Linux, or with -tags cgofuse, the portable
 // frontend over libfuse's path API serves instead (cgofuse_*.go): macOS
 // and Windows use it. Both are thin layers over the core.
+//
+// Locks (fcntl, OFD and flock) are the kernel's own on both frontends:
+// neither asks for FUSE_POSIX_LOCKS or FUSE_FLOCK_LOCKS, so the kernel keeps
+// them in its inode with the semantics of a local file system, between all
+// processes using the mount (lock_test.go checks both against a native
+// directory). Locks served by
+// the file system would need FLUSH at every close, which the Linux frontend
+// answers ENOSYS, and would buy nothing: the core's other users (the shell,
+// the tools) take no locks.
+//
+// What libfuse's path API keeps the portable frontend from doing, measured
+// with go-fuse's posixtest suite (posix_test.go) on libfuse 3.14 and 2.9:
+//   - each name of a hard link is its own kernel inode, so attributes and
+//     locks do not carry across names;
+//   - a file unlinked while open lives on through its open handles (the
+//     mount uses hard_remove, so no .fuse_hidden* names), but fstat(2) of it
+//     fails (ESTALE on libfuse3): the kernel sends GETATTR without a file
+//     handle, and libfuse, having no path for the node, answers before
+//     asking the file system. Reads, writes, ftruncate and lseek carry the handle and work;
+//   - an OPEN that races a rename over its name fails with ESTALE for the
+//     same reason.
 package fuse
 
 import (

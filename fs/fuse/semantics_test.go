@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -193,16 +194,19 @@ func TestUnlinkedOpenFileLivesUntilClose(t *testing.T) {
 	if got := string(buf[:n]); got != "before+after" {
 		t.Fatalf("read after unlink = %q", got)
 	}
-	fi, err := f.Stat()
-	must(t, err)
-	if fi.Size() != 12 {
-		t.Fatalf("fstat size after unlink = %d", fi.Size())
+	// libfuse's path API cannot fstat a file without a name (ESTALE; see
+	// posixKnownGaps); lseek to the end sends the handle.
+	if fuse.LibFUSE == 0 {
+		fi, err := f.Stat()
+		must(t, err)
+		if fi.Size() != 12 {
+			t.Fatalf("fstat size after unlink = %d", fi.Size())
+		}
 	}
-	// Its directory can go while it is open (libfuse2 loses the path then).
-	if fuse.LibFUSE == 2 {
-		must(t, f.Close())
-		return
+	if end, err := f.Seek(0, io.SeekEnd); err != nil || end != 12 {
+		t.Fatalf("lseek to the end after unlink = %d, %v", end, err)
 	}
+	// Its directory can go while it is open.
 	must(t, os.Mkdir(w.Path("d"), 0o755))
 	g, err := os.Create(w.Path("d", "g"))
 	must(t, err)

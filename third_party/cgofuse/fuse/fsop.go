@@ -367,6 +367,15 @@ type FileSystemChown3 interface {
 	Chown3(path string, uid uint32, gid uint32, fh uint64) int
 }
 
+// FileSystemFallocate is the interface that wraps the Fallocate method
+// (sqlfs patch 6; Linux only).
+//
+// Fallocate allocates, or with mode flags punches or zeroes, the byte range
+// [off, off+length) of a file, as fallocate(2). The fh parameter may be ^uint64(0).
+type FileSystemFallocate interface {
+	Fallocate(path string, mode uint32, off int64, length int64, fh uint64) int
+}
+
 // FileSystemUtimens3 is the interface that wraps the FUSE3 Utimens method.
 //
 // Utimens3 is similar to Utimens except that it includes a file handle that is

@@ -471,6 +471,23 @@ func hostFsyncdir(path0 *c_char, datasync c_int, fi0 *c_struct_fuse_file_info) (
 	return c_int(errc)
 }
 
+// sqlfs patch 6: fallocate, ENOSYS (EOPNOTSUPP to the caller) unless the
+// file system implements FileSystemFallocate.
+func hostFallocate(path0 *c_char, mode c_int, off c_fuse_off_t, length c_fuse_off_t,
+	fi0 *c_struct_fuse_file_info) (errc0 c_int) {
+	defer recoverAsErrno(&errc0)
+	fsop := hostHandleGet(c_fuse_get_context().private_data).fsop
+	intf, ok := fsop.(FileSystemFallocate)
+	if !ok {
+		return c_int(-ENOSYS)
+	}
+	fh := ^uint64(0)
+	if nil != fi0 {
+		fh = uint64(fi0.fh)
+	}
+	return c_int(intf.Fallocate(c_GoString(path0), uint32(mode), int64(off), int64(length), fh))
+}
+
 func hostInit(conn0 *c_struct_fuse_conn_info, conf0 *c_struct_fuse_config) (user_data unsafe.Pointer) {
 	defer func() {
 		recover()

@@ -425,6 +425,11 @@ extern int go_hostFtruncate(char *path, fuse_off_t off, struct fuse_file_info *f
 extern int go_hostFgetattr(char *path, fuse_stat_t *stbuf, struct fuse_file_info *fi);
 #endif
 //extern int go_hostLock(char *path, struct fuse_file_info *fi, int cmd, struct fuse_flock *lock);
+#if defined(__linux__)
+// sqlfs patch 6: fallocate (libfuse >= 2.9.1 on Linux).
+extern int go_hostFallocate(char *path, int mode, fuse_off_t off, fuse_off_t len,
+	struct fuse_file_info *fi);
+#endif
 #if FUSE_USE_VERSION < 30
 extern int go_hostUtimens(char *path, fuse_timespec_t tv[2]);
 #else
@@ -741,9 +746,18 @@ static int hostMount(int argc, char *argv[], void *data)
 #if FUSE_USE_VERSION < 30
 		.ftruncate = (int (*)(const char *, fuse_off_t, struct fuse_file_info *))go_hostFtruncate,
 		.fgetattr = (int (*)(const char *, fuse_stat_t *, struct fuse_file_info *))go_hostFgetattr,
+		// sqlfs patch 7: a call on an open file whose node has no path left
+		// (unlinked under -o hard_remove) gets a NULL path instead of ENOENT,
+		// as libfuse3 always does.
+		.flag_nullpath_ok = 1,
 #endif
 		//.lock = (int (*)(const char *, struct fuse_file_info *, int, struct fuse_flock *))
 		//	go_hostFlock,
+#if defined(__linux__)
+		// sqlfs patch 6: fallocate.
+		.fallocate = (int (*)(const char *, int, fuse_off_t, fuse_off_t, struct fuse_file_info *))
+			go_hostFallocate,
+#endif
 #if FUSE_USE_VERSION < 30
 		.utimens = (int (*)(const char *, const fuse_timespec_t [2]))go_hostUtimens,
 #else
@@ -1355,6 +1369,14 @@ func go_hostReleasedir(path0 *c_char, fi0 *c_struct_fuse_file_info) (errc0 c_int
 //export go_hostFsyncdir
 func go_hostFsyncdir(path0 *c_char, datasync c_int, fi0 *c_struct_fuse_file_info) (errc0 c_int) {
 	return hostFsyncdir(path0, datasync, fi0)
+}
+
+// sqlfs patch 6: fallocate.
+//
+//export go_hostFallocate
+func go_hostFallocate(path0 *c_char, mode c_int, off c_fuse_off_t, length c_fuse_off_t,
+	fi0 *c_struct_fuse_file_info) (errc0 c_int) {
+	return hostFallocate(path0, mode, off, length, fi0)
 }
 
 //export go_hostInit
