@@ -43,7 +43,27 @@ type Options struct {
 	// off: a request to itself in flight at that moment never ends, and the
 	// kernel keeps the dead mount's connection for ever.
 	SameProcessClients bool
+	// Permissions says who checks permissions: the kernel (the default) or,
+	// to measure the alternative, the server (Linux frontend only; see
+	// ServerPermissions).
+	Permissions Permissions
 }
+
+// Permissions is who checks a request's permissions.
+type Permissions int
+
+const (
+	// KernelPermissions mounts with default_permissions: the kernel checks
+	// every access against the cached mode, owner and group, with the
+	// caller's supplementary groups, at the price of a GETATTR of a
+	// directory after each change to it.
+	KernelPermissions Permissions = iota
+	// ServerPermissions mounts without default_permissions and checks the
+	// metadata requests in the server (perm.go). A measurement switch, not
+	// a safe mode: opens, cached reads and writes and walks through cached
+	// names are then not checked at all.
+	ServerPermissions
+)
 
 // Errors a caller can tell apart.
 var (
