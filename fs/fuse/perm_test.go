@@ -3,12 +3,18 @@
 package fuse_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
@@ -89,4 +95,91 @@ func TestPermissionModes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkPermissionModes times metadata operations through a mount with
+// the kernel's checks and one with the server's, in alternating batches so
+// that load on the machine hits both alike; it reports each mode's median
+// µs per operation and their ratio (server/kernel):
+//
+//	go test ./fs/fuse -run '^$' -bench PermissionModes -benchtime 15x
+func BenchmarkPermissionModes(b *testing.B) {
+	const batch = 200
+	type mode struct {
+		name string
+		w    *fusetest.Workspace
+	}
+	modes := []mode{
+		{"kernel", fusetest.Mount(b, sfs.Options{}, fuse.Options{Permissions: fuse.KernelPermissions})},
+		{"server", fusetest.Mount(b, sfs.Options{}, fuse.Options{Permissions: fuse.ServerPermissions})},
+	}
+	data := make([]byte, 4096)
+	ops := []struct {
+		name string
+		do   func(dir string, i int) error
+	}{
+		{"create", func(dir string, i int) error {
+			fd, err := unix.Open(fmt.Sprintf("%s/f%d", dir, i), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = unix.Write(fd, data)
+			return errors.Join(err, unix.Close(fd))
+		}},
+		{"stat-missing", func(dir string, i int) error {
+			var st unix.Stat_t
+			if err := unix.Lstat(fmt.Sprintf("%s/m%d", dir, i), &st); !errors.Is(err, unix.ENOENT) {
+				return fmt.Errorf("lstat of a missing name: %v", err)
+			}
+			return nil
+		}},
+		{"rename", func(dir string, i int) error {
+			return unix.Rename(fmt.Sprintf("%s/f%d", dir, i), fmt.Sprintf("%s/r%d", dir, i))
+		}},
+		{"unlink", func(dir string, i int) error { return unix.Unlink(fmt.Sprintf("%s/r%d", dir, i)) }},
+		{"mkdir", func(dir string, i int) error { return unix.Mkdir(fmt.Sprintf("%s/d%d", dir, i), 0o755) }},
+		{"rmdir", func(dir string, i int) error { return unix.Rmdir(fmt.Sprintf("%s/d%d", dir, i)) }},
+	}
+	// took[op][mode] are the µs per operation of every batch.
+	took := make([][][]float64, len(ops))
+	for i := range took {
+		took[i] = make([][]float64, len(modes))
+	}
+	round := 0
+	for b.Loop() {
+		dirs := make([]string, len(modes))
+		for k, m := range modes {
+			dirs[k] = m.w.Path(fmt.Sprintf("round%d", round))
+			if err := os.Mkdir(dirs[k], 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		// Each op's batches run back to back on both mounts, who goes
+		// first alternating, so both see the same moment's load.
+		for o, op := range ops {
+			for j := range modes {
+				k := (j + round) % len(modes)
+				start := time.Now()
+				for i := range batch {
+					if err := op.do(dirs[k], i); err != nil {
+						b.Fatalf("%s %s: %v", modes[k].name, op.name, err)
+					}
+				}
+				took[o][k] = append(took[o][k], float64(time.Since(start).Microseconds())/batch)
+			}
+		}
+		round++
+	}
+	for o, op := range ops {
+		kernel, server := median(took[o][0]), median(took[o][1])
+		b.ReportMetric(kernel, op.name+"-kernel-µs/op")
+		b.ReportMetric(server, op.name+"-server-µs/op")
+		b.ReportMetric(server/kernel, op.name+"-server/kernel")
+	}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
