@@ -100,7 +100,8 @@ func TestPermissionModes(t *testing.T) {
 // BenchmarkPermissionModes times metadata operations through a mount with
 // the kernel's checks and one with the server's, in alternating batches so
 // that load on the machine hits both alike; it reports each mode's median
-// µs per operation and their ratio (server/kernel):
+// µs per operation, their ratio (server/kernel) and the FUSE requests per
+// operation of each:
 //
 //	go test ./fs/fuse -run '^$' -bench PermissionModes -benchtime 15x
 func BenchmarkPermissionModes(b *testing.B) {
@@ -145,6 +146,10 @@ func BenchmarkPermissionModes(b *testing.B) {
 	for i := range took {
 		took[i] = make([][]float64, len(modes))
 	}
+	requests := make([][]float64, len(ops)) // [op][mode], summed over batches
+	for i := range requests {
+		requests[i] = make([]float64, len(modes))
+	}
 	round := 0
 	for b.Loop() {
 		dirs := make([]string, len(modes))
@@ -159,13 +164,20 @@ func BenchmarkPermissionModes(b *testing.B) {
 		for o, op := range ops {
 			for j := range modes {
 				k := (j + round) % len(modes)
-				start := time.Now()
-				for i := range batch {
-					if err := op.do(dirs[k], i); err != nil {
-						b.Fatalf("%s %s: %v", modes[k].name, op.name, err)
+				var d time.Duration
+				reqs := requestsDuring(b, func() {
+					start := time.Now()
+					for i := range batch {
+						if err := op.do(dirs[k], i); err != nil {
+							b.Fatalf("%s %s: %v", modes[k].name, op.name, err)
+						}
 					}
+					d = time.Since(start)
+				})
+				took[o][k] = append(took[o][k], float64(d.Microseconds())/batch)
+				for _, n := range reqs {
+					requests[o][k] += n
 				}
-				took[o][k] = append(took[o][k], float64(time.Since(start).Microseconds())/batch)
 			}
 		}
 		round++
@@ -175,6 +187,9 @@ func BenchmarkPermissionModes(b *testing.B) {
 		b.ReportMetric(kernel, op.name+"-kernel-µs/op")
 		b.ReportMetric(server, op.name+"-server-µs/op")
 		b.ReportMetric(server/kernel, op.name+"-server/kernel")
+		for k, m := range modes {
+			b.ReportMetric(requests[o][k]/float64(batch*round), op.name+"-"+m.name+"-requests/op")
+		}
 	}
 }
 
