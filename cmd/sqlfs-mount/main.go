@@ -66,18 +66,6 @@ func run() int {
 		readOnlyG   listFlag
 		hiddenG     listFlag
 	)
-	perms := fuse.KernelPermissions
-	fl.Func("permissions", "who checks permissions: `kernel` (default_permissions, the default) or server (a measurement switch: opens, cached reads and writes and cached path walks go unchecked)", func(v string) error {
-		switch v {
-		case "kernel":
-			perms = fuse.KernelPermissions
-		case "server":
-			perms = fuse.ServerPermissions
-		default:
-			return fmt.Errorf("%q is neither kernel nor server", v)
-		}
-		return nil
-	})
 	fl.Var(&extra, "o", "extra FUSE mount `options`, comma separated (repeatable)")
 	fl.Var(&readOnlyG, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
 	fl.Var(&hiddenG, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
@@ -125,7 +113,7 @@ func run() int {
 		FS:    sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised, AuditRetention: &retention},
 		Shell: shell.Options{Logger: log, MaxMemoryBytes: *shellMem, Limits: sidecar.Limits{MaxMemoryBytes: *execMem}},
 		Mount: mountpoint,
-		FUSE:  fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug, Permissions: perms},
+		FUSE:  fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug},
 	})
 	if err != nil {
 		var owned *sqlstore.OwnedError
