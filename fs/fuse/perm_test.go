@@ -198,3 +198,33 @@ func median(xs []float64) float64 {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// TestDirAttrsDroppedAfterChange pins down where the GETATTR of a directory
+// after a change comes from: the kernel drops the directory's attributes
+// after a create in either mode (it does not update mtime, ctime and nlink
+// itself), so the server could not spare it by keeping them valid; with
+// default_permissions the next walk through the directory fetches them, and
+// without it the next stat of the directory does.
+func TestDirAttrsDroppedAfterChange(t *testing.T) {
+	for _, c := range []struct {
+		name                string
+		perms               fuse.Permissions
+		onWalk, onStatOfDir float64
+	}{
+		{"kernel", fuse.KernelPermissions, 1, 0},
+		{"server", fuse.ServerPermissions, 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := fusetest.Mount(t, sfs.Options{}, fuse.Options{Permissions: c.perms})
+			must(t, os.Mkdir(w.Path("d"), 0o755))
+			lstat(t, w.Path("d"))
+			must(t, os.WriteFile(w.Path("d", "a"), nil, 0o644))
+			walk := requestsDuring(t, func() { lstat(t, w.Path("d", "a")) })
+			statDir := requestsDuring(t, func() { lstat(t, w.Path("d")) })
+			if walk["getattr"] != c.onWalk || statDir["getattr"] != c.onStatOfDir {
+				t.Errorf("GETATTRs after a create: %v on the next walk through the directory, %v on its stat; want %v and %v",
+					walk["getattr"], statDir["getattr"], c.onWalk, c.onStatOfDir)
+			}
+		})
+	}
+}
