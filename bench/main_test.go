@@ -85,8 +85,8 @@ func TestSmoke(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatalf("%v\n%s", err, out.Bytes())
 			}
-			want := []string{"create", "create+fsync", "stat warm", "stat missing", "readdir", "readdir+stat",
-				"read all", "stat cold", "rename", "unlink", "rmdir", "untar", "find", "grep -r", "find warm", "grep -r warm", "rm -rf"}
+			want := []string{"create", "create+fsync", "stat warm", "stat missing", "stat missing again",
+				"readdir", "readdir+stat", "read all", "stat cold", "rename", "unlink", "mkdir", "rmdir", "untar", "find", "grep -r", "find warm", "grep -r warm", "rm -rf"}
 			if len(rep.Phases) != len(want) {
 				t.Fatalf("%d phases, want %d: %+v", len(rep.Phases), len(want), rep.Phases)
 			}
@@ -102,6 +102,10 @@ func TestSmoke(t *testing.T) {
 				// Every file created is one FUSE create request, seen through the metrics.
 				if got := rep.Phases[0].Counters[`sqlfs_fuse_requests_total{op="create"}`]; got != float64(c.Files) {
 					t.Errorf("create phase counted %v FUSE creates, want %d", got, c.Files)
+				}
+				// Negative entries are cached: the second stat of missing names asks nothing.
+				if got := rep.Phases[4].Counters[`sqlfs_fuse_requests_total{op="lookup"}`]; got != 0 {
+					t.Errorf("stat missing again sent %v LOOKUPs, want 0", got)
 				}
 				m := rep.Memory
 				if m == nil || m.Files != 500 || m.RSSRestarted <= 0 || len(m.StartupCold) != 1 || m.StartupWarm[0] <= 0 {

@@ -278,6 +278,7 @@ func filePhases(ctx context.Context, t *harness.Target, files, dirs int, rec rec
 			before: func() error { return stat(ctx, main.files, nil) },
 			run:    func() error { return stat(ctx, main.files, nil) }},
 		{name: "stat missing", ops: n, run: func() error { return stat(ctx, main.missing, unix.ENOENT) }},
+		{name: "stat missing again", ops: n, run: func() error { return stat(ctx, main.missing, unix.ENOENT) }},
 		{name: "readdir", ops: n, run: func() error { return main.readdir(ctx, false) }},
 		{name: "readdir+stat", ops: n, run: func() error { return main.readdir(ctx, true) }},
 		{name: "read all", ops: n, run: func() error { return main.readAll(ctx) }},
@@ -286,13 +287,10 @@ func filePhases(ctx context.Context, t *harness.Target, files, dirs int, rec rec
 			run:    func() error { return stat(ctx, main.files, nil) }},
 		{name: "rename", ops: n, run: func() error { return main.renameAll(ctx) }},
 		{name: "unlink", ops: n, run: func() error { return unlinkAll(ctx, main.renamed) }},
+		{name: "mkdir", ops: len(empty),
+			before: func() error { return os.Mkdir(filepath.Dir(empty[0]), 0o755) },
+			run:    func() error { return mkdirAll(ctx, empty) }},
 		{name: "rmdir", ops: len(empty) + len(main.dirs),
-			before: func() error {
-				if err := os.Mkdir(filepath.Dir(empty[0]), 0o755); err != nil {
-					return err
-				}
-				return mkdirAll(ctx, empty)
-			},
 			run: func() error { return rmdirAll(ctx, slices.Concat(main.dirs, empty)) }},
 	}
 	return runPhases(ctx, t, phases, rec)

@@ -5,14 +5,31 @@
 // frontend over libfuse's path API serves instead (cgofuse_*.go): macOS
 // and Windows use it. Both are thin layers over the core.
 //
+// # Permissions
+//
+// Both frontends mount with default_permissions: the kernel checks every
+// open and every step of a path walk against the cached mode, owner and
+// group, with the caller's supplementary groups. It costs one GETATTR of a
+// directory after each change to it (the kernel drops the directory's
+// attributes and refetches them at its next permission check), one of the
+// 5 requests of a create and of the 3 of a rename, unlink, mkdir or rmdir.
+// Checks in the server (ServerPermissions, perm.go, measured by
+// BenchmarkPermissionModes) save that round trip, 12-35% of those
+// operations' time, but see neither opens (answered ENOSYS, never sent)
+// nor walks through cached names, and need /proc to learn a caller's
+// groups; the README's decisions section has the table.
+//
+// # Locks
+//
 // Locks (fcntl, OFD and flock) are the kernel's own on both frontends:
 // neither asks for FUSE_POSIX_LOCKS or FUSE_FLOCK_LOCKS, so the kernel keeps
 // them in its inode with the semantics of a local file system, between all
 // processes using the mount (lock_test.go checks both against a native
-// directory). Locks served by
-// the file system would need FLUSH at every close, which the Linux frontend
-// answers ENOSYS, and would buy nothing: the core's other users (the shell,
-// the tools) take no locks.
+// directory). Locks served by the file system would need FLUSH at every
+// close, which the Linux frontend answers ENOSYS, and would buy nothing:
+// the core's other users (the shell, the tools) take no locks.
+//
+// # What the portable frontend cannot do
 //
 // What libfuse's path API keeps the portable frontend from doing, measured
 // with go-fuse's posixtest suite (posix_test.go) on libfuse 3.14 and 2.9:
@@ -22,7 +39,8 @@
 //     mount uses hard_remove, so no .fuse_hidden* names), but fstat(2) of it
 //     fails (ESTALE on libfuse3): the kernel sends GETATTR without a file
 //     handle, and libfuse, having no path for the node, answers before
-//     asking the file system. Reads, writes, ftruncate and lseek carry the handle and work;
+//     asking the file system. Reads, writes, ftruncate and lseek carry
+//     the handle and work;
 //   - an OPEN that races a rename over its name fails with ESTALE for the
 //     same reason.
 package fuse
@@ -64,7 +82,27 @@ type Options struct {
 	// off: a request to itself in flight at that moment never ends, and the
 	// kernel keeps the dead mount's connection for ever.
 	SameProcessClients bool
+	// Permissions says who checks permissions: the kernel (the default) or,
+	// to measure the alternative, the server (Linux frontend only; see
+	// ServerPermissions). The cgofuse frontend always uses the kernel's.
+	Permissions Permissions
 }
+
+// Permissions is who checks a request's permissions.
+type Permissions int
+
+const (
+	// KernelPermissions mounts with default_permissions: the kernel checks
+	// every access against the cached mode, owner and group, with the
+	// caller's supplementary groups, at the price of a GETATTR of a
+	// directory after each change to it.
+	KernelPermissions Permissions = iota
+	// ServerPermissions mounts without default_permissions and checks the
+	// metadata requests in the server (perm.go). A measurement switch, not
+	// a safe mode: opens, cached reads and writes and walks through cached
+	// names are then not checked at all.
+	ServerPermissions
+)
 
 // Errors a caller can tell apart.
 var (

@@ -539,10 +539,14 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 	if name == "" {
 		name = "sqlfs"
 	}
+	var served gofuse.RawFileSystem = &permFS{r}
+	var permOpts []string
+	if o.Permissions == KernelPermissions {
+		served, permOpts = r, []string{"default_permissions"}
+	}
 	mo := &gofuse.MountOptions{
-		AllowOther: o.AllowOther,
-		// The kernel checks permissions (with supplementary groups).
-		Options:                  append([]string{"default_permissions"}, o.Extra...),
+		AllowOther:               o.AllowOther,
+		Options:                  append(permOpts, o.Extra...),
 		MaxWrite:                 1 << 20,
 		MaxBackground:            64,
 		FsName:                   name,
@@ -564,7 +568,7 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		mo.Options = append(mo.Options, "ro")
 		mo.DirectMountFlags |= syscall.MS_RDONLY
 	}
-	server, err := gofuse.NewServer(r, abs, mo)
+	server, err := gofuse.NewServer(served, abs, mo)
 	if err != nil {
 		return nil, fmt.Errorf("%w at %s: %w", ErrMountFailed, abs, err)
 	}

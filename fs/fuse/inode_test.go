@@ -20,10 +20,12 @@ import (
 )
 
 // fuseRequests is the number of FUSE requests served so far, by op.
-func fuseRequests(t *testing.T) map[string]float64 {
+func fuseRequests(t testing.TB) map[string]float64 {
 	t.Helper()
 	mfs, err := metrics.Registry.Gather()
-	must(t, err)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]float64{}
 	for _, mf := range mfs {
 		if mf.GetName() != "sqlfs_fuse_requests_total" {
@@ -41,7 +43,7 @@ func fuseRequests(t *testing.T) map[string]float64 {
 }
 
 // requestsDuring returns the requests fn caused, by op, leaving out none.
-func requestsDuring(t *testing.T, fn func()) map[string]float64 {
+func requestsDuring(t testing.TB, fn func()) map[string]float64 {
 	t.Helper()
 	before := fuseRequests(t)
 	fn()
