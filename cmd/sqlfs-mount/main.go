@@ -58,6 +58,7 @@ func run() int {
 		listen      = fl.String("listen", "", "control socket `unix:PATH` for sqlfs-exec and the agent tools (default unix:STORE.sock; \"none\" to serve none)")
 		interval    = fl.Duration("commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 		debug       = fl.Bool("debug", false, "log every FUSE request to stderr")
+		writeback   = fl.Bool("writeback-cache", false, "let the kernel cache writes and write them back later (fewer round trips for small writes; a GETATTR after every close)")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
 		quota       = fl.Int64("quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
 		shellMem    = fl.Int64("shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
@@ -113,7 +114,7 @@ func run() int {
 		FS:    sfs.Options{ReadOnly: *readOnly, CommitInterval: *interval, Policy: policy, Logger: log, Socket: advertised, AuditRetention: &retention},
 		Shell: shell.Options{Logger: log, MaxMemoryBytes: *shellMem, Limits: sidecar.Limits{MaxMemoryBytes: *execMem}},
 		Mount: mountpoint,
-		FUSE:  fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug},
+		FUSE:  fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug, WritebackCache: *writeback},
 	})
 	if err != nil {
 		var owned *sqlstore.OwnedError

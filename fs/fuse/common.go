@@ -43,6 +43,15 @@ type Options struct {
 	// off: a request to itself in flight at that moment never ends, and the
 	// kernel keeps the dead mount's connection for ever.
 	SameProcessClients bool
+	// WritebackCache turns the Linux frontend's writeback cache on: the
+	// kernel keeps written pages and the file's size and times, and writes
+	// them back at close, fsync, under memory pressure, or when the core
+	// needs them (fs.FS.SetFlusher). Writes of less than a page then cost
+	// no round trip each, but every close makes the next stat a GETATTR
+	// (the kernel drops st_blocks) and every file written a SETATTR (its
+	// times). Off, each write() is a WRITE the core sees at once. The
+	// portable frontend is always write-through.
+	WritebackCache bool
 }
 
 // Errors a caller can tell apart.
@@ -104,6 +113,7 @@ func (m *Mount) Unmount() error {
 	}
 	if m.fsys != nil {
 		m.fsys.SetInvalidator(nil)
+		m.fsys.SetFlusher(nil)
 	}
 	// cgofuse also unmounts on SIGINT/SIGTERM, so the mount may already be
 	// going; only a mount still in place needs the tool.
