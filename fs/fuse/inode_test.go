@@ -20,7 +20,7 @@ import (
 )
 
 // fuseRequests is the number of FUSE requests served so far, by op.
-func fuseRequests(t *testing.T) map[string]float64 {
+func fuseRequests(t testing.TB) map[string]float64 {
 	t.Helper()
 	mfs, err := metrics.Registry.Gather()
 	must(t, err)
@@ -41,7 +41,7 @@ func fuseRequests(t *testing.T) map[string]float64 {
 }
 
 // requestsDuring returns the requests fn caused, by op, leaving out none.
-func requestsDuring(t *testing.T, fn func()) map[string]float64 {
+func requestsDuring(t testing.TB, fn func()) map[string]float64 {
 	t.Helper()
 	before := fuseRequests(t)
 	fn()
