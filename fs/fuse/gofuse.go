@@ -100,8 +100,10 @@ func done(op *metrics.FuseOp, start time.Time, st gofuse.Status) gofuse.Status {
 
 func (r *rawFS) String() string { return "sqlfs" }
 
+// Init runs once INIT is answered, before any request is served.
 func (r *rawFS) Init(s *gofuse.Server) {
 	r.server = s
+	r.writeback = r.writeback && s.KernelSettings().Flags64()&gofuse.CAP_WRITEBACK_CACHE != 0
 	close(r.ready)
 }
 
@@ -636,7 +638,6 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 	}
 	m.abort = connectionAborter(abs)
 	m.fsys = fsys
-	r.writeback = r.writeback && server.KernelSettings().Flags64()&gofuse.CAP_WRITEBACK_CACHE != 0
 	fsys.SetInvalidator(r.invalidate)
 	if r.writeback {
 		fsys.SetFlusher(r.flush)
