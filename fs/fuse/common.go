@@ -48,9 +48,9 @@ type Options struct {
 	// them back at close, fsync, under memory pressure, or when the core
 	// needs them (fs.FS.SetFlusher). Writes of less than a page then cost
 	// no round trip each, but every close makes the next stat a GETATTR
-	// (the kernel drops st_blocks) and every file written a SETATTR (its
-	// times). Off, each write() is a WRITE the core sees at once. The
-	// portable frontend is always write-through.
+	// (the kernel drops st_blocks), and every file written, renamed or
+	// unlinked costs a SETATTR (its times). Off, each write() is a WRITE the
+	// core sees at once. The portable frontend is always write-through.
 	WritebackCache bool
 }
 
