@@ -85,7 +85,7 @@ func TestSmoke(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 				t.Fatalf("%v\n%s", err, out.Bytes())
 			}
-			want := []string{"create", "create+fsync", "stat warm", "stat missing", "stat missing again",
+			want := []string{"create", "create+fsync", "stat warm", "stat after write", "stat missing", "stat missing again",
 				"readdir", "readdir+stat", "read all", "stat cold", "rename", "unlink", "mkdir", "rmdir", "untar", "find", "grep -r", "find warm", "grep -r warm", "rm -rf"}
 			if len(rep.Phases) != len(want) {
 				t.Fatalf("%d phases, want %d: %+v", len(rep.Phases), len(want), rep.Phases)

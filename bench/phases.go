@@ -63,10 +63,16 @@ func (ft *fileTree) create(ctx context.Context, fsync bool) error {
 			return fmt.Errorf("mkdir %s: %w", d, err)
 		}
 	}
+	return ft.write(ctx, unix.O_CREAT|unix.O_EXCL, fsync)
+}
+
+// write opens every file with flag (and O_WRONLY) and writes its data at
+// offset 0, with fsync before close if asked.
+func (ft *fileTree) write(ctx context.Context, flag int, fsync bool) error {
 	return every(ctx, ft.files, func(_ int, p string) error {
-		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o644)
+		fd, err := unix.Open(p, unix.O_WRONLY|unix.O_CLOEXEC|flag, 0o644)
 		if err != nil {
-			return fmt.Errorf("create %s: %w", p, err)
+			return fmt.Errorf("open %s: %w", p, err)
 		}
 		n, err := unix.Write(fd, ft.data)
 		if err == nil && n != len(ft.data) {
@@ -276,6 +282,10 @@ func filePhases(ctx context.Context, t *harness.Target, files, dirs int, rec rec
 			after: func() error { return os.RemoveAll(synced.root) }},
 		{name: "stat warm", ops: n,
 			before: func() error { return stat(ctx, main.files, nil) },
+			run:    func() error { return stat(ctx, main.files, nil) }},
+		// What a build does: write a file, then stat it (make, a linker).
+		{name: "stat after write", ops: n,
+			before: func() error { return main.write(ctx, 0, false) },
 			run:    func() error { return stat(ctx, main.files, nil) }},
 		{name: "stat missing", ops: n, run: func() error { return stat(ctx, main.missing, unix.ENOENT) }},
 		{name: "stat missing again", ops: n, run: func() error { return stat(ctx, main.missing, unix.ENOENT) }},

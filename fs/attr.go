@@ -97,7 +97,10 @@ func chtimesFn(atime, mtime time.Time) func(n *inode) error {
 }
 
 // Truncate sets the size of name.
-func (f *FS) Truncate(name string, size int64) error { return f.truncateFile(name, nil, size) }
+func (f *FS) Truncate(name string, size int64) error {
+	f.flushKernel(name, true)
+	return f.truncateFile(name, nil, size)
+}
 
 // Chmod, Chown and Chtimes on an open handle work after unlink too.
 

@@ -71,6 +71,18 @@
 // rather than land after that commit's snapshot. Files unlinked while open
 // are reclaimed at the next open.
 //
+// # The kernel's dirty pages
+//
+// A mount with the writeback cache holds written data in the kernel until
+// it writes it back (at close, fsync, under memory pressure). SetFlusher
+// registers the mount's way to have it written back now; the core calls it
+// before a caller other than the kernel opens, stats or truncates a
+// regular file (OpenFile, ReadFile, WriteFile, Stat, Truncate), outside
+// every lock, so the WRITEs it waits for are served meanwhile. A directory
+// listing with attributes (ReadDirAttrs) does not flush: its sizes may lag
+// what the kernel still holds. A File is flushed when opened only: its
+// later reads do not see what the kernel's writers wrote since.
+//
 // # Paths
 //
 // Resolve is the one path resolver, used by the core, the shell and the

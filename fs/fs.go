@@ -100,7 +100,8 @@ type core struct {
 	storeErr   error // last commit's error, reported until a commit succeeds
 	unsynced   bool  // a commit since the last synced one was not synced
 
-	invalidate func([]Change) // tells the kernel of changes made elsewhere
+	invalidate func([]Change)   // tells the kernel of changes made elsewhere
+	flush      func(ino uint64) // has the kernel write back an inode's dirty pages
 
 	syncReq chan syncRequest
 	kick    chan struct{}

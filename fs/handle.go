@@ -28,6 +28,7 @@ type File struct {
 // OpenFile opens name with os.O_* flags, creating it with perm when asked.
 func (f *FS) OpenFile(name string, flag int, perm uint32) (*File, error) {
 	c := f.c
+	f.flushKernel(name, true)
 	create := flag&os.O_CREATE != 0
 	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
 	if create || writable || flag&os.O_TRUNC != 0 {

@@ -503,6 +503,7 @@ func (f *FS) Stat(name string) (Attr, error) { return f.stat("stat", name, true)
 func (f *FS) Lstat(name string) (Attr, error) { return f.stat("lstat", name, false) }
 
 func (f *FS) stat(op, name string, follow bool) (Attr, error) {
+	f.flushKernel(name, follow)
 	f.c.mu.Lock()
 	defer f.c.mu.Unlock()
 	n, err := f.lookup(name, follow)

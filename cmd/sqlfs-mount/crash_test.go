@@ -85,9 +85,19 @@ const longEnv = "SQLFS_TEST_LONG"
 
 // TestCrashKeepsFsyncedFiles kills the mount with SIGKILL at random points
 // of a mixed workload, then reopens the store, checks it and verifies every
-// file whose fsync returned, byte for byte: 20 rounds, 200 with longEnv set.
+// file whose fsync returned, byte for byte: 20 rounds, 200 with longEnv set;
+// write-through and with the writeback cache (fsync must write the kernel's
+// dirty pages back before it is answered).
 func TestCrashKeepsFsyncedFiles(t *testing.T) {
 	fusetest.Skip(t)
+	for _, writeback := range []bool{false, true} {
+		t.Run(fmt.Sprintf("writeback=%v", writeback), func(t *testing.T) {
+			crashRounds(t, fmt.Sprintf("--writeback-cache=%v", writeback))
+		})
+	}
+}
+
+func crashRounds(t *testing.T, flags ...string) {
 	rounds := 20
 	switch {
 	case testing.Short():
@@ -104,7 +114,7 @@ func TestCrashKeepsFsyncedFiles(t *testing.T) {
 	durable := map[string][32]byte{} // path below the mount → content hash
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range rounds {
-		p := startMount(t, store, dir, "--commit-interval", "50ms")
+		p := startMount(t, store, dir, append([]string{"--commit-interval", "50ms"}, flags...)...)
 		stop := make(chan struct{})
 		var mu sync.Mutex
 		var wg sync.WaitGroup

@@ -48,6 +48,7 @@ func run() int {
 		pprofAddr   = fl.String("pprof-addr", "", "serve Go profiles at http://`HOST:PORT`/debug/pprof/ (for tuning)")
 		listen      = fl.String("listen", "", "control socket `unix:PATH` for sqlfs-exec and the agent tools (default unix:STORE.sock; \"none\" to serve none)")
 		debug       = fl.Bool("debug", false, "log every FUSE request to stderr")
+		writeback   = fl.Bool("writeback-cache", false, "let the kernel cache writes and write them back later (fewer round trips for small writes; a GETATTR after every close)")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
 		extra       workspace.ListFlag
 		wf          workspace.Flags
@@ -93,7 +94,7 @@ func run() int {
 		advertised = api.Advertised("unix:" + sock)
 	}
 	wo.FS.ReadOnly, wo.FS.Socket = *readOnly, advertised
-	wo.FUSE = fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug}
+	wo.FUSE = fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug, WritebackCache: *writeback}
 	ws, err := workspace.Open(ctx, store, wo)
 	if err != nil {
 		var owned *sqlstore.OwnedError

@@ -86,6 +86,15 @@ type Options struct {
 	// to measure the alternative, the server (Linux frontend only; see
 	// ServerPermissions). The cgofuse frontend always uses the kernel's.
 	Permissions Permissions
+	// WritebackCache turns the Linux frontend's writeback cache on: the
+	// kernel keeps written pages and the file's size and times, and writes
+	// them back at close, fsync, under memory pressure, or when the core
+	// needs them (fs.FS.SetFlusher). Writes of less than a page then cost
+	// no round trip each, but every close makes the next stat a GETATTR
+	// (the kernel drops st_blocks), and every file written, renamed or
+	// unlinked costs a SETATTR (its times). Off, each write() is a WRITE the
+	// core sees at once. The portable frontend is always write-through.
+	WritebackCache bool
 }
 
 // Permissions is who checks a request's permissions.
@@ -163,6 +172,7 @@ func (m *Mount) Unmount() error {
 	}
 	if m.fsys != nil {
 		m.fsys.SetInvalidator(nil)
+		m.fsys.SetFlusher(nil)
 	}
 	// cgofuse also unmounts on SIGINT/SIGTERM, so the mount may already be
 	// going; only a mount still in place needs the tool.

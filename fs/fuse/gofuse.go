@@ -47,10 +47,12 @@ type rawFS struct {
 	actors               *actors
 	server               *gofuse.Server
 	ready                chan struct{}
+	writeback            bool // the kernel caches writes (CAP_WRITEBACK_CACHE)
 
 	mu      sync.Mutex
 	lookups map[uint64]uint64    // the kernel's lookup count per inode
 	written map[uint64]writeMark // the last audited write per inode
+	pids    map[uint64]uint32    // with writeback: the last caller's pid per inode
 
 	ops opMetrics
 }
@@ -98,8 +100,10 @@ func done(op *metrics.FuseOp, start time.Time, st gofuse.Status) gofuse.Status {
 
 func (r *rawFS) String() string { return "sqlfs" }
 
+// Init runs once INIT is answered, before any request is served.
 func (r *rawFS) Init(s *gofuse.Server) {
 	r.server = s
+	r.writeback = r.writeback && s.KernelSettings().Flags64()&gofuse.CAP_WRITEBACK_CACHE != 0
 	close(r.ready)
 }
 
@@ -130,6 +134,7 @@ func (r *rawFS) Forget(ino, n uint64) {
 	if left == 0 {
 		delete(r.lookups, ino)
 		delete(r.written, ino)
+		delete(r.pids, ino)
 	} else {
 		r.lookups[ino] = left
 	}
@@ -186,6 +191,7 @@ func (r *rawFS) Lookup(_ <-chan struct{}, h *gofuse.InHeader, name string, out *
 		return done(r.ops.lookup, start, status(err))
 	}
 	r.entry(out, a)
+	r.saw(a.Ino, h.Pid)
 	return done(r.ops.lookup, start, gofuse.OK)
 }
 
@@ -197,6 +203,7 @@ func (r *rawFS) GetAttr(_ <-chan struct{}, in *gofuse.GetAttrIn, out *gofuse.Att
 	}
 	fillAttr(&out.Attr, a)
 	out.SetTimeout(cacheTimeout)
+	r.saw(in.NodeId, in.Pid)
 	return done(r.ops.getattr, start, gofuse.OK)
 }
 
@@ -266,6 +273,7 @@ func (r *rawFS) SetAttr(_ <-chan struct{}, in *gofuse.SetAttrIn, out *gofuse.Att
 	}
 	fillAttr(&out.Attr, a)
 	out.SetTimeout(cacheTimeout)
+	r.saw(in.NodeId, in.Pid)
 	return done(r.ops.setattr, start, gofuse.OK)
 }
 
@@ -296,6 +304,7 @@ func (r *rawFS) mknod(op *metrics.FuseOp, h *gofuse.InHeader, name string, mode 
 		return done(op, start, status(err))
 	}
 	r.entry(out, a)
+	r.saw(a.Ino, h.Pid)
 	return done(op, start, gofuse.OK)
 }
 
@@ -357,13 +366,14 @@ func (r *rawFS) Read(_ <-chan struct{}, in *gofuse.ReadIn, buf []byte) (gofuse.R
 		return nil, done(r.ops.read, start, status(err))
 	}
 	metrics.FuseRead(n)
+	r.saw(in.NodeId, in.Pid)
 	return gofuse.ReadResultData(buf[:n]), done(r.ops.read, start, gofuse.OK)
 }
 
 func (r *rawFS) Write(_ <-chan struct{}, in *gofuse.WriteIn, data []byte) (uint32, gofuse.Status) {
 	start := metrics.Start()
 	// Named once per WRITE: the view and the audit burst both need it.
-	actor := r.actors.actor(in.Pid)
+	actor := r.writer(in.NodeId, in.Pid)
 	nodes := r.asActor(&in.InHeader, actor)
 	if in.WriteFlags&gofuse.WRITE_KILL_SUIDGID != 0 {
 		if err := r.killSuidgid(nodes, in.NodeId); err != nil {
@@ -376,6 +386,36 @@ func (r *rawFS) Write(_ <-chan struct{}, in *gofuse.WriteIn, data []byte) (uint3
 	}
 	metrics.FuseWrite(n)
 	return uint32(n), done(r.ops.write, start, gofuse.OK)
+}
+
+// saw notes the caller of a request on ino, with the writeback cache: the
+// kernel's WRITEs then carry no pid, and are audited under the last caller
+// that did (see writer).
+func (r *rawFS) saw(ino uint64, pid uint32) {
+	if !r.writeback || pid == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.pids[ino] = pid
+	r.mu.Unlock()
+}
+
+// writer names the actor of a WRITE. With the writeback cache the kernel
+// writes pages back on its own (no pid) at close, fsync, memory pressure
+// or a flush the core asked for: the actor is then that of the last request
+// on the inode that carried a pid (a lookup, getattr, create, setattr or
+// read), the process that opened, created, truncated or read the file most
+// recently.
+func (r *rawFS) writer(ino uint64, pid uint32) string {
+	if pid == 0 && r.writeback {
+		r.mu.Lock()
+		pid = r.pids[ino]
+		r.mu.Unlock()
+		if pid == 0 {
+			return "fuse:writeback"
+		}
+	}
+	return r.actors.actor(pid)
 }
 
 // auditWrite says whether a write starts a burst worth an audit record:
@@ -531,8 +571,10 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		nodes:         fsys.Inodes(),
 		actors:        newActors(o.ActorForPID),
 		ready:         make(chan struct{}),
+		writeback:     o.WritebackCache,
 		lookups:       make(map[uint64]uint64),
 		written:       make(map[uint64]writeMark),
+		pids:          make(map[uint64]uint32),
 		ops:           newOpMetrics(),
 	}
 	name := o.FSName
@@ -563,6 +605,9 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 	}
 	if o.Debug {
 		mo.Logger = log.New(os.Stderr, "go-fuse: ", log.Lmicroseconds)
+	}
+	if r.writeback {
+		mo.ExtraCapabilities |= gofuse.CAP_WRITEBACK_CACHE
 	}
 	if o.ReadOnly {
 		mo.Options = append(mo.Options, "ro")
@@ -598,6 +643,9 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 	m.abort = connectionAborter(abs)
 	m.fsys = fsys
 	fsys.SetInvalidator(r.invalidate)
+	if r.writeback {
+		fsys.SetFlusher(r.flush)
+	}
 	setReadAhead(abs, readAheadKB)
 	return m, nil
 }
@@ -617,13 +665,55 @@ func (r *rawFS) invalidate(changes []sfs.Change) {
 		if ino == 0 {
 			ino = c.Ino // a name that went: its inode lost a link
 		}
-		if ino != 0 && r.known(ino) {
-			off := int64(0) // data and attributes
-			if c.Name {
-				off = -1 // a new name: attributes (nlink) only
-			}
-			r.server.InodeNotify(ino, off, 0)
+		if ino == 0 || !r.known(ino) {
+			continue
 		}
+		if c.Name {
+			r.server.InodeNotify(ino, -1, 0) // a new name: attributes (nlink) only
+			continue
+		}
+		r.server.InodeNotify(ino, 0, 0) // data and attributes
+		if r.writeback {
+			r.refreshFile(ino)
+		}
+	}
+}
+
+// refreshFile makes the kernel take a regular file's size and times from
+// the core after a change made outside it. With the writeback cache the
+// kernel trusts its own size, mtime and ctime of a regular file over a
+// GETATTR's (fuse_get_cache_mask), so invalidating is not enough: the
+// inode is dropped (its names invalidated; an inode nobody holds is
+// evicted at once and the next LOOKUP builds it afresh). One held open (an
+// fd, a mapping) stays until its last holder lets go; meanwhile it learns
+// a grown size from the file's last byte stored into its cache, but keeps
+// a shrunk size and its old times.
+func (r *rawFS) refreshFile(ino uint64) {
+	a, err := r.nodes.GetAttr(ino)
+	if err != nil || a.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return
+	}
+	if a.Size > 0 {
+		var last [1]byte
+		if n, _ := r.nodes.ReadAt(ino, last[:], a.Size-1); n == 1 {
+			r.server.InodeNotifyStoreCache(ino, a.Size-1, last[:])
+		}
+	}
+	// Unhashing every name (NOTIFY_PRUNE would keep the ones in use)
+	// makes the last holder's close evict the inode too.
+	for _, n := range r.nodes.Names(ino) {
+		if r.known(n.Dir) {
+			r.server.EntryNotify(n.Dir, n.Name)
+		}
+	}
+}
+
+// flush has the kernel write back ino's dirty pages before the core serves
+// it to a caller other than the kernel: NOTIFY_INVAL_INODE launders dirty
+// pages (WRITEs, served meanwhile by the loop) before it drops them.
+func (r *rawFS) flush(ino uint64) {
+	if r.known(ino) {
+		r.server.InodeNotify(ino, 0, 0)
 	}
 }
 

@@ -25,7 +25,7 @@ func mount(t *testing.T) *fusetest.Workspace {
 	return fusetest.Mount(t, sfs.Options{}, fuse.Options{AllowOther: true, Debug: os.Getenv("FUSEDEBUG") != ""})
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 // mountedBackend is a container whose /workspace is a real sqlfs FUSE mount,
@@ -23,9 +25,25 @@ import (
 // through it.
 func mountedBackend(t *testing.T, edit func(*Config)) (*Backend, *sfs.FS) {
 	t.Helper()
+	return mountedBackendWith(t, fuse.Options{}, edit)
+}
+
+// mountedBackendWith is mountedBackend with mount options; the mount
+// names a request's actor by the backend's ActorForPID, as the workspace
+// wires it.
+func mountedBackendWith(t *testing.T, mopts fuse.Options, edit func(*Config)) (*Backend, *sfs.FS) {
+	t.Helper()
 	requireContainers(t)
+	var backend atomic.Pointer[Backend]
+	mopts.AllowOther = true
+	mopts.ActorForPID = func(pid uint32) (string, bool) {
+		if b := backend.Load(); b != nil {
+			return b.ActorForPID(pid)
+		}
+		return "", false
+	}
 	// The new store's root is root's: New gives it to the container user.
-	w := fusetest.Mount(t, sfs.Options{}, fuse.Options{AllowOther: true})
+	w := fusetest.Mount(t, sfs.Options{}, mopts)
 	// Registered after the mount's cleanup, so it runs first: the container
 	// must let go of the mount before it is unmounted.
 	b, _ := newTestBackend(t, func(c *Config) {
@@ -34,6 +52,7 @@ func mountedBackend(t *testing.T, edit func(*Config)) (*Backend, *sfs.FS) {
 			edit(c)
 		}
 	})
+	backend.Store(b)
 	return b, w.FS
 }
 
@@ -69,8 +88,17 @@ func shSees(t *testing.T, b *Backend, cmd, want string) {
 	}
 }
 
+// TestCoherenceWithMount runs write-through and with the writeback cache.
 func TestCoherenceWithMount(t *testing.T) {
-	b, fsys := mountedBackend(t, nil)
+	for _, writeback := range []bool{false, true} {
+		t.Run(fmt.Sprintf("writeback=%v", writeback), func(t *testing.T) {
+			b, fsys := mountedBackendWith(t, fuse.Options{WritebackCache: writeback}, nil)
+			coherenceCases(t, b, fsys)
+		})
+	}
+}
+
+func coherenceCases(t *testing.T, b *Backend, fsys *sfs.FS) {
 
 	t.Run("core writes, container reads at once", func(t *testing.T) {
 		if err := fsys.WriteFile("/a.txt", []byte("first version, long\n"), 0o644); err != nil {
@@ -98,6 +126,74 @@ func TestCoherenceWithMount(t *testing.T) {
 		attr, err := fsys.Stat("/b.txt")
 		if err != nil || attr.Uid != testUID {
 			t.Errorf("owner %d (%v), want %d", attr.Uid, err, testUID)
+		}
+	})
+
+	t.Run("container writes with the file still open, core reads at once", func(t *testing.T) {
+		done := make(chan run, 1)
+		go func() {
+			done <- execIn(t, b, sidecar.Request{Command: "exec 3>held.txt; printf 'still open' >&3; echo written; sleep 3"})
+		}()
+		deadline := time.Now().Add(2 * time.Second)
+		for {
+			data, err := fsys.ReadFile("/held.txt")
+			if err == nil && string(data) == "still open" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("core reads %q, %v while the container holds the file open", data, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		select {
+		case r := <-done:
+			t.Fatalf("the exec ended before the core read (%+v): the fd was not held open", r)
+		default:
+		}
+		<-done
+	})
+
+	t.Run("core appends and truncates, container sees size and data", func(t *testing.T) {
+		sh(t, b, "printf 'one\n' > grown.txt; cat grown.txt >/dev/null")
+		f, err := fsys.OpenFile("/grown.txt", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("two\n")); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		shSees(t, b, "stat -c %s grown.txt; cat grown.txt", "8\none\ntwo\n")
+		if err := fsys.Truncate("/grown.txt", 2); err != nil {
+			t.Fatal(err)
+		}
+		shSees(t, b, "stat -c %s grown.txt; cat grown.txt", "2\non")
+	})
+
+	t.Run("container writes are audited under its exec", func(t *testing.T) {
+		got := execIn(t, b, sidecar.Request{Command: "printf x > audited.txt; printf y >> audited.txt", Actor: "exec:audited"})
+		if got.err != nil || got.res.ExitCode != 0 {
+			t.Fatalf("exec: %+v", got)
+		}
+		if err := fsys.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		events, err := fsys.Store().Audit(t.Context(), sqlstore.AuditFilter{PathPrefix: "/audited.txt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := map[string]bool{}
+		for _, e := range events {
+			if e.Path != "/audited.txt" {
+				continue
+			}
+			ops[e.Op] = true
+			if e.Actor != "exec:audited" {
+				t.Errorf("%s of %s audited under %q", e.Op, e.Path, e.Actor)
+			}
+		}
+		if !ops["create"] || !ops["write"] {
+			t.Errorf("audited ops %v, want create and write", ops)
 		}
 	})
 
