@@ -59,17 +59,19 @@ func (it *jqInputs) Next() (any, bool) {
 			if it.rawIn {
 				it.lines = bufio.NewReader(r)
 			} else {
-				it.cur = json.NewDecoder(r)
+				it.cur = newJqDecoder(it.env, r)
 			}
 		}
 		if it.rawIn {
-			line, err := it.lines.ReadString('\n')
-			if line != "" {
-				return strings.TrimSuffix(line, "\n"), true
+			line, ok, err := jqReadLine(it.env, it.lines)
+			if ok {
+				return line, true
 			}
-			if err != nil {
-				it.lines = nil
+			if err != nil && err != io.EOF {
+				it.err = err
+				return nil, false
 			}
+			it.lines = nil
 			continue
 		}
 		var v any
@@ -272,11 +274,10 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "jq: 1 compile error")
 		return 3
 	}
-	jqGuard(query)
 	o.names = append(o.names, "$ARGS")
 	o.values = append(o.values, map[string]any{"positional": append([]any{}, o.positional...), "named": o.named})
 	inputs := &jqInputs{env: env, files: files, rawIn: o.rawIn}
-	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMultiplyOption(env), jqIndexOption(env),
+	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMemoryOption(env),
 		gojq.WithEnvironLoader(func() []string { return textEnviron(env) }))
 	if err != nil {
 		env.Errorf("jq", "error: %v", err)
@@ -303,7 +304,10 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 						if s, isStr := hv.(string); isStr {
 							fmt.Fprint(env.Stderr, s)
 						} else {
-							fmt.Fprintln(env.Stderr, jqEncode(hv, jqOpts{compact: true}))
+							ew := bufio.NewWriter(env.Stderr)
+							jqEncode(ew, hv, jqOpts{compact: true})
+							ew.WriteByte('\n')
+							ew.Flush()
 						}
 					}
 					status = halt.ExitCode()
@@ -323,7 +327,7 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 			if s, isStr := v.(string); isStr && o.raw {
 				w.WriteString(s)
 			} else {
-				w.WriteString(jqEncode(v, o))
+				jqEncode(w, v, o)
 			}
 			if !o.join {
 				w.WriteByte('\n')
@@ -349,7 +353,12 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 		} else {
 			arr := []any{}
 			for v, ok := inputs.Next(); ok; v, ok = inputs.Next() {
+				c := cap(arr)
 				arr = append(arr, v)
+				if err := jqSlurpCheck(env, arr, c); err != nil {
+					inputs.err = err
+					break
+				}
 			}
 			all = arr
 		}
@@ -389,10 +398,11 @@ func jqWhere(name string) string {
 	return name + ":0"
 }
 
-// jqEncode prints v as jq does: pretty with two spaces unless compact,
-// keys sorted (gojq objects carry no order).
-func jqEncode(v any, o jqOpts) string {
-	var b strings.Builder
+// jqEncode prints v to b as jq does: pretty with two spaces unless
+// compact, keys sorted (gojq objects carry no order), containers deeper
+// than jqPrintDepth stripped. It writes as it goes: an output value is
+// never held a second time as text.
+func jqEncode(b *bufio.Writer, v any, o jqOpts) {
 	indent := strings.Repeat(" ", o.indent)
 	if o.tab {
 		indent = "\t"
@@ -404,6 +414,13 @@ func jqEncode(v any, o jqOpts) string {
 			if pretty {
 				b.WriteByte('\n')
 				b.WriteString(strings.Repeat(indent, d))
+			}
+		}
+		switch v.(type) {
+		case []any, map[string]any:
+			if depth > jqPrintDepth {
+				b.WriteString(jqStripped)
+				return
 			}
 		}
 		switch v := v.(type) {
@@ -459,7 +476,6 @@ func jqEncode(v any, o jqOpts) string {
 		}
 	}
 	enc(v, 0)
-	return b.String()
 }
 
 // jqNumber prints a number as jq 1.6 does (its dtoa's shortest digits):
