@@ -61,42 +61,80 @@ func textBase64(ctx context.Context, env *Env, args []string) int {
 	if !decode {
 		return textBase64Encode(ctx, env, ops, wrap)
 	}
-	data, ok := textInputs(ctx, env, "base64", ops)
-	if !ok {
-		return 1
-	}
-	{
-		clean := make([]byte, 0, len(data))
-		for _, c := range data {
-			isB64 := isTextAlnum(c) && c != '_' || c == '+' || c == '/' || c == '='
-			if isB64 || (!garbage && c != '\n' && c != '\r') {
-				clean = append(clean, c)
-			}
-		}
-		out := make([]byte, len(clean)) // more than any decoding needs
-		n, err := base64.StdEncoding.Decode(out, clean)
-		if err != nil {
-			// GNU writes what the valid prefix decodes to, a partial last
-			// group included, before it complains.
-			good := clean
-			if k := bytes.IndexFunc(clean, func(r rune) bool {
-				return !(r < 0x80 && isTextAlnum(byte(r)) && r != '_' || r == '+' || r == '/')
-			}); k >= 0 {
-				good = clean[:k]
-			}
-			full := len(good) / 4 * 4
-			n, _ = base64.StdEncoding.Decode(out, good[:full])
-			m, _ := base64.RawStdEncoding.Decode(out[n:], good[full:])
-			n += m
-		}
-		env.Stdout.Write(out[:n])
-		if err != nil {
-			env.Errorf("base64", "invalid input")
+	return textBase64Decode(ctx, env, ops, garbage)
+}
+
+// textBase64Decode streams the operands' decoding as GNU base64 -d does:
+// newlines are skipped (with garbage, everything outside the alphabet),
+// each quantum of four may end in padding, and at the first invalid
+// character or quantum, or a partial one at the end, what the valid prefix
+// decodes to is written before the error.
+func textBase64Decode(ctx context.Context, env *Env, ops []string, garbage bool) int {
+	w := bufio.NewWriter(env.Stdout)
+	defer w.Flush()
+	in := newTextConcat(ctx, env, "base64", ops)
+	buf := make([]byte, 64<<10)
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(buf)))
+	var pend []byte // clean characters not yet decoded, fewer than a quantum between reads
+	bad := false
+	for !bad {
+		if ctx.Err() != nil {
 			return 1
 		}
-		return 0
+		n, err := in.Read(buf)
+		for _, c := range buf[:n] {
+			if isBase64(c) || c == '=' {
+				pend = append(pend, c)
+			} else if !garbage && c != '\n' {
+				bad = true
+				break
+			}
+		}
+		i := 0
+		for len(pend)-i >= 4 {
+			// A run of whole quanta without padding decodes at once.
+			run := len(pend) - i
+			if eq := bytes.IndexByte(pend[i:], '='); eq >= 0 {
+				run = eq
+			}
+			if run = run / 4 * 4; run > 0 {
+				k, _ := base64.StdEncoding.Decode(out, pend[i:i+run])
+				w.Write(out[:k])
+				i += run
+				continue
+			}
+			k, derr := base64.StdEncoding.Decode(out, pend[i:i+4])
+			if derr != nil {
+				bad = true
+				break
+			}
+			w.Write(out[:k])
+			i += 4
+		}
+		pend = append(pend[:0], pend[i:]...)
+		if err != nil {
+			break
+		}
 	}
+	if len(pend) == 0 && !bad {
+		return textStatus(!in.failed)
+	}
+	// The partial quantum's characters before any padding decode to what
+	// they complete.
+	if eq := bytes.IndexByte(pend, '='); eq >= 0 {
+		pend = pend[:eq]
+	}
+	if len(pend) >= 2 {
+		k, _ := base64.RawStdEncoding.Decode(out, pend[:min(len(pend), 3)])
+		w.Write(out[:k])
+	}
+	w.Flush()
+	env.Errorf("base64", "invalid input")
+	return 1
 }
+
+// isBase64 tells the characters of the standard alphabet, padding aside.
+func isBase64(c byte) bool { return isTextAlnum(c) && c != '_' || c == '+' || c == '/' }
 
 // textBase64Encode streams the operands' encoding, wrapped at wrap columns
 // (0: not wrapped, and no final newline, as GNU does).
