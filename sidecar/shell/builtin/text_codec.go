@@ -192,8 +192,13 @@ func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.H
 		return textUsage(env, cmd, err, 1)
 	}
 	check, quiet, status, ignoreMissing, tag := false, false, false, false, false
+	marker := " " // before the name: '*' for binary mode (-b), as GNU writes it
 	for _, o := range opts {
 		switch o.Name {
+		case "b":
+			marker = "*"
+		case "t":
+			marker = " "
 		case "c":
 			check = true
 		case "--quiet":
@@ -234,7 +239,7 @@ func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.H
 			if tag {
 				fmt.Fprintf(env.Stdout, "%s (%s) = %s\n", algo, name, s)
 			} else {
-				fmt.Fprintf(env.Stdout, "%s  %s\n", s, name)
+				fmt.Fprintf(env.Stdout, "%s %s%s\n", s, marker, name)
 			}
 		}
 		return textStatus(ok)

@@ -31,11 +31,12 @@ type jqOpts struct {
 // jqInputs yields the input values of every file in turn; it is also what
 // the query's input and inputs read.
 type jqInputs struct {
+	ctx   context.Context
 	env   *Env
 	files []string
 	rawIn bool
 	cur   *json.Decoder
-	lines *bufio.Reader
+	lines *textLineReader
 	name  string
 	err   error // a read or parse error ends the inputs
 }
@@ -57,18 +58,17 @@ func (it *jqInputs) Next() (any, bool) {
 				return nil, false
 			}
 			if it.rawIn {
-				it.lines = bufio.NewReader(r)
+				it.lines = newTextLineReader(it.ctx, it.env, r, '\n')
 			} else {
 				it.cur = newJqDecoder(it.env, r)
 			}
 		}
 		if it.rawIn {
-			line, ok, err := jqReadLine(it.env, it.lines)
-			if ok {
-				return line, true
+			if line, _, ok := it.lines.next(); ok {
+				return string(line), true
 			}
-			if err != nil && err != io.EOF {
-				it.err = err
+			if it.lines.err != nil {
+				it.err = it.lines.err
 				return nil, false
 			}
 			it.lines = nil
@@ -276,7 +276,7 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 	}
 	o.names = append(o.names, "$ARGS")
 	o.values = append(o.values, map[string]any{"positional": append([]any{}, o.positional...), "named": o.named})
-	inputs := &jqInputs{env: env, files: files, rawIn: o.rawIn}
+	inputs := &jqInputs{ctx: ctx, env: env, files: files, rawIn: o.rawIn}
 	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMemoryOption(env),
 		gojq.WithEnvironLoader(func() []string { return textEnviron(env) }))
 	if err != nil {

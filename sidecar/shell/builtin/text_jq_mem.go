@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,29 +61,6 @@ func newJqDecoder(env *Env, r io.Reader) *json.Decoder {
 	vr := &jqValueReader{env: env, r: r}
 	vr.dec = json.NewDecoder(vr)
 	return vr.dec
-}
-
-// jqReadLine reads one line of raw input (-R), the newline dropped (ok
-// when there was one to read), checking a long line against env's budget
-// as it grows.
-func jqReadLine(env *Env, r *bufio.Reader) (line string, ok bool, err error) {
-	var b []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		b = append(b, chunk...)
-		if err != bufio.ErrBufferFull {
-			ok = len(b) > 0
-			if ok && b[len(b)-1] == '\n' {
-				b = b[:len(b)-1]
-			}
-			return string(b), ok, err
-		}
-		if len(b)%jqCheckStep < len(chunk) {
-			if err := jqCheck(env, int64(len(b))); err != nil {
-				return "", false, err
-			}
-		}
-	}
 }
 
 // jqPrintDepth is how deep jq prints: a container nested deeper is printed
