@@ -48,7 +48,8 @@ func (v *jqValueReader) Read(p []byte) (int, error) {
 	v.read += int64(n)
 	if pending := v.read - v.dec.InputOffset(); pending >= v.checked+jqCheckStep {
 		v.checked = pending
-		if cerr := jqCheck(v.env, pending); cerr != nil {
+		// The decoder's buffer doubles as it fills: twice the text at most.
+		if cerr := jqCheck(v.env, 2*pending); cerr != nil {
 			return n, cerr
 		}
 	} else if pending < v.checked {
