@@ -305,7 +305,7 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 							fmt.Fprint(env.Stderr, s)
 						} else {
 							ew := bufio.NewWriter(env.Stderr)
-							jqEncode(ew, hv, jqOpts{compact: true})
+							_ = jqEncode(ctx, ew, hv, jqOpts{compact: true}) // stderr's errors are not reported
 							ew.WriteByte('\n')
 							ew.Flush()
 						}
@@ -324,13 +324,25 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 			}
 			outputs++
 			last = v
+			var err error
 			if s, isStr := v.(string); isStr && o.raw {
 				w.WriteString(s)
 			} else {
-				jqEncode(w, v, o)
+				err = jqEncode(ctx, w, v, o)
 			}
 			if !o.join {
 				w.WriteByte('\n')
+			}
+			if err == nil {
+				_, err = w.Write(nil) // the writer's sticky error
+			}
+			if err != nil {
+				status = 5 // stopped with the exec, which reports why
+				if ctx.Err() == nil {
+					writeFailed(env, "jq", err)
+					status = 2 // jq 1.7's status for a failed write
+				}
+				return false
 			}
 		}
 	}
@@ -400,14 +412,28 @@ func jqWhere(name string) string {
 
 // jqEncode prints v to b as jq does: pretty with two spaces unless
 // compact, keys sorted (gojq objects carry no order), containers deeper
-// than jqPrintDepth stripped. It writes as it goes: an output value is
-// never held a second time as text.
-func jqEncode(b *bufio.Writer, v any, o jqOpts) {
+// than jqPrintDepth stripped. It writes as it goes, so an output value is
+// never held a second time as text, and stops early, returning why, when
+// ctx ends or a write fails: a value of shared parts (def f: [., .]) may
+// print for ever.
+func jqEncode(ctx context.Context, b *bufio.Writer, v any, o jqOpts) error {
 	indent := strings.Repeat(" ", o.indent)
 	if o.tab {
 		indent = "\t"
 	}
 	pretty := !o.compact && (o.indent > 0 || o.tab)
+	var err error
+	steps := 0
+	// stopped looks every few thousand values; an empty write returns the
+	// bufio.Writer's sticky error.
+	stopped := func() bool {
+		if steps++; steps%4096 == 0 && err == nil {
+			if _, err = b.Write(nil); err == nil {
+				err = ctx.Err()
+			}
+		}
+		return err != nil
+	}
 	var enc func(v any, depth int)
 	enc = func(v any, depth int) {
 		nl := func(d int) {
@@ -431,6 +457,9 @@ func jqEncode(b *bufio.Writer, v any, o jqOpts) {
 			}
 			b.WriteByte('[')
 			for i, x := range v {
+				if stopped() {
+					return
+				}
 				if i > 0 {
 					b.WriteByte(',')
 				}
@@ -451,6 +480,9 @@ func jqEncode(b *bufio.Writer, v any, o jqOpts) {
 			sort.Strings(keys)
 			b.WriteByte('{')
 			for i, k := range keys {
+				if stopped() {
+					return
+				}
 				if i > 0 {
 					b.WriteByte(',')
 				}
@@ -476,6 +508,7 @@ func jqEncode(b *bufio.Writer, v any, o jqOpts) {
 		}
 	}
 	enc(v, 0)
+	return err
 }
 
 // jqNumber prints a number as jq 1.6 does (its dtoa's shortest digits):

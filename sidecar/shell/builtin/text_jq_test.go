@@ -5,6 +5,7 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -150,7 +151,8 @@ func TestJqDepth(t *testing.T) {
 
 // Cancellation stops jq within 100 ms, whatever it is doing.
 func TestJqStopsOnCancel(t *testing.T) {
-	for _, filter := range []string{`[range(1e9)] | length`, `repeat(1)`, `last(range(1e12))`, `[limit(1e7; repeat("x"))] | tojson | length`} {
+	for _, filter := range []string{`[range(1e9)] | length`, `repeat(1)`, `last(range(1e12))`, `[limit(1e7; repeat("x"))] | tojson | length`,
+		`def f: [., .]; reduce range(40) as $i (0; f)`} {
 		t.Run(filter, func(t *testing.T) {
 			fn, _ := Lookup("jq")
 			env := &Env{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Dir: "/w", FS: newTextFS(map[string]string{"/w/": "/"}),
@@ -165,5 +167,31 @@ func TestJqStopsOnCancel(t *testing.T) {
 				t.Errorf("stopped %v after cancellation", d)
 			}
 		})
+	}
+}
+
+// A failed write ends jq, as SIGPIPE or jq 1.7's write check would, even
+// in the middle of a value that prints for ever.
+func TestJqStopsOnWriteError(t *testing.T) {
+	for _, c := range []struct {
+		err    error
+		stderr string
+	}{
+		{syscall.ENOSPC, "jq: write error: No space left on device\n"},
+		{syscall.EPIPE, ""},
+	} {
+		for _, filter := range []string{`repeat(1)`, `def f: [., .]; reduce range(40) as $i (0; f)`} {
+			var errb strings.Builder
+			env := &Env{Stdin: strings.NewReader(""), Stdout: failingWriter{c.err}, Stderr: &errb, Dir: "/w", FS: newTextFS(map[string]string{"/w/": "/"}),
+				Getenv: func(string) string { return "" }, Environ: func() []string { return nil }}
+			fn, _ := Lookup("jq")
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			status := fn(ctx, env, []string{"jq", "-nc", filter})
+			timedOut := ctx.Err()
+			cancel()
+			if status != 2 || errb.String() != c.stderr || timedOut != nil {
+				t.Errorf("%s after %v: status %d, stderr %q (timed out: %v); want 2, %q", filter, c.err, status, errb.String(), timedOut, c.stderr)
+			}
+		}
 	}
 }
