@@ -164,3 +164,34 @@ func TestCancelStopsCollecting(t *testing.T) {
 		t.Fatalf("stopped %v after cancellation", d-50*time.Millisecond)
 	}
 }
+
+// BenchmarkMemoryCheck runs a typical filter (collect, add, tostring,
+// join) without and with the memory check, to show what the check costs.
+func BenchmarkMemoryCheck(b *testing.B) {
+	input := make([]any, 10000)
+	for i := range input {
+		input[i] = map[string]any{"n": fmt.Sprint("item", i), "v": i}
+	}
+	q, err := gojq.Parse(`[.[] | select(.v % 2 == 0) | .n + "-" + (.v | tostring)] | join(",") | length`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, checked := range []bool{false, true} {
+		var opts []gojq.CompilerOption
+		if checked {
+			opts = append(opts, gojq.WithMemoryCheck(func(int64) error { return nil }))
+		}
+		code, err := gojq.Compile(q, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("checked=%v", checked), func(b *testing.B) {
+			for b.Loop() {
+				iter := code.Run(input)
+				if v, _ := iter.Next(); v == nil {
+					b.Fatal("no output")
+				}
+			}
+		})
+	}
+}
