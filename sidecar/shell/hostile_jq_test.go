@@ -23,6 +23,8 @@ func hostileJqCases() []hostileCase {
 		{name: "jq update-multiply", cmd: `jq -n '{"x": "ab"} | .x *= 1e9'`, limit: mem, code: 125, stderr: memMsg},
 		{name: "jq collect range", cmd: `jq -n '[range(1e9)] | length'`, limit: mem, code: 125, stderr: memMsg},
 		{name: "jq collect repeat", cmd: `jq -n '[repeat(1)] | length'`, limit: mem, code: 125, stderr: memMsg},
+		// The budget's error ends the exec: try cannot catch it.
+		{name: "jq repetition in try", cmd: `jq -n 'try ("x" * 1e9) catch "caught"'`, limit: mem, code: 125, stderr: memMsg},
 		{name: "jq string doubling", cmd: `jq -n '"x" | until(length > 1e12; . + .) | length'`, limit: mem, code: 125, stderr: memMsg},
 		{name: "jq tojson of shared parts", cmd: `jq -n 'def f: [., .]; reduce range(40) as $i (0; f) | tojson | length'`, limit: mem, code: 125, stderr: memMsg},
 		{name: "jq inputs of an endless stream", cmd: `yes 1 | jq -n '[inputs] | length'`, limit: mem, code: 125, stderr: memMsg},
