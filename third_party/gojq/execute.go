@@ -212,7 +212,7 @@ loop:
 						break loop
 					}
 				}
-				w := v[0].(func(any, []any) any)(x, args)
+				w := callWithContext(env.ctx, v[2].(string), v[0].(func(any, []any) any), x, args) // sqlfs patch 3
 				if e, ok := w.(error); ok {
 					err = e
 					break loop

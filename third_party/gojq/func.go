@@ -1,6 +1,7 @@
 package gojq
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -1240,7 +1241,9 @@ type sortItem struct {
 	value, key any
 }
 
-func sortItems(name string, v, x any) ([]*sortItem, error) {
+// sortItems sorts unless ctx ends first (sqlfs patch 3): a sort of millions
+// of values runs for seconds in one call, between the query's own checks.
+func sortItems(ctx context.Context, name string, v, x any) ([]*sortItem, error) {
 	vs, ok := v.([]any)
 	if !ok {
 		if strings.HasSuffix(name, "_by") {
@@ -1257,24 +1260,27 @@ func sortItems(name string, v, x any) ([]*sortItem, error) {
 	}
 	items := make([]*sortItem, len(vs))
 	for i, v := range vs {
+		if i%65536 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		items[i] = &sortItem{v, xs[i]}
 	}
-	slices.SortStableFunc(items, func(x, y *sortItem) int {
-		return Compare(x.key, y.key)
-	})
+	if err := sortCancellable(ctx, items); err != nil {
+		return nil, err
+	}
 	return items, nil
 }
 
 func funcSort(v any) any {
-	return sortBy("sort", v, v)
+	return sortBy(context.Background(), "sort", v, v)
 }
 
 func funcSortBy(v, x any) any {
-	return sortBy("sort_by", v, x)
+	return sortBy(context.Background(), "sort_by", v, x)
 }
 
-func sortBy(name string, v, x any) any {
-	items, err := sortItems(name, v, x)
+func sortBy(ctx context.Context, name string, v, x any) any {
+	items, err := sortItems(ctx, name, v, x)
 	if err != nil {
 		return err
 	}
@@ -1286,7 +1292,11 @@ func sortBy(name string, v, x any) any {
 }
 
 func funcGroupBy(v, x any) any {
-	items, err := sortItems("group_by", v, x)
+	return groupBy(context.Background(), v, x)
+}
+
+func groupBy(ctx context.Context, v, x any) any {
+	items, err := sortItems(ctx, "group_by", v, x)
 	if err != nil {
 		return err
 	}
@@ -1303,15 +1313,15 @@ func funcGroupBy(v, x any) any {
 }
 
 func funcUnique(v any) any {
-	return uniqueBy("unique", v, v)
+	return uniqueBy(context.Background(), "unique", v, v)
 }
 
 func funcUniqueBy(v, x any) any {
-	return uniqueBy("unique_by", v, x)
+	return uniqueBy(context.Background(), "unique_by", v, x)
 }
 
-func uniqueBy(name string, v, x any) any {
-	items, err := sortItems(name, v, x)
+func uniqueBy(ctx context.Context, name string, v, x any) any {
+	items, err := sortItems(ctx, name, v, x)
 	if err != nil {
 		return err
 	}

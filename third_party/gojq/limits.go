@@ -1,7 +1,10 @@
 package gojq
 
 import (
+	"context"
+	"errors"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -196,5 +199,47 @@ func (env *env) checkCall(name string, x any, args []any) error {
 	if n := callSize(name, x, args); n > 0 {
 		return env.memCheck(n)
 	}
+	return nil
+}
+
+// callWithContext calls the internal function name, handing ctx to those
+// that can run for seconds in one call (sqlfs patch 3): the sorts.
+func callWithContext(ctx context.Context, name string, fn func(any, []any) any, x any, args []any) any {
+	switch name {
+	case "sort":
+		return sortBy(ctx, "sort", x, x)
+	case "_sort_by":
+		return sortBy(ctx, "sort_by", x, args[0])
+	case "_group_by":
+		return groupBy(ctx, x, args[0])
+	case "unique":
+		return uniqueBy(ctx, "unique", x, x)
+	case "_unique_by":
+		return uniqueBy(ctx, "unique_by", x, args[0])
+	}
+	return fn(x, args)
+}
+
+// errSortStopped unwinds a sort whose context ended.
+var errSortStopped = errors.New("sort stopped")
+
+// sortCancellable sorts items stably by key, looking at ctx every 1024
+// comparisons; the standard library's sort can only be left by a panic.
+func sortCancellable(ctx context.Context, items []*sortItem) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errSortStopped {
+				panic(r)
+			}
+			err = ctx.Err()
+		}
+	}()
+	n := 0
+	slices.SortStableFunc(items, func(x, y *sortItem) int {
+		if n++; n%1024 == 0 && ctx.Err() != nil {
+			panic(errSortStopped)
+		}
+		return Compare(x.key, y.key)
+	})
 	return nil
 }

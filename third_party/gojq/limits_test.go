@@ -195,3 +195,42 @@ func BenchmarkMemoryCheck(b *testing.B) {
 		})
 	}
 }
+
+// A sort of millions of values, seconds in one call, stops with its context.
+func TestCancelStopsSort(t *testing.T) {
+	input := make([]any, 3_000_000)
+	for i := range input {
+		input[i] = (i * 7919) % len(input)
+	}
+	for _, filter := range []string{`sort | length`, `sort_by(-.) | length`, `group_by(. % 1000) | length`, `unique | length`, `unique_by(-.) | length`} {
+		t.Run(filter, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			start := time.Now()
+			out, _ := run(t, ctx, filter, input, 1<<40)
+			if err := lastErr(out); !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v, want context.Canceled", out)
+			}
+			if d := time.Since(start) - 100*time.Millisecond; d > stopSlack {
+				t.Fatalf("stopped %v after cancellation", d)
+			}
+		})
+	}
+}
+
+func TestSortsStillSort(t *testing.T) {
+	input := []any{3, 1, 2, 1}
+	for filter, want := range map[string]string{
+		`sort`:             "[1 1 2 3]",
+		`sort_by(-.)`:      "[3 2 1 1]",
+		`group_by(. % 2)`:  "[[2] [3 1 1]]",
+		`unique`:           "[1 2 3]",
+		`unique_by(. % 2)`: "[2 3]",
+		`map([.]) | sort`:  "[[1] [1] [2] [3]]",
+	} {
+		out, _ := run(t, context.Background(), filter, input, 1<<40)
+		if len(out) != 1 || fmt.Sprint(out[0]) != want {
+			t.Errorf("%s: got %v, want %s", filter, out, want)
+		}
+	}
+}

@@ -277,7 +277,7 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 	o.names = append(o.names, "$ARGS")
 	o.values = append(o.values, map[string]any{"positional": append([]any{}, o.positional...), "named": o.named})
 	inputs := &jqInputs{ctx: ctx, env: env, files: files, rawIn: o.rawIn}
-	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMemoryOption(env),
+	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMemoryOption(ctx, env),
 		gojq.WithEnvironLoader(func() []string { return textEnviron(env) }))
 	if err != nil {
 		env.Errorf("jq", "error: %v", err)

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,9 +25,16 @@ func jqCheck(env *Env, n int64) error {
 	return nil
 }
 
-// jqMemoryOption has gojq check its large values against env's budget.
-func jqMemoryOption(env *Env) gojq.CompilerOption {
-	return gojq.WithMemoryCheck(func(n int64) error { return jqCheck(env, n) })
+// jqMemoryOption has gojq check its large values against env's budget,
+// and stop with ctx: the walk that sizes a value for tojson checks every
+// MiB of it.
+func jqMemoryOption(ctx context.Context, env *Env) gojq.CompilerOption {
+	return gojq.WithMemoryCheck(func(n int64) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return jqCheck(env, n)
+	})
 }
 
 // jqCheckStep is how much of one input may be read between checks.
