@@ -2,6 +2,7 @@ package gojq
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,7 +46,9 @@ type encoder struct {
 		io.StringWriter
 	}
 	buf   [64]byte
-	depth int // sqlfs patch 2
+	depth int             // sqlfs patch 2
+	ctx   context.Context // sqlfs patch 3: nil, or what stops the encoding
+	steps int
 }
 
 func (e *encoder) encode(v any) {
@@ -160,6 +163,7 @@ func (e *encoder) encodeArray(vs []any) {
 	e.depth++
 	e.w.WriteByte('[')
 	for i, v := range vs {
+		e.checkStop()
 		if i > 0 {
 			e.w.WriteByte(',')
 		}
@@ -187,6 +191,7 @@ func (e *encoder) encodeObject(vs map[string]any) {
 		return strings.Compare(x.key, y.key)
 	})
 	for i, kv := range kvs {
+		e.checkStop()
 		if i > 0 {
 			e.w.WriteByte(',')
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // This file is sqlfs's patch to gojq (see PATCHES.md): a memory check the
@@ -203,7 +204,8 @@ func (env *env) checkCall(name string, x any, args []any) error {
 }
 
 // callWithContext calls the internal function name, handing ctx to those
-// that can run for seconds in one call (sqlfs patch 3): the sorts.
+// that can run for seconds in one call (sqlfs patch 3): the sorts and the
+// encoding of tojson and tostring (so also @json, @text, interpolation).
 func callWithContext(ctx context.Context, name string, fn func(any, []any) any, x any, args []any) any {
 	switch name {
 	case "sort":
@@ -214,21 +216,53 @@ func callWithContext(ctx context.Context, name string, fn func(any, []any) any, 
 		return groupBy(ctx, x, args[0])
 	case "unique":
 		return uniqueBy(ctx, "unique", x, x)
+	case "tojson":
+		return encodeCancellable(ctx, x)
+	case "tostring":
+		if _, ok := x.(string); !ok {
+			return encodeCancellable(ctx, x)
+		}
 	case "_unique_by":
 		return uniqueBy(ctx, "unique_by", x, args[0])
 	}
 	return fn(x, args)
 }
 
-// errSortStopped unwinds a sort whose context ended.
-var errSortStopped = errors.New("sort stopped")
+// errStopped unwinds a sort or an encoding whose context ended.
+var errStopped = errors.New("stopped")
+
+// encodeCancellable is tojson's encoding of v, stopped with ctx.
+func encodeCancellable(ctx context.Context, v any) (s any) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errStopped {
+				panic(r)
+			}
+			s = ctx.Err()
+		}
+	}()
+	var sb strings.Builder
+	(&encoder{w: &sb, ctx: ctx}).encode(v)
+	return sb.String()
+}
+
+// checkStop panics with errStopped, every 4096 values, once the encoder's
+// context has ended.
+func (e *encoder) checkStop() {
+	if e.ctx == nil {
+		return
+	}
+	if e.steps++; e.steps%4096 == 0 && e.ctx.Err() != nil {
+		panic(errStopped)
+	}
+}
 
 // sortCancellable sorts items stably by key, looking at ctx every 1024
 // comparisons; the standard library's sort can only be left by a panic.
 func sortCancellable(ctx context.Context, items []*sortItem) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			if r != errSortStopped {
+			if r != errStopped {
 				panic(r)
 			}
 			err = ctx.Err()
@@ -237,7 +271,7 @@ func sortCancellable(ctx context.Context, items []*sortItem) (err error) {
 	n := 0
 	slices.SortStableFunc(items, func(x, y *sortItem) int {
 		if n++; n%1024 == 0 && ctx.Err() != nil {
-			panic(errSortStopped)
+			panic(errStopped)
 		}
 		return Compare(x.key, y.key)
 	})

@@ -22,6 +22,9 @@ func run(t *testing.T, ctx context.Context, query string, input any, limit int64
 	}
 	var largest int64
 	code, err := gojq.Compile(q, gojq.WithMemoryCheck(func(n int64) error {
+		if err := ctx.Err(); err != nil {
+			return err // as the shell's check: the sizing walk stops with the query
+		}
 		largest = max(largest, n)
 		if n > limit {
 			return fmt.Errorf("%d bytes: %w", n, errTooBig)
@@ -196,13 +199,15 @@ func BenchmarkMemoryCheck(b *testing.B) {
 	}
 }
 
-// A sort of millions of values, seconds in one call, stops with its context.
+// A sort or an encoding of millions of values, seconds in one call, stops
+// with its context.
 func TestCancelStopsSort(t *testing.T) {
 	input := make([]any, 3_000_000)
 	for i := range input {
 		input[i] = (i * 7919) % len(input)
 	}
-	for _, filter := range []string{`sort | length`, `sort_by(-.) | length`, `group_by(. % 1000) | length`, `unique | length`, `unique_by(-.) | length`} {
+	for _, filter := range []string{`sort | length`, `sort_by(-.) | length`, `group_by(. % 1000) | length`, `unique | length`, `unique_by(-.) | length`,
+		`[., ., .] | tojson | length`, `[., ., .] | tostring | length`, `[., ., .] | "\(.)" | length`} {
 		t.Run(filter, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(100*time.Millisecond, cancel)
