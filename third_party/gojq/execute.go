@@ -87,16 +87,15 @@ loop:
 			env.push(m)
 		case opappend:
 			i := env.index(code.v.([2]int))
-			xs := env.values[i].([]any)
-			c := cap(xs)
-			xs = append(xs, env.pop())
-			env.values[i] = xs
-			// sqlfs patch 1: the array collected by [f] is checked as it grows.
-			if cap(xs) != c && env.memCheck != nil {
-				if err = env.memCheck(int64(cap(xs)) * sliceSlotBytes); err != nil {
+			xs, x := env.values[i].([]any), env.pop()
+			// sqlfs patch 1: the array collected by [f] is checked before
+			// it grows.
+			if len(xs) == cap(xs) && env.memCheck != nil {
+				if err = env.memCheck(CollectSize(len(xs))); err != nil {
 					break loop
 				}
 			}
+			env.values[i] = append(xs, x)
 		case opfork:
 			if backtrack {
 				if err != nil {

@@ -50,6 +50,15 @@ func checkDepth(depth int) {
 // sliceSlotBytes is what one element of a []any takes (an interface).
 const sliceSlotBytes = 16
 
+// CollectSize is what an array of n values collected one by one takes
+// once it grows: the new array (a quarter larger, as append grows a large
+// slice), its slots' values (a boxed number or string header, typically
+// as large as the slot) and the old array, copied from.
+func CollectSize(n int) int64 {
+	grown := int64(n) + int64(n)/4 + 1
+	return grown*2*sliceSlotBytes + int64(n)*sliceSlotBytes
+}
+
 // callSize is how many bytes the internal function name, applied to x and
 // args, allocates at once, when that can be much more than its operands
 // hold; 0 for the rest.

@@ -365,12 +365,11 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 		} else {
 			arr := []any{}
 			for v, ok := inputs.Next(); ok; v, ok = inputs.Next() {
-				c := cap(arr)
-				arr = append(arr, v)
-				if err := jqSlurpCheck(env, arr, c); err != nil {
+				if err := jqSlurpCheck(env, arr); err != nil {
 					inputs.err = err
 					break
 				}
+				arr = append(arr, v)
 			}
 			all = arr
 		}

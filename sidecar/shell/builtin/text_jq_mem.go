@@ -79,12 +79,13 @@ const (
 	jqStripped   = "<stripped: exceeds max depth>"
 )
 
-// jqSlurpCheck checks the array -s collects each time it grows.
-func jqSlurpCheck(env *Env, arr []any, oldCap int) error {
-	if cap(arr) == oldCap {
+// jqSlurpCheck checks the array -s collects before it grows: the new and
+// the old array and the values, as gojq's [f] is checked.
+func jqSlurpCheck(env *Env, arr []any) error {
+	if len(arr) < cap(arr) {
 		return nil
 	}
-	if err := jqCheck(env, int64(cap(arr))*16); err != nil {
+	if err := jqCheck(env, gojq.CollectSize(len(arr))); err != nil {
 		return fmt.Errorf("--slurp: %w", err)
 	}
 	return nil
