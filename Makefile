@@ -59,6 +59,8 @@ test: deps vet
 	# The portable frontend (cgofuse, libfuse3) through the same mount tests.
 	$(TEST_ENV) $(GO) test -tags 'cgofuse fuse3' -timeout $(TEST_TIMEOUT) ./fs/fuse/
 	cd third_party/cgofuse && $(GO) test -tags fuse3 -run Fuse3 ./fuse/
+	# The gojq fork is a module of its own too: its patch tests.
+	cd third_party/gojq && $(GO) test -race .
 
 test-long:
 	$(MAKE) test TEST_ENV=SQLFS_TEST_LONG=1 TEST_TIMEOUT=$(LONG_TIMEOUT)

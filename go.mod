@@ -86,3 +86,5 @@ require (
 replace github.com/winfsp/cgofuse => ./third_party/cgofuse
 
 replace github.com/benhoyt/goawk => ./third_party/goawk
+
+replace github.com/itchyny/gojq => ./third_party/gojq

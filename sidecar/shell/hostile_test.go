@@ -126,6 +126,7 @@ func TestHostileCommands(t *testing.T) {
 		{name: "jq assignment to a far index", cmd: `jq -n '[] | .[60000000] = 1 | length'`, limit: mem, code: 125, stderr: memMsg},
 		{name: "jq string repetition", cmd: `jq -n '"x" * 1000000000 | length'`, limit: mem, code: 125, stderr: memMsg},
 	}
+	cases = append(cases, hostileJqCases()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { o.run(t, c) })
 	}

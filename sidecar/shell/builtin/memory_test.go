@@ -114,7 +114,6 @@ func TestHoldingCommandsStopAtBudget(t *testing.T) {
 		{"tac"},
 		{"xargs"},
 		{"head", "-n", "-1"},
-		{"base64", "-d", "-i"},
 		{"sed", "H;$!d;x"},
 		{"awk", `{ s = s $0 } END { print length(s) }`},
 		{"uniq", "-D"},

@@ -61,42 +61,80 @@ func textBase64(ctx context.Context, env *Env, args []string) int {
 	if !decode {
 		return textBase64Encode(ctx, env, ops, wrap)
 	}
-	data, ok := textInputs(ctx, env, "base64", ops)
-	if !ok {
-		return 1
-	}
-	{
-		clean := make([]byte, 0, len(data))
-		for _, c := range data {
-			isB64 := isTextAlnum(c) && c != '_' || c == '+' || c == '/' || c == '='
-			if isB64 || (!garbage && c != '\n' && c != '\r') {
-				clean = append(clean, c)
-			}
-		}
-		out := make([]byte, len(clean)) // more than any decoding needs
-		n, err := base64.StdEncoding.Decode(out, clean)
-		if err != nil {
-			// GNU writes what the valid prefix decodes to, a partial last
-			// group included, before it complains.
-			good := clean
-			if k := bytes.IndexFunc(clean, func(r rune) bool {
-				return !(r < 0x80 && isTextAlnum(byte(r)) && r != '_' || r == '+' || r == '/')
-			}); k >= 0 {
-				good = clean[:k]
-			}
-			full := len(good) / 4 * 4
-			n, _ = base64.StdEncoding.Decode(out, good[:full])
-			m, _ := base64.RawStdEncoding.Decode(out[n:], good[full:])
-			n += m
-		}
-		env.Stdout.Write(out[:n])
-		if err != nil {
-			env.Errorf("base64", "invalid input")
+	return textBase64Decode(ctx, env, ops, garbage)
+}
+
+// textBase64Decode streams the operands' decoding as GNU base64 -d does:
+// newlines are skipped (with garbage, everything outside the alphabet),
+// each quantum of four may end in padding, and at the first invalid
+// character or quantum, or a partial one at the end, what the valid prefix
+// decodes to is written before the error.
+func textBase64Decode(ctx context.Context, env *Env, ops []string, garbage bool) int {
+	w := bufio.NewWriter(env.Stdout)
+	defer w.Flush()
+	in := newTextConcat(ctx, env, "base64", ops)
+	buf := make([]byte, 64<<10)
+	out := make([]byte, base64.StdEncoding.DecodedLen(len(buf)))
+	var pend []byte // clean characters not yet decoded, fewer than a quantum between reads
+	bad := false
+	for !bad {
+		if ctx.Err() != nil {
 			return 1
 		}
-		return 0
+		n, err := in.Read(buf)
+		for _, c := range buf[:n] {
+			if isBase64(c) || c == '=' {
+				pend = append(pend, c)
+			} else if !garbage && c != '\n' {
+				bad = true
+				break
+			}
+		}
+		i := 0
+		for len(pend)-i >= 4 {
+			// A run of whole quanta without padding decodes at once.
+			run := len(pend) - i
+			if eq := bytes.IndexByte(pend[i:], '='); eq >= 0 {
+				run = eq
+			}
+			if run = run / 4 * 4; run > 0 {
+				k, _ := base64.StdEncoding.Decode(out, pend[i:i+run])
+				w.Write(out[:k])
+				i += run
+				continue
+			}
+			k, derr := base64.StdEncoding.Decode(out, pend[i:i+4])
+			if derr != nil {
+				bad = true
+				break
+			}
+			w.Write(out[:k])
+			i += 4
+		}
+		pend = append(pend[:0], pend[i:]...)
+		if err != nil {
+			break
+		}
 	}
+	if len(pend) == 0 && !bad {
+		return textStatus(!in.failed)
+	}
+	// The partial quantum's characters before any padding decode to what
+	// they complete.
+	if eq := bytes.IndexByte(pend, '='); eq >= 0 {
+		pend = pend[:eq]
+	}
+	if len(pend) >= 2 {
+		k, _ := base64.RawStdEncoding.Decode(out, pend[:min(len(pend), 3)])
+		w.Write(out[:k])
+	}
+	w.Flush()
+	env.Errorf("base64", "invalid input")
+	return 1
 }
+
+// isBase64 tells the characters of the standard alphabet, padding aside.
+func isBase64(c byte) bool { return isTextAlnum(c) && c != '_' || c == '+' || c == '/' }
 
 // textBase64Encode streams the operands' encoding, wrapped at wrap columns
 // (0: not wrapped, and no final newline, as GNU does).
@@ -154,8 +192,13 @@ func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.H
 		return textUsage(env, cmd, err, 1)
 	}
 	check, quiet, status, ignoreMissing, tag := false, false, false, false, false
+	marker := " " // before the name: '*' for binary mode (-b), as GNU writes it
 	for _, o := range opts {
 		switch o.Name {
+		case "b":
+			marker = "*"
+		case "t":
+			marker = " "
 		case "c":
 			check = true
 		case "--quiet":
@@ -178,7 +221,7 @@ func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.H
 		}
 		defer r.Close()
 		h := newHash()
-		if _, err := io.Copy(h, r); err != nil {
+		if err := textCopy(ctx, h, r); err != nil {
 			return "", err
 		}
 		return hex.EncodeToString(h.Sum(nil)), nil
@@ -196,22 +239,23 @@ func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.H
 			if tag {
 				fmt.Fprintf(env.Stdout, "%s (%s) = %s\n", algo, name, s)
 			} else {
-				fmt.Fprintf(env.Stdout, "%s  %s\n", s, name)
+				fmt.Fprintf(env.Stdout, "%s %s%s\n", s, marker, name)
 			}
 		}
 		return textStatus(ok)
 	}
 	failed, unreadable, malformed := 0, 0, 0
 	for _, list := range ops {
-		data, err := textReadAll(ctx, env, list)
+		// The check file is read a line at a time, each checked as read.
+		r, err := textOpen(env, list)
 		if err != nil {
 			textFileErr(env, cmd, list, err)
 			ok = false
 			continue
 		}
-		lines, _ := textSplitLines(data, '\n')
+		lines := newTextLineReader(ctx, env, r, '\n')
 		valid := 0
-		for _, l := range lines {
+		for l, _, more := lines.next(); more; l, _, more = lines.next() {
 			want, name, good := strings.Cut(string(l), " ")
 			if good && len(name) > 0 && (name[0] == ' ' || name[0] == '*') {
 				name = name[1:]
@@ -240,6 +284,14 @@ func textSum(ctx context.Context, env *Env, args []string, newHash func() hash.H
 					fmt.Fprintf(env.Stdout, "%s: OK\n", name)
 				}
 			}
+		}
+		r.Close()
+		if lines.err != nil {
+			env.Errorf(cmd, "%s: %v", list, lines.err)
+			return 1
+		}
+		if ctx.Err() != nil {
+			return 1
 		}
 		if valid == 0 {
 			env.Errorf(cmd, "%s: no properly formatted checksum lines found", list)
@@ -574,25 +626,68 @@ func textDescribe(ctx context.Context, env *Env, name string, follow, mime bool)
 	case st.Mode()&fs.ModeNamedPipe != 0:
 		return "fifo (named pipe)"
 	}
-	data, err := textReadAll(ctx, env, name)
+	data, end, err := fileHeader(ctx, env, name)
 	if err != nil {
 		return fmt.Sprintf("cannot open `%s' (%s)", name, textStrerror(err))
 	}
-	desc, mimeType := textMagic(data)
+	desc, mimeType := textMagic(data, end)
 	if mime {
 		return mimeType
 	}
 	return desc
 }
 
-func textMagic(data []byte) (desc, mimeType string) {
+// fileBytesMax is how much of a file file(1) reads (libmagic's bytes_max);
+// fileEncodingMax how much of it its text checks look at (encoding_max).
+const (
+	fileBytesMax    = 7 << 20
+	fileEncodingMax = 64 << 10
+)
+
+// fileHeader reads the first fileBytesMax bytes of name, charged to the
+// budget, and the file's last 4 bytes (gzip's original size), reading
+// through the rest of a longer file without holding it.
+func fileHeader(ctx context.Context, env *Env, name string) (head, end []byte, err error) {
+	r, err := textOpen(env, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	head, err = readAllCharged(ctx, env, io.LimitReader(r, fileBytesMax))
+	if err != nil {
+		return nil, nil, err
+	}
+	end = head[max(0, len(head)-4):]
+	if len(head) < fileBytesMax || !bytes.HasPrefix(head, []byte{0x1f, 0x8b}) {
+		return head, end, nil
+	}
+	tail := &tailWriter{last: append([]byte(nil), end...)}
+	if err := textCopy(ctx, tail, r); err != nil {
+		return nil, nil, err
+	}
+	return head, tail.last, nil
+}
+
+// tailWriter keeps the last len(last) bytes written.
+type tailWriter struct{ last []byte }
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	n := len(t.last)
+	t.last = append(t.last, p[max(0, len(p)-n):]...)
+	t.last = t.last[len(t.last)-n:]
+	return len(p), nil
+}
+
+// textMagic describes a file from its first bytes (data) and its last 4
+// (end).
+func textMagic(data, end []byte) (desc, mimeType string) {
 	switch {
 	case len(data) == 0:
 		return "empty", "inode/x-empty"
 	case bytes.HasPrefix(data, []byte("\x7fELF")) && len(data) >= 20:
 		return textELF(data), "application/x-executable"
 	case bytes.HasPrefix(data, []byte{0x1f, 0x8b}) && len(data) >= 18:
-		return textGzip(data), "application/gzip"
+		return textGzip(data, end), "application/gzip"
 	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")) && len(data) >= 29 && string(data[12:16]) == "IHDR":
 		w, h := binary.BigEndian.Uint32(data[16:]), binary.BigEndian.Uint32(data[20:])
 		depth, color, interlace := data[24], data[25], data[28]
@@ -614,7 +709,9 @@ func textMagic(data []byte) (desc, mimeType string) {
 	case len(data) >= 262 && string(data[257:262]) == "ustar":
 		return "POSIX tar archive", "application/x-tar"
 	}
-	enc, mimeEnc, ok := textEncoding(data)
+	// The text checks look at the start only, as libmagic's do.
+	text := data[:min(len(data), fileEncodingMax)]
+	enc, mimeEnc, ok := textEncoding(text)
 	if !ok {
 		return "data", "application/octet-stream"
 	}
@@ -657,13 +754,13 @@ func textMagic(data []byte) (desc, mimeType string) {
 		desc += " executable" // what file(1) says of any #! script
 	}
 	var notes []string
-	if bytes.Contains(data, []byte("\r\n")) {
+	if bytes.Contains(text, []byte("\r\n")) {
 		notes = append(notes, "with CRLF line terminators")
-	} else if !bytes.Contains(data, []byte("\n")) {
+	} else if !bytes.Contains(text, []byte("\n")) {
 		notes = append(notes, "with no line terminators")
 	}
 	longest, cur := 0, 0
-	for _, c := range data {
+	for _, c := range text {
 		if c == '\n' {
 			longest, cur = max(longest, cur), 0
 			continue
@@ -715,7 +812,7 @@ func textELF(data []byte) string {
 	return s + ", version 1 (SYSV)"
 }
 
-func textGzip(data []byte) string {
+func textGzip(data, end []byte) string {
 	s := "gzip compressed data"
 	flags := data[3]
 	if flags&0x08 != 0 {
@@ -733,5 +830,5 @@ func textGzip(data []byte) string {
 	if data[9] == 3 {
 		s += ", from Unix"
 	}
-	return s + fmt.Sprintf(", original size modulo 2^32 %d", binary.LittleEndian.Uint32(data[len(data)-4:]))
+	return s + fmt.Sprintf(", original size modulo 2^32 %d", binary.LittleEndian.Uint32(end))
 }

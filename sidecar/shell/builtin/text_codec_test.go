@@ -1,6 +1,14 @@
 package builtin
 
-import "testing"
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+)
 
 // Expectations were produced by running the same commands with GNU tools.
 func TestTextCodec(t *testing.T) {
@@ -73,4 +81,72 @@ func TestTextCodec(t *testing.T) {
 		{name: "file missing", args: []string{"file", "nope"}, files: tree, want: "nope: cannot open `nope' (No such file or directory)\n"},
 		{name: "file mime", args: []string{"file", "--mime-type", "a.txt", "dir"}, files: tree, want: "a.txt: text/plain\ndir:   inode/directory\n"},
 	})
+}
+
+// base64 -d, comm, md5sum -c and file stream: inputs 16 times the budget
+// go through with the charge staying within it.
+func TestCodecCommandsStream(t *testing.T) {
+	const budget = 256 << 10
+	line := strings.Repeat("y", 99) + "\n"
+	big := strings.Repeat(line, 40_000) // 4 MB
+	sorted := func(prefix string) string {
+		var b strings.Builder
+		for i := range 40_000 {
+			fmt.Fprintf(&b, "%s%07d%s", prefix, i, line)
+		}
+		return b.String()
+	}
+	var sums strings.Builder
+	for i := range 20_000 {
+		fmt.Fprintf(&sums, "%x  f%d\n", md5.Sum([]byte("x\n")), i%2)
+	}
+	files := map[string]string{
+		"b64":  base64.StdEncoding.EncodeToString([]byte(big)),
+		"s1":   sorted("a"),
+		"s2":   sorted("a")[len(line)+8:] + sorted("b"),
+		"sums": sums.String(),
+		"f0":   "x\n",
+		"f1":   "x\n",
+		"text": big,
+		// Longer than file reads: the size is found at the end.
+		"gz": "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + big + big + "\x05\x00\x00\x00",
+	}
+	tree := map[string]string{}
+	for k, v := range files {
+		tree["/w/"+k] = v
+	}
+	cases := []struct {
+		args []string
+		last string // the output's last line
+	}{
+		{[]string{"base64", "-d", "b64"}, line},
+		{[]string{"comm", "-3", "s1", "s2"}, "\tb0039999" + line},
+		{[]string{"comm", "--total", "s1", "s2"}, "1\t40000\t39999\ttotal\n"},
+		{[]string{"md5sum", "-c", "sums"}, "f1: OK\n"},
+		{[]string{"file", "text"}, "text: ASCII text\n"},
+		{[]string{"file", "gz"}, "gz: gzip compressed data, from Unix, original size modulo 2^32 5\n"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			fn, _ := Lookup(c.args[0])
+			mem := &testMem{most: budget}
+			var out, errb bytes.Buffer
+			env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Dir: "/w", FS: newTextFS(tree),
+				Getenv: func(string) string { return "" }, Environ: func() []string { return nil }, Mem: mem}
+			most := int64(budget / 4) // what a stream may hold: a line or two
+			if c.args[0] == "file" {
+				most = fileBytesMax * 5 / 4 // its header, as libmagic reads, in a buffer grown by doubling
+				mem.most = 2 * fileBytesMax
+			}
+			status := fn(context.Background(), env, c.args)
+			s := out.String()
+			last := s[strings.LastIndexByte(strings.TrimSuffix(s, "\n"), '\n')+1:]
+			if status != 0 || last != c.last {
+				t.Errorf("status %d, stderr %q, last line %.200q, want %.200q", status, errb.String(), last, c.last)
+			}
+			if mem.peak > most {
+				t.Errorf("peak charge %d, want at most %d", mem.peak, most)
+			}
+		})
+	}
 }

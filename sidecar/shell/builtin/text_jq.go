@@ -31,11 +31,12 @@ type jqOpts struct {
 // jqInputs yields the input values of every file in turn; it is also what
 // the query's input and inputs read.
 type jqInputs struct {
+	ctx   context.Context
 	env   *Env
 	files []string
 	rawIn bool
 	cur   *json.Decoder
-	lines *bufio.Reader
+	lines *textLineReader
 	name  string
 	err   error // a read or parse error ends the inputs
 }
@@ -57,19 +58,20 @@ func (it *jqInputs) Next() (any, bool) {
 				return nil, false
 			}
 			if it.rawIn {
-				it.lines = bufio.NewReader(r)
+				it.lines = newTextLineReader(it.ctx, it.env, r, '\n')
 			} else {
-				it.cur = json.NewDecoder(r)
+				it.cur = newJqDecoder(it.env, r)
 			}
 		}
 		if it.rawIn {
-			line, err := it.lines.ReadString('\n')
-			if line != "" {
-				return strings.TrimSuffix(line, "\n"), true
+			if line, _, ok := it.lines.next(); ok {
+				return string(line), true
 			}
-			if err != nil {
-				it.lines = nil
+			if it.lines.err != nil {
+				it.err = it.lines.err
+				return nil, false
 			}
+			it.lines = nil
 			continue
 		}
 		var v any
@@ -272,11 +274,10 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "jq: 1 compile error")
 		return 3
 	}
-	jqGuard(query)
 	o.names = append(o.names, "$ARGS")
 	o.values = append(o.values, map[string]any{"positional": append([]any{}, o.positional...), "named": o.named})
-	inputs := &jqInputs{env: env, files: files, rawIn: o.rawIn}
-	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMultiplyOption(env), jqIndexOption(env),
+	inputs := &jqInputs{ctx: ctx, env: env, files: files, rawIn: o.rawIn}
+	code, err := gojq.Compile(query, gojq.WithVariables(o.names), gojq.WithInputIter(jqQueryInputs{inputs}), jqMemoryOption(ctx, env),
 		gojq.WithEnvironLoader(func() []string { return textEnviron(env) }))
 	if err != nil {
 		env.Errorf("jq", "error: %v", err)
@@ -303,7 +304,10 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 						if s, isStr := hv.(string); isStr {
 							fmt.Fprint(env.Stderr, s)
 						} else {
-							fmt.Fprintln(env.Stderr, jqEncode(hv, jqOpts{compact: true}))
+							ew := bufio.NewWriter(env.Stderr)
+							_ = jqEncode(ctx, ew, hv, jqOpts{compact: true}) // stderr's errors are not reported
+							ew.WriteByte('\n')
+							ew.Flush()
 						}
 					}
 					status = halt.ExitCode()
@@ -320,13 +324,25 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 			}
 			outputs++
 			last = v
+			var err error
 			if s, isStr := v.(string); isStr && o.raw {
 				w.WriteString(s)
 			} else {
-				w.WriteString(jqEncode(v, o))
+				err = jqEncode(ctx, w, v, o)
 			}
 			if !o.join {
 				w.WriteByte('\n')
+			}
+			if err == nil {
+				_, err = w.Write(nil) // the writer's sticky error
+			}
+			if err != nil {
+				status = 5 // stopped with the exec, which reports why
+				if ctx.Err() == nil {
+					writeFailed(env, "jq", err)
+					status = 2 // jq 1.7's status for a failed write
+				}
+				return false
 			}
 		}
 	}
@@ -349,6 +365,10 @@ func textJq(ctx context.Context, env *Env, args []string) int {
 		} else {
 			arr := []any{}
 			for v, ok := inputs.Next(); ok; v, ok = inputs.Next() {
+				if err := jqSlurpCheck(env, arr); err != nil {
+					inputs.err = err
+					break
+				}
 				arr = append(arr, v)
 			}
 			all = arr
@@ -389,21 +409,43 @@ func jqWhere(name string) string {
 	return name + ":0"
 }
 
-// jqEncode prints v as jq does: pretty with two spaces unless compact,
-// keys sorted (gojq objects carry no order).
-func jqEncode(v any, o jqOpts) string {
-	var b strings.Builder
+// jqEncode prints v to b as jq does: pretty with two spaces unless
+// compact, keys sorted (gojq objects carry no order), containers deeper
+// than jqPrintDepth stripped. It writes as it goes, so an output value is
+// never held a second time as text, and stops early, returning why, when
+// ctx ends or a write fails: a value of shared parts (def f: [., .]) may
+// print for ever.
+func jqEncode(ctx context.Context, b *bufio.Writer, v any, o jqOpts) error {
 	indent := strings.Repeat(" ", o.indent)
 	if o.tab {
 		indent = "\t"
 	}
 	pretty := !o.compact && (o.indent > 0 || o.tab)
+	var err error
+	steps := 0
+	// stopped looks every few thousand values; an empty write returns the
+	// bufio.Writer's sticky error.
+	stopped := func() bool {
+		if steps++; steps%4096 == 0 && err == nil {
+			if _, err = b.Write(nil); err == nil {
+				err = ctx.Err()
+			}
+		}
+		return err != nil
+	}
 	var enc func(v any, depth int)
 	enc = func(v any, depth int) {
 		nl := func(d int) {
 			if pretty {
 				b.WriteByte('\n')
 				b.WriteString(strings.Repeat(indent, d))
+			}
+		}
+		switch v.(type) {
+		case []any, map[string]any:
+			if depth > jqPrintDepth {
+				b.WriteString(jqStripped)
+				return
 			}
 		}
 		switch v := v.(type) {
@@ -414,6 +456,9 @@ func jqEncode(v any, o jqOpts) string {
 			}
 			b.WriteByte('[')
 			for i, x := range v {
+				if stopped() {
+					return
+				}
 				if i > 0 {
 					b.WriteByte(',')
 				}
@@ -434,6 +479,9 @@ func jqEncode(v any, o jqOpts) string {
 			sort.Strings(keys)
 			b.WriteByte('{')
 			for i, k := range keys {
+				if stopped() {
+					return
+				}
 				if i > 0 {
 					b.WriteByte(',')
 				}
@@ -459,7 +507,7 @@ func jqEncode(v any, o jqOpts) string {
 		}
 	}
 	enc(v, 0)
-	return b.String()
+	return err
 }
 
 // jqNumber prints a number as jq 1.6 does (its dtoa's shortest digits):

@@ -609,6 +609,18 @@ func textUniq(ctx context.Context, env *Env, args []string) int {
 	return 0
 }
 
+// commOrder is comm's order checking: by default only once a line has no
+// pair (GNU's rule), always with --check-order, never with --nocheck-order.
+type commOrder int
+
+const (
+	commOrderDefault commOrder = iota
+	commOrderEnabled
+	commOrderDisabled
+)
+
+// textComm merges two sorted inputs a line at a time, as GNU comm does:
+// it holds the current and the previous line of each, whatever their size.
 func textComm(ctx context.Context, env *Env, args []string) int {
 	opts, ops, err := textParse(args[1:], textSpec{flags: "123",
 		long: map[string]string{"--output-delimiter": "--output-delimiter=", "--check-order": "--check-order",
@@ -617,15 +629,17 @@ func textComm(ctx context.Context, env *Env, args []string) int {
 		return textUsage(env, "comm", err, 1)
 	}
 	var hide [4]bool
-	delim, checkOrder, total := "\t", true, false
+	delim, order, total := "\t", commOrderDefault, false
 	for _, o := range opts {
 		switch o.Name {
 		case "1", "2", "3":
 			hide[o.Name[0]-'0'] = true
 		case "--output-delimiter":
 			delim = o.Val
+		case "--check-order":
+			order = commOrderEnabled
 		case "--nocheck-order":
-			checkOrder = false
+			order = commOrderDisabled
 		case "--total":
 			total = true
 		}
@@ -638,20 +652,27 @@ func textComm(ctx context.Context, env *Env, args []string) int {
 		}
 		return 1
 	}
-	var files [2][][]byte
+	var in [2]*textLineReader
 	for i, name := range ops {
-		data, err := textReadAll(ctx, env, name)
+		r, err := textOpen(env, name)
 		if err != nil {
 			textFileErr(env, "comm", name, err)
 			return 1
 		}
-		if files[i], _, err = textHoldLines(env, data, '\n'); err != nil {
-			env.Errorf("comm", "%v", err)
-			return 1
-		}
+		defer r.Close()
+		in[i] = newTextLineReader(ctx, env, r, '\n')
 	}
 	bw := bufio.NewWriter(env.Stdout)
 	defer bw.Flush()
+	// cur and prev are each input's current and previous line, copied
+	// out of the reader's buffer; has tells whether cur holds one.
+	var cur, prev [2][]byte
+	var has [2]bool
+	read := func(i int) {
+		line, _, ok := in[i].next()
+		has[i] = ok
+		cur[i] = append(cur[i][:0], line...)
+	}
 	var counts [4]int
 	emit := func(col int, l []byte) {
 		counts[col]++
@@ -666,38 +687,60 @@ func textComm(ctx context.Context, env *Env, args []string) int {
 		bw.Write(l)
 		bw.WriteByte('\n')
 	}
-	disorder := false
-	checked := [2]bool{}
-	ordered := func(f, i int) {
-		if checkOrder && !checked[f] && i > 0 && bytes.Compare(files[f][i-1], files[f][i]) > 0 {
-			bw.Flush()
-			env.Errorf("comm", "file %d is not in sorted order", f+1)
-			checked[f], disorder = true, true
+	var warned [2]bool
+	unpairable := false
+	read(0)
+	read(1)
+	for has[0] || has[1] {
+		cmp := 0
+		switch {
+		case !has[0]:
+			cmp = 1
+		case !has[1]:
+			cmp = -1
+		default:
+			cmp = bytes.Compare(cur[0], cur[1])
+		}
+		switch {
+		case cmp == 0:
+			emit(3, cur[0])
+		case cmp < 0:
+			unpairable = true
+			emit(1, cur[0])
+		default:
+			unpairable = true
+			emit(2, cur[1])
+		}
+		for i := range 2 {
+			if cmp == 0 || (cmp < 0) == (i == 0) {
+				prev[i], cur[i] = cur[i], prev[i]
+				read(i)
+				check := order == commOrderEnabled || order == commOrderDefault && unpairable
+				if has[i] && check && !warned[i] && bytes.Compare(prev[i], cur[i]) > 0 {
+					bw.Flush()
+					env.Errorf("comm", "file %d is not in sorted order", i+1)
+					warned[i] = true
+					if order == commOrderEnabled {
+						return 1
+					}
+				}
+			}
 		}
 	}
-	i, j := 0, 0
-	for i < len(files[0]) || j < len(files[1]) {
-		switch {
-		case j >= len(files[1]) || i < len(files[0]) && bytes.Compare(files[0][i], files[1][j]) < 0:
-			ordered(0, i)
-			emit(1, files[0][i])
-			i++
-		case i >= len(files[0]) || bytes.Compare(files[0][i], files[1][j]) > 0:
-			ordered(1, j)
-			emit(2, files[1][j])
-			j++
-		default:
-			ordered(0, i)
-			ordered(1, j)
-			emit(3, files[0][i])
-			i++
-			j++
+	for i, r := range in {
+		if r.err != nil {
+			bw.Flush()
+			env.Errorf("comm", "%s: %v", ops[i], r.err)
+			return 1
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 1
 	}
 	if total {
 		fmt.Fprintf(bw, "%d%s%d%s%d%stotal\n", counts[1], delim, counts[2], delim, counts[3], delim)
 	}
-	if disorder {
+	if warned[0] || warned[1] {
 		bw.Flush()
 		env.Errorf("comm", "input is not in sorted order")
 		return 1
