@@ -141,7 +141,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	fifoDir, removeFIFOs := b.m.fifos.execDir(r.id)
 	defer removeFIFOs()
 	r.fifoDir = fifoDir
-	defer r.cancel(nil)
+	defer r.cancel(errFinished)
 	b.dog.add(r)
 	defer b.dog.remove(r)
 
@@ -169,8 +169,11 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 
 	done := make(chan error, 1)
+	ended := make(chan struct{})
+	go b.watchStop(r, ended)
 	go func() {
 		r.labelProcs()
+		defer close(ended)
 		defer func() {
 			if p := recover(); p != nil {
 				b.log.Error("shell interpreter panic", "panic", p)

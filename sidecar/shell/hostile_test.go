@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,10 +40,13 @@ const (
 	// Measured on a 2-CPU machine shared by eight builds: 400 MiB peak in
 	// most runs, 625 MiB in the worst seen.
 	hostileRSSAllowance = 384 << 20
-	// hostileStopSlack is how long past its timeout an exec may take to
-	// report: the 100 ms cancellation bound plus scheduling on a loaded
-	// machine.
-	hostileStopSlack = 1500 * time.Millisecond
+	// hostileStopBound is how long after its deadline (or the limit that
+	// stopped it) every goroutine of a stopped exec must have ended: the
+	// owner's sqlfs_shell_stop_seconds for that exec.
+	hostileStopBound = 100 * time.Millisecond
+	// hostileReportSlack is how long past its timeout an exec may take to
+	// report: the stop bound plus the round trip on a loaded machine.
+	hostileReportSlack = 1500 * time.Millisecond
 )
 
 type hostileCase struct {
@@ -112,6 +116,16 @@ func TestHostileCommands(t *testing.T) {
 		{name: "shell endless loop", cmd: `while :; do :; done`, timeout: time.Second, limit: "timeout", code: 124},
 		{name: "jq endless output", cmd: `jq -n 'repeat(1)' >/dev/null`, timeout: time.Second, limit: "timeout", code: 124},
 		{name: "sort cancelled", cmd: `seq 1 1500000 | sort -r >/dev/null`, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
+		{name: "jq endless loop", cmd: `jq -n 'reduce range(1e15) as $i (0; .+1)'`, timeout: time.Second, limit: "timeout", code: 124},
+		{name: "pipeline of several", cmd: `yes | sed s/y/z/ | grep z | cut -c1 | tr z q | cat >/dev/null`, timeout: time.Second, limit: "timeout", code: 124},
+		{name: "subshell loop", cmd: `while :; do (:); done`, timeout: time.Second, limit: "timeout", code: 124},
+		{name: "read of a huge line", cmd: `yes | tr -d '\n' | { read x; echo ${#x}; }`, memory: 1 << 30, timeout: time.Second, limit: "timeout", code: 124},
+		{name: "deep tree", cmd: `mkdir -p t/{a,b,c,d,e,f}/{a,b,c,d,e,f}/{a,b,c,d,e,f}/{a,b,c,d,e,f} && echo ok`, stdout: "ok\n"},
+		{name: "globstar walk cancelled", cmd: `shopt -s globstar; while :; do : t/**/x; done`, timeout: time.Second, limit: "timeout", code: 124},
+		{name: "big files", cmd: `seq 1 3000000 > a && seq 1 3000000 | sed 's/1$/x/' > b && echo ok`, stdout: "ok\n"},
+		{name: "diff of big files cancelled", cmd: `diff a b >/dev/null`, memory: 1 << 30, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
+		{name: "read of a big file", cmd: `while read -r l; do :; done < a`, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
+		{name: "sort of a big file", cmd: `sort -r a >/dev/null`, memory: 1 << 30, timeout: 300 * time.Millisecond, limit: "timeout", code: 124},
 		// Processes, globs and printf.
 		{name: "fork bomb", cmd: `:(){ :|:& wait; };:`, limit: "max_procs", code: 125, stderr: "limit"},
 		{name: "subshell bomb", cmd: `f() { (f) & (f) & wait; }; f`, limit: "max_procs", code: 125, stderr: "limit"},
@@ -136,6 +150,7 @@ func TestHostileCommands(t *testing.T) {
 	if n := o.metric(t, "sqlfs_shell_watchdog_stops_total"); n < 1 {
 		t.Errorf("sqlfs_shell_watchdog_stops_total = %v, want at least the doubling without commands", n)
 	}
+	logStops(t, o.stops)
 	o.stop(t)
 	if hwm, limit := o.peakRSS, o.idleRSS+hostileShellMemory+hostileRSSAllowance; hwm > limit {
 		t.Errorf("owner peak RSS %d MiB, over idle %d MiB + shell memory %d MiB + allowance %d MiB",
@@ -148,6 +163,15 @@ func TestHostileCommands(t *testing.T) {
 	}
 }
 
+// logStops reports the median and the worst of the stop times.
+func logStops(t *testing.T, stops []time.Duration) {
+	if len(stops) == 0 {
+		return
+	}
+	sorted := slices.Sorted(slices.Values(stops))
+	t.Logf("stop times of %d stopped execs: p50 %v, max %v", len(sorted), sorted[len(sorted)/2], sorted[len(sorted)-1])
+}
+
 // owner is a live sqlfs-exec serve process.
 type owner struct {
 	bin, store string
@@ -158,6 +182,34 @@ type owner struct {
 	idleRSS    int64
 	peakRSS    int64
 	logs       *bytes.Buffer
+	stops      []time.Duration // each stopped exec's sqlfs_shell_stop_seconds
+}
+
+// stopSums are the owner's sqlfs_shell_stop_seconds count and sum.
+type stopSums struct {
+	count   int
+	seconds float64
+}
+
+func (o *owner) stopSeconds(t *testing.T) stopSums {
+	return stopSums{int(o.metric(t, "sqlfs_shell_stop_seconds_count")), o.metric(t, "sqlfs_shell_stop_seconds_sum")}
+}
+
+// stopTime waits for the owner to record the stop of one more exec than
+// before and returns how long that exec's goroutines took to end.
+func (o *owner) stopTime(t *testing.T, before stopSums) time.Duration {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now := o.stopSeconds(t)
+		if now.count == before.count+1 {
+			return time.Duration((now.seconds - before.seconds) * float64(time.Second))
+		}
+		if now.count > before.count+1 || time.Now().After(deadline) {
+			t.Fatalf("sqlfs_shell_stop_seconds_count went from %d to %d, want one more stop", before.count, now.count)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func startOwner(t *testing.T) *owner {
@@ -221,6 +273,7 @@ func (o *owner) run(t *testing.T, c hostileCase) {
 		timeout = 20 * time.Second
 	}
 	var stdout, stderr bytes.Buffer
+	stopsBefore := o.stopSeconds(t)
 	start := time.Now()
 	res, err := o.client.Exec(context.Background(), tools.ExecInput{Command: c.cmd, TimeoutSeconds: timeout.Seconds(), MaxMemoryBytes: c.memory}, &stdout, &stderr)
 	took := time.Since(start)
@@ -231,8 +284,16 @@ func (o *owner) run(t *testing.T, c hostileCase) {
 	if res.LimitHit != c.limit || res.ExitCode != c.code {
 		t.Errorf("got exit %d, limit %q; want %d, %q (stderr %q)", res.ExitCode, res.LimitHit, c.code, c.limit, stderr.String())
 	}
-	if c.limit == "timeout" && took > timeout+hostileStopSlack {
-		t.Errorf("took %v, over the %v timeout by more than %v", took, timeout, hostileStopSlack)
+	if c.limit == "timeout" && took > timeout+hostileReportSlack {
+		t.Errorf("took %v, over the %v timeout by more than %v", took, timeout, hostileReportSlack)
+	}
+	if c.limit != "" {
+		stop := o.stopTime(t, stopsBefore)
+		t.Logf("all goroutines ended %v after the stop", stop.Round(100*time.Microsecond))
+		if stop > hostileStopBound {
+			t.Errorf("goroutines ended %v after the stop, over %v", stop, hostileStopBound)
+		}
+		o.stops = append(o.stops, stop)
 	}
 	if !strings.Contains(stderr.String(), c.stderr) {
 		t.Errorf("stderr %q does not contain %q", stderr.String(), c.stderr)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sqlfs/sqlfs/metrics"
 )
 
 // An exec's processes are goroutines: every subshell of a pipeline stage,
@@ -43,6 +46,37 @@ func (r *run) checkProcs() error {
 	}
 	return r.stop("max_procs", "process limit of %d concurrent subshells, pipeline stages and background jobs exceeded", limit)
 }
+
+// watchStop measures how promptly a run stops: once it is cancelled before
+// its interpreter returned (ended), it waits for the last of the run's
+// goroutines to end and records the time since the deadline or stop in
+// metrics.ShellStopSeconds. Exec may return before that (StopGrace), so
+// only the goroutine count tells that all the work has stopped.
+func (b *Backend) watchStop(r *run, ended <-chan struct{}) {
+	select {
+	case <-ended:
+		return
+	case <-r.ctx.Done():
+	}
+	if errors.Is(context.Cause(r.ctx), errFinished) {
+		return
+	}
+	from := r.stopTime()
+	for countByLabel()[r.id] > 0 {
+		waited := time.Since(from)
+		if waited > stopWatchMax {
+			b.log.Warn("shell command still running after it was stopped", "waited", waited.Round(time.Second))
+			break
+		}
+		// Fine steps while it matters (the 100 ms bound), coarser once
+		// the command is late anyway: a goroutine profile is not free.
+		time.Sleep(min(max(waited/20, time.Millisecond), 20*time.Millisecond))
+	}
+	metrics.ShellStopSeconds.Observe(time.Since(from).Seconds())
+}
+
+// stopWatchMax is how long watchStop waits for a stopped run's goroutines.
+const stopWatchMax = time.Minute
 
 const censusEvery = 20 * time.Millisecond
 

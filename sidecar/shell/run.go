@@ -53,6 +53,8 @@ type run struct {
 	varBytes     atomic.Int64 // size of the variables at the last check
 	nextVarCheck atomic.Int64 // unix nanoseconds before which checkVars skips
 
+	stoppedAt atomic.Int64 // unix nanoseconds of the first stop by a limit
+
 	mu       sync.Mutex
 	limitHit string
 	finished bool // the result is taken: a late stop (a background job's) changes nothing
@@ -66,7 +68,12 @@ type limitError struct {
 
 func (e *limitError) Error() string { return e.msg }
 
-var errTimeout = errors.New("timeout")
+var (
+	errTimeout = errors.New("timeout")
+	// errFinished is the cause a run is cancelled with once Exec has its
+	// result: it ends background jobs, and stops nothing early.
+	errFinished = errors.New("exec finished")
+)
 
 func newRun(parent context.Context, b *Backend, limits sidecar.Limits, stdout, stderr io.Writer) *run {
 	ctx, cancel := context.WithCancelCause(parent)
@@ -101,6 +108,7 @@ func orDiscard(w io.Writer) io.Writer {
 // (past the output cap, it is short) and everything is cancelled.
 func (r *run) stop(limit, format string, args ...any) error {
 	err := &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}
+	r.stoppedAt.CompareAndSwap(0, time.Now().UnixNano())
 	// The message is written under r.mu, which result takes too: once the
 	// result is taken, nothing more reaches the caller's stderr.
 	r.mu.Lock()
@@ -111,6 +119,20 @@ func (r *run) stop(limit, format string, args ...any) error {
 	r.mu.Unlock()
 	r.cancel(err)
 	return err
+}
+
+// stopTime is when the run was told to stop: its deadline, the first
+// limit it hit, else now (the caller cancelled).
+func (r *run) stopTime() time.Time {
+	if errors.Is(context.Cause(r.ctx), errTimeout) {
+		if d, ok := r.ctx.Deadline(); ok {
+			return d
+		}
+	}
+	if ns := r.stoppedAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Now()
 }
 
 func (r *run) chargeWrite(n int64) error {
