@@ -204,7 +204,7 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	if args, ok := r.replaceBuiltin(ctx, args); ok {
 		return args, nil
 	}
-	return routeBuiltin(args), nil
+	return routeChecked(hc, routeBuiltin(args)), nil
 }
 
 // readerGone reports whether w is a pipe whose read end is closed, which
@@ -264,7 +264,34 @@ func (r *run) openHandler(ctx context.Context, name string, flag int, perm os.Fi
 	if err != nil {
 		return nil, asOSPathError(err)
 	}
-	return f, nil
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		return &trackedFile{ReadWriteCloser: f}, nil
+	}
+	pr, err := readPipe(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// readPipe gives the interpreter an *os.File reading f. For any other
+// reader it starts a goroutine copying into a pipe that nothing stops:
+// once `read` stopped reading (a cancelled `while read l; do …; done <
+// big`), it stays blocked until a collection finalizes the pipe. This one
+// stops when the reader closes the pipe or the run ends.
+func readPipe(ctx context.Context, f io.ReadCloser) (*os.File, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		return nil, asOSPathError(err)
+	}
+	go func() {
+		defer context.AfterFunc(ctx, func() { _ = pw.SetWriteDeadline(time.Unix(1, 0)) })()
+		_, _ = io.Copy(pw, f)
+		pw.Close()
+		f.Close()
+	}()
+	return pr, nil
 }
 
 // asOSPathError makes err the *os.PathError the interpreter expects for a
@@ -323,14 +350,17 @@ func (r *run) execHandler(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
 	env := r.commandEnv(hc)
 	if name, ok := strings.CutPrefix(args[0], routedPrefix); ok {
-		if name == "sigpipe" {
+		switch args[0] {
+		case routedPrefix + "sigpipe":
 			return hc.Builtin(ctx, []string{"exit", strconv.Itoa(exitSIGPIPE)})
+		case checkedRoute:
+			return checkedBuiltin(ctx, hc, args[1:])
 		}
 		if fn, ok := builtin.Lookup(name); ok && interp.IsBuiltin(name) {
 			// An interpreter builtin the registry replaces (echo, printf).
 			return exitErr(r.call(ctx, fn, env, append([]string{name}, args[1:]...)))
 		}
-		return exitErr(r.routedBuiltin(hc, env, name, args[1:]))
+		return checkWrites(hc, name, func() error { return exitErr(r.routedBuiltin(hc, env, name, args[1:])) })
 	}
 	if strings.Contains(args[0], "/") {
 		return exitErr(r.runPath(ctx, env, args))

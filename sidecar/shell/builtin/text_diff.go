@@ -200,9 +200,9 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 		fmt.Fprintf(d.out, "%s %s %s\n", d.cmdline, na, nb)
 	}
 	if d.unified {
-		d.writeUnified(a, b, sa, sb, linesA, linesB, nlA, nlB, diffs)
+		d.writeUnified(ctx, a, b, sa, sb, linesA, linesB, nlA, nlB, diffs)
 	} else {
-		d.writeNormal(linesA, linesB, nlA, nlB, diffs)
+		d.writeNormal(ctx, linesA, linesB, nlA, nlB, diffs)
 	}
 	return true
 }
@@ -424,8 +424,11 @@ func (d *diffRun) writeLine(prefix string, line []byte, last, nl bool) {
 	}
 }
 
-func (d *diffRun) writeNormal(a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
+func (d *diffRun) writeNormal(ctx context.Context, a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
 	for _, x := range diffs {
+		if ctx.Err() != nil {
+			return
+		}
 		switch {
 		case x.ReplStart == x.ReplEnd:
 			fmt.Fprintf(d.out, "%sd%d\n", diffRange(x.Start, x.End), x.ReplStart)
@@ -467,7 +470,7 @@ func unifiedRange(start, count int) string {
 	return fmt.Sprintf("%d,%d", start+1, count)
 }
 
-func (d *diffRun) writeUnified(nameA, nameB string, sa, sb fs.FileInfo, a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
+func (d *diffRun) writeUnified(ctx context.Context, nameA, nameB string, sa, sb fs.FileInfo, a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
 	la, lb := nameA+"\t"+diffHeaderTime(sa), nameB+"\t"+diffHeaderTime(sb)
 	if len(d.labels) > 0 {
 		la = d.labels[0]
@@ -477,7 +480,7 @@ func (d *diffRun) writeUnified(nameA, nameB string, sa, sb fs.FileInfo, a, b [][
 	}
 	fmt.Fprintf(d.out, "--- %s\n+++ %s\n", la, lb)
 	c := d.context
-	for i := 0; i < len(diffs); {
+	for i := 0; i < len(diffs) && ctx.Err() == nil; {
 		// A hunk takes every change closer than 2*context to the previous.
 		j := i
 		for j+1 < len(diffs) && diffs[j+1].Start-diffs[j].End <= 2*c {
