@@ -355,6 +355,11 @@ func (r *run) execHandler(ctx context.Context, args []string) error {
 			return hc.Builtin(ctx, []string{"exit", strconv.Itoa(exitSIGPIPE)})
 		case checkedRoute:
 			return checkedBuiltin(ctx, hc, args[1:])
+		case declMarkRoute:
+			declMark(hc)
+			return nil
+		case declCheckRoute:
+			return declCheck(hc, args[1])
 		}
 		if fn, ok := builtin.Lookup(name); ok && interp.IsBuiltin(name) {
 			// An interpreter builtin the registry replaces (echo, printf).
@@ -564,6 +569,9 @@ type limitedWriter struct {
 }
 
 func (w *limitedWriter) Write(p []byte) (int, error) {
+	if isDeclTrace(p) {
+		return len(p), nil
+	}
 	l := w.l
 	l.mu.Lock()
 	defer l.mu.Unlock()
