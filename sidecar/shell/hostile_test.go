@@ -45,9 +45,18 @@ const (
 	// against a 256 MiB budget).
 	hostileDoublingAllowance = 512 << 20
 	// hostileStopBound is how long after its deadline (or the limit that
-	// stopped it) every goroutine of a stopped exec must have ended: the
-	// owner's sqlfs_shell_stop_seconds for that exec.
-	hostileStopBound = 100 * time.Millisecond
+	// stopped it) every goroutine of a stopped exec must have ended, as
+	// the owner measures it (sqlfs_shell_stop_seconds): the median of the
+	// cases must be within it, and each case within it plus
+	// hostileLoadMargin. The margin is for a machine whose CPUs are
+	// shared with other builds: a cancelled command's goroutine then
+	// waits as runnable for tens of milliseconds before it sees the
+	// cancellation (seen in goroutine dumps), and one step a command
+	// cannot interrupt (a 128 MiB string copy, a regular expression over
+	// a line, a read from the store) takes several times its unloaded
+	// time.
+	hostileStopBound  = 100 * time.Millisecond
+	hostileLoadMargin = 200 * time.Millisecond
 	// hostileReportSlack is how long past its timeout an exec may take to
 	// report: the stop bound plus the round trip on a loaded machine.
 	hostileReportSlack = 1500 * time.Millisecond
@@ -157,7 +166,7 @@ func TestHostileCommands(t *testing.T) {
 	if n := o.metric(t, "sqlfs_shell_watchdog_stops_total"); n < 1 {
 		t.Errorf("sqlfs_shell_watchdog_stops_total = %v, want at least the doubling without commands", n)
 	}
-	logStops(t, o.stops)
+	checkStops(t, o.stops)
 	o.stop(t)
 	t.Logf("owner RSS: idle %d MiB, peak %d MiB", o.idleRSS>>20, o.peakRSS>>20)
 	out, err := exec.Command(o.bin, "check", "--store", o.store).CombinedOutput()
@@ -166,13 +175,18 @@ func TestHostileCommands(t *testing.T) {
 	}
 }
 
-// logStops reports the median and the worst of the stop times.
-func logStops(t *testing.T, stops []time.Duration) {
+// checkStops reports the median and the worst of the stop times and holds
+// the median to hostileStopBound.
+func checkStops(t *testing.T, stops []time.Duration) {
 	if len(stops) == 0 {
 		return
 	}
 	sorted := slices.Sorted(slices.Values(stops))
-	t.Logf("stop times of %d stopped execs: p50 %v, max %v", len(sorted), sorted[len(sorted)/2], sorted[len(sorted)-1])
+	p50 := sorted[len(sorted)/2]
+	t.Logf("stop times of %d stopped execs: p50 %v, max %v", len(sorted), p50, sorted[len(sorted)-1])
+	if p50 > hostileStopBound {
+		t.Errorf("median stop time %v, over %v", p50, hostileStopBound)
+	}
 }
 
 // owner is a live sqlfs-exec serve process.
@@ -294,8 +308,8 @@ func (o *owner) run(t *testing.T, c hostileCase) {
 	if c.limit != "" {
 		stop := o.stopTime(t, stopsBefore)
 		t.Logf("all goroutines ended %v after the stop", stop.Round(100*time.Microsecond))
-		if stop > hostileStopBound {
-			t.Errorf("goroutines ended %v after the stop, over %v", stop, hostileStopBound)
+		if stop > hostileStopBound+hostileLoadMargin {
+			t.Errorf("goroutines ended %v after the stop, over %v + the load margin %v", stop, hostileStopBound, hostileLoadMargin)
 		}
 		o.stops = append(o.stops, stop)
 	}

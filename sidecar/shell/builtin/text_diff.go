@@ -177,8 +177,8 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 		fmt.Fprintf(d.out, "Binary files %s and %s differ\n", a, b)
 		return true
 	}
-	linesA, nlA, errA := textHoldLines(d.env, dataA, '\n')
-	linesB, nlB, errB := textHoldLines(d.env, dataB, '\n')
+	linesA, nlA, errA := textHoldLines(ctx, d.env, dataA, '\n')
+	linesB, nlB, errB := textHoldLines(ctx, d.env, dataB, '\n')
 	if err := errors.Join(errA, errB); err != nil {
 		d.env.Errorf("diff", "%v", err)
 		d.trouble = true

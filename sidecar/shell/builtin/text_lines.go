@@ -568,7 +568,7 @@ func textTac(ctx context.Context, env *Env, args []string) int {
 			continue
 		}
 		// A last line without newline is printed as it is, so "a\nb" gives "ba\n".
-		lines, lastNL, err := textHoldLines(env, data, '\n')
+		lines, lastNL, err := textHoldLines(ctx, env, data, '\n')
 		if err != nil {
 			env.Errorf("tac", "%v", err)
 			return 1

@@ -79,7 +79,7 @@ func textSort(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return 2
 	}
-	lines, _, err := textHoldLines(env, data, recSep)
+	lines, _, err := textHoldLines(ctx, env, data, recSep)
 	if err != nil {
 		env.Errorf("sort", "%v", err)
 		return 2
@@ -645,7 +645,7 @@ func textComm(ctx context.Context, env *Env, args []string) int {
 			textFileErr(env, "comm", name, err)
 			return 1
 		}
-		if files[i], _, err = textHoldLines(env, data, '\n'); err != nil {
+		if files[i], _, err = textHoldLines(ctx, env, data, '\n'); err != nil {
 			env.Errorf("comm", "%v", err)
 			return 1
 		}
