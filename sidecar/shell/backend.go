@@ -168,11 +168,9 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 
 	done := make(chan error, 1)
-	ended := make(chan struct{})
-	go b.watchStop(r, ended)
+	go b.watchStop(r)
 	go func() {
 		r.labelProcs()
-		defer close(ended)
 		defer func() {
 			if p := recover(); p != nil {
 				b.log.Error("shell interpreter panic", "panic", p)
