@@ -218,9 +218,9 @@ func textSplitLines(data []byte, sep byte) (lines [][]byte, lastNL bool) {
 	return lines, lastNL
 }
 
-// splitLinesPerCheck is how many lines splitLines cuts between two checks
-// of its context: about a millisecond.
-const splitLinesPerCheck = 1 << 16
+// linesPerCheck is how many held lines a loop goes through between two
+// checks of its context: about a millisecond of cutting or printing.
+const linesPerCheck = 1 << 16
 
 // splitLines is textSplitLines stopping with ctx's error.
 func splitLines(ctx context.Context, data []byte, sep byte) (lines [][]byte, lastNL bool, err error) {
@@ -235,7 +235,7 @@ func splitLines(ctx context.Context, data []byte, sep byte) (lines [][]byte, las
 	// headers copies it again and again.
 	lines = make([][]byte, 0, bytes.Count(data, []byte{sep})+1)
 	for {
-		if len(lines)%splitLinesPerCheck == 0 && ctx.Err() != nil {
+		if len(lines)%linesPerCheck == 0 && ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
 		i := bytes.IndexByte(data, sep)

@@ -275,10 +275,6 @@ func (d *diffRun) compareDirs(ctx context.Context, a, b string) bool {
 	return differ
 }
 
-// diffLinesPerCheck is how many lines diff keys or numbers between two
-// checks of its context: some milliseconds of work.
-const diffLinesPerCheck = 1 << 14
-
 // lineDiffs compares lines under the -i -w -b -B rules.
 func (d *diffRun) lineDiffs(ctx context.Context, a, b [][]byte, nlA, nlB bool) ([]diffHunk, error) {
 	key := func(l []byte) string {
@@ -300,7 +296,7 @@ func (d *diffRun) lineDiffs(ctx context.Context, a, b [][]byte, nlA, nlB bool) (
 	keys := func(lines [][]byte) ([]string, error) {
 		out := make([]string, len(lines))
 		for i, l := range lines {
-			if i%diffLinesPerCheck == 0 && ctx.Err() != nil {
+			if i%linesPerCheck == 0 && ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			out[i] = key(l)
@@ -365,7 +361,7 @@ func diffHunks(ctx context.Context, ka, kb []string, horizon int) ([]diffHunk, e
 	class := func(keys []string) []int {
 		out := make([]int, len(keys))
 		for i, k := range keys {
-			if i%diffLinesPerCheck == 0 && ctx.Err() != nil {
+			if i%linesPerCheck == 0 && ctx.Err() != nil {
 				return nil
 			}
 			c, ok := classes[k]

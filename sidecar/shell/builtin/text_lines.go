@@ -574,6 +574,9 @@ func textTac(ctx context.Context, env *Env, args []string) int {
 			return 1
 		}
 		for i := len(lines) - 1; i >= 0; i-- {
+			if i%linesPerCheck == 0 && ctx.Err() != nil {
+				return 1
+			}
 			w.Write(lines[i])
 			if i < len(lines)-1 || lastNL {
 				w.WriteByte('\n')
