@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,4 +249,21 @@ func TestConcurrentExec(t *testing.T) {
 	if got := sh(t, b, "wc -l < /tmp/shared"); got.stdout != "8\n" {
 		t.Errorf("/tmp/shared has %q lines, want 8", got.stdout)
 	}
+}
+
+// `< file` feeds the interpreter through a pipe. Once the reader stops (a
+// cancelled `while read` loop), the copier must end with the exec, not
+// stay blocked on the full pipe until a collection finalizes it.
+func TestRedirectedInputCopierStops(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	sh(t, b, "seq 1 300000 > big")
+	// No collection: it would close the lost pipe and end the copier.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	baseline := runtime.NumGoroutine()
+	got := execReq(t, b, sidecar.Request{Command: "while read -r l; do :; done < big",
+		Limits: sidecar.Limits{Timeout: 100 * time.Millisecond}})
+	if !got.TimedOut {
+		t.Fatalf("the loop was not stopped: %+v", got.Result)
+	}
+	settled(t, baseline)
 }
