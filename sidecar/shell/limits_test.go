@@ -214,9 +214,10 @@ func TestBrokenPipeStopsWriter(t *testing.T) {
 	b, _ := newTestBackend(t, Options{})
 	start := time.Now()
 	got := execReq(t, b, sidecar.Request{Command: "yes | head -n 2; yes 1 | cat | head -n 1; " +
-		"while :; do echo loop; done | head -n 1; for ((;;)) { printf 'x\\n'; } | head -n 1; echo after",
+		"while :; do echo loop; done | head -n 1; for ((;;)) { printf 'x\\n'; } | head -n 1; " +
+		"while :; do pwd; done | head -n 1; while :; do dirs; done | head -n 1; echo after",
 		Timeout: 20 * time.Second})
-	if got.stdout != "y\ny\n1\nloop\nx\nafter\n" || got.ExitCode != 0 || got.TimedOut {
+	if got.stdout != "y\ny\n1\nloop\nx\n/workspace\n/workspace\nafter\n" || got.ExitCode != 0 || got.TimedOut {
 		t.Errorf("got %+v %q", got.Result, got.stdout)
 	}
 	if d := time.Since(start); d > 10*time.Second {

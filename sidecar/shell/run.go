@@ -195,16 +195,25 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	if err := r.checkVars(hc); err != nil {
 		return nil, err
 	}
-	if (args[0] == "echo" || args[0] == "printf") && readerGone(hc.Stdout) {
+	if alwaysPrints[args[0]] && readerGone(hc.Stdout) {
 		// The interpreter's own writers ignore EPIPE; a shell process
-		// would die of SIGPIPE at this write, so this (sub)shell exits.
-		// Commands from the registry stop through outputWriter instead.
+		// would die of SIGPIPE at this write, so this (sub)shell exits
+		// (`while :; do pwd; done | head -1` ends). Commands from the
+		// registry stop through outputWriter instead.
 		return []string{routedPrefix + "sigpipe"}, nil
 	}
 	if args, ok := r.replaceBuiltin(ctx, args); ok {
 		return args, nil
 	}
 	return routeChecked(hc, routeBuiltin(args)), nil
+}
+
+// alwaysPrints are the interpreter builtins that write to standard output
+// whatever their arguments (cd writes only for `cd -`, set and shopt only
+// when they list): with a broken pipe there, they would die of SIGPIPE.
+var alwaysPrints = map[string]bool{
+	"echo": true, "printf": true, "pwd": true, "dirs": true, "pushd": true, "popd": true,
+	"times": true,
 }
 
 // readerGone reports whether w is a pipe whose read end is closed, which
