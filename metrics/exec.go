@@ -51,6 +51,16 @@ var (
 		Help: "Shell-backend executions stopped by the Go-heap memory watchdog.",
 	})
 
+	// ShellStopSeconds is, for each shell-backend exec stopped before it ended (timeout, limit,
+	// caller), the time from its deadline or stop to the end of the last goroutine it started:
+	// how long a cancelled command keeps burning CPU in the owner.
+	ShellStopSeconds = factory.NewHistogram(prometheus.HistogramOpts{
+		Name: "sqlfs_shell_stop_seconds",
+		Help: "Time from a shell-backend exec's deadline or stop until all of its goroutines ended.",
+		// 1 ms … ~16 s.
+		Buckets: prometheus.ExponentialBuckets(1e-3, 2, 15),
+	})
+
 	// AuditEvents counts audit records written.
 	AuditEvents = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_audit_events_total",

@@ -20,7 +20,6 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/sqlfs/sqlfs/sidecar"
 	_ "github.com/sqlfs/sqlfs/sidecar/git" // registers the git built-in
@@ -117,7 +116,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 		limits.Timeout = req.Timeout
 	}
 
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(req.Command), "bash")
+	file, err := parseScript(strings.NewReader(req.Command), "bash")
 	if err != nil {
 		stderr := req.Stderr
 		if stderr == nil {
@@ -141,7 +140,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	fifoDir, removeFIFOs := b.m.fifos.execDir(r.id)
 	defer removeFIFOs()
 	r.fifoDir = fifoDir
-	defer r.cancel(nil)
+	defer r.cancel(errFinished)
 	b.dog.add(r)
 	defer b.dog.remove(r)
 
@@ -169,6 +168,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 
 	done := make(chan error, 1)
+	go b.watchStop(r)
 	go func() {
 		r.labelProcs()
 		defer func() {

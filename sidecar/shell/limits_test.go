@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,9 +214,10 @@ func TestBrokenPipeStopsWriter(t *testing.T) {
 	b, _ := newTestBackend(t, Options{})
 	start := time.Now()
 	got := execReq(t, b, sidecar.Request{Command: "yes | head -n 2; yes 1 | cat | head -n 1; " +
-		"while :; do echo loop; done | head -n 1; for ((;;)) { printf 'x\\n'; } | head -n 1; echo after",
+		"while :; do echo loop; done | head -n 1; for ((;;)) { printf 'x\\n'; } | head -n 1; " +
+		"while :; do pwd; done | head -n 1; while :; do dirs; done | head -n 1; echo after",
 		Timeout: 20 * time.Second})
-	if got.stdout != "y\ny\n1\nloop\nx\nafter\n" || got.ExitCode != 0 || got.TimedOut {
+	if got.stdout != "y\ny\n1\nloop\nx\n/workspace\n/workspace\nafter\n" || got.ExitCode != 0 || got.TimedOut {
 		t.Errorf("got %+v %q", got.Result, got.stdout)
 	}
 	if d := time.Since(start); d > 10*time.Second {
@@ -247,4 +250,21 @@ func TestConcurrentExec(t *testing.T) {
 	if got := sh(t, b, "wc -l < /tmp/shared"); got.stdout != "8\n" {
 		t.Errorf("/tmp/shared has %q lines, want 8", got.stdout)
 	}
+}
+
+// `< file` feeds the interpreter through a pipe. Once the reader stops (a
+// cancelled `while read` loop), the copier must end with the exec, not
+// stay blocked on the full pipe until a collection finalizes it.
+func TestRedirectedInputCopierStops(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	sh(t, b, "seq 1 300000 > big")
+	// No collection: it would close the lost pipe and end the copier.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	baseline := runtime.NumGoroutine()
+	got := execReq(t, b, sidecar.Request{Command: "while read -r l; do :; done < big",
+		Limits: sidecar.Limits{Timeout: 100 * time.Millisecond}})
+	if !got.TimedOut {
+		t.Fatalf("the loop was not stopped: %+v", got.Result)
+	}
+	settled(t, baseline)
 }

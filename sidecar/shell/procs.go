@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sqlfs/sqlfs/metrics"
 )
 
 // An exec's processes are goroutines: every subshell of a pipeline stage,
@@ -43,6 +46,53 @@ func (r *run) checkProcs() error {
 	}
 	return r.stop("max_procs", "process limit of %d concurrent subshells, pipeline stages and background jobs exceeded", limit)
 }
+
+// watchStop measures how promptly a run stops: once it is cancelled by
+// anything but the end of its Exec (a deadline, a limit, the caller), it
+// waits for the last of the run's goroutines to end and records the time
+// since the deadline or stop in metrics.ShellStopSeconds. Exec may return
+// before that (StopGrace), so only the goroutine count tells that all the
+// work has stopped.
+func (b *Backend) watchStop(r *run) {
+	<-r.ctx.Done()
+	if errors.Is(context.Cause(r.ctx), errFinished) {
+		return
+	}
+	from := r.stopTime()
+	var census time.Time
+	for {
+		// A goroutine profile costs in proportion to all goroutines (a
+		// fork bomb leaves a thousand to unwind, and profiling them took
+		// a fifth of the CPU the unwinding used): take one when the
+		// process is back near the goroutines it had when the run began,
+		// else only every stopCensusEvery, for other execs may hold them.
+		if runtime.NumGoroutine() <= r.startGoroutines+stopNearStart || time.Since(census) >= stopCensusEvery {
+			census = time.Now()
+			if countByLabel()[r.id] == 0 {
+				break
+			}
+		}
+		if waited := time.Since(from); waited > stopWatchMax {
+			b.log.Warn("shell command still running after it was stopped", "waited", waited.Round(time.Second))
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	metrics.ShellStopSeconds.Observe(time.Since(from).Seconds())
+}
+
+const (
+	// stopWatchMax is how long watchStop waits for a stopped run's
+	// goroutines.
+	stopWatchMax = time.Minute
+	// stopNearStart is how many goroutines more than when the run began
+	// count as near: the run's interpreter and watchStop, the copier of
+	// its stdin, a client's connection.
+	stopNearStart = 8
+	// stopCensusEvery is how often watchStop takes a goroutine profile
+	// while the process has more goroutines than that.
+	stopCensusEvery = 50 * time.Millisecond
+)
 
 const censusEvery = 20 * time.Millisecond
 

@@ -295,7 +295,7 @@ func (r *run) runPath(ctx context.Context, env *builtin.Env, args []string) int 
 			"(use the container backend for a full userland)", name, strings.Join(interp, " "))
 		return 126
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(bytes.NewReader(data), name)
+	file, err := parseScript(bytes.NewReader(data), name)
 	if err != nil {
 		env.Errorf("sh", "%v", err)
 		return 2

@@ -53,6 +53,8 @@ type run struct {
 	varBytes     atomic.Int64 // size of the variables at the last check
 	nextVarCheck atomic.Int64 // unix nanoseconds before which checkVars skips
 
+	stoppedAt atomic.Int64 // unix nanoseconds of the first stop by a limit
+
 	mu       sync.Mutex
 	limitHit string
 	finished bool // the result is taken: a late stop (a background job's) changes nothing
@@ -66,7 +68,12 @@ type limitError struct {
 
 func (e *limitError) Error() string { return e.msg }
 
-var errTimeout = errors.New("timeout")
+var (
+	errTimeout = errors.New("timeout")
+	// errFinished is the cause a run is cancelled with once Exec has its
+	// result: it ends background jobs, and stops nothing early.
+	errFinished = errors.New("exec finished")
+)
 
 func newRun(parent context.Context, b *Backend, limits sidecar.Limits, stdout, stderr io.Writer) *run {
 	ctx, cancel := context.WithCancelCause(parent)
@@ -101,6 +108,7 @@ func orDiscard(w io.Writer) io.Writer {
 // (past the output cap, it is short) and everything is cancelled.
 func (r *run) stop(limit, format string, args ...any) error {
 	err := &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}
+	r.stoppedAt.CompareAndSwap(0, time.Now().UnixNano())
 	// The message is written under r.mu, which result takes too: once the
 	// result is taken, nothing more reaches the caller's stderr.
 	r.mu.Lock()
@@ -111,6 +119,20 @@ func (r *run) stop(limit, format string, args ...any) error {
 	r.mu.Unlock()
 	r.cancel(err)
 	return err
+}
+
+// stopTime is when the run was told to stop: its deadline, the first
+// limit it hit, else now (the caller cancelled).
+func (r *run) stopTime() time.Time {
+	if errors.Is(context.Cause(r.ctx), errTimeout) {
+		if d, ok := r.ctx.Deadline(); ok {
+			return d
+		}
+	}
+	if ns := r.stoppedAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Now()
 }
 
 func (r *run) chargeWrite(n int64) error {
@@ -173,16 +195,25 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	if err := r.checkVars(hc); err != nil {
 		return nil, err
 	}
-	if (args[0] == "echo" || args[0] == "printf") && readerGone(hc.Stdout) {
+	if alwaysPrints[args[0]] && readerGone(hc.Stdout) {
 		// The interpreter's own writers ignore EPIPE; a shell process
-		// would die of SIGPIPE at this write, so this (sub)shell exits.
-		// Commands from the registry stop through outputWriter instead.
+		// would die of SIGPIPE at this write, so this (sub)shell exits
+		// (`while :; do pwd; done | head -1` ends). Commands from the
+		// registry stop through outputWriter instead.
 		return []string{routedPrefix + "sigpipe"}, nil
 	}
 	if args, ok := r.replaceBuiltin(ctx, args); ok {
 		return args, nil
 	}
-	return routeBuiltin(args), nil
+	return routeChecked(hc, routeBuiltin(args)), nil
+}
+
+// alwaysPrints are the interpreter builtins that write to standard output
+// whatever their arguments (cd writes only for `cd -`, set and shopt only
+// when they list): with a broken pipe there, they would die of SIGPIPE.
+var alwaysPrints = map[string]bool{
+	"echo": true, "printf": true, "pwd": true, "dirs": true, "pushd": true, "popd": true,
+	"times": true,
 }
 
 // readerGone reports whether w is a pipe whose read end is closed, which
@@ -242,7 +273,34 @@ func (r *run) openHandler(ctx context.Context, name string, flag int, perm os.Fi
 	if err != nil {
 		return nil, asOSPathError(err)
 	}
-	return f, nil
+	if flag&(os.O_WRONLY|os.O_RDWR) != 0 {
+		return &trackedFile{ReadWriteCloser: f}, nil
+	}
+	pr, err := readPipe(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return pr, nil
+}
+
+// readPipe gives the interpreter an *os.File reading f. For any other
+// reader it starts a goroutine copying into a pipe that nothing stops:
+// once `read` stopped reading (a cancelled `while read l; do …; done <
+// big`), it stays blocked until a collection finalizes the pipe. This one
+// stops when the reader closes the pipe or the run ends.
+func readPipe(ctx context.Context, f io.ReadCloser) (*os.File, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		return nil, asOSPathError(err)
+	}
+	go func() {
+		defer context.AfterFunc(ctx, func() { _ = pw.SetWriteDeadline(time.Unix(1, 0)) })()
+		_, _ = io.Copy(pw, f)
+		pw.Close()
+		f.Close()
+	}()
+	return pr, nil
 }
 
 // asOSPathError makes err the *os.PathError the interpreter expects for a
@@ -301,14 +359,22 @@ func (r *run) execHandler(ctx context.Context, args []string) error {
 	hc := interp.HandlerCtx(ctx)
 	env := r.commandEnv(hc)
 	if name, ok := strings.CutPrefix(args[0], routedPrefix); ok {
-		if name == "sigpipe" {
+		switch args[0] {
+		case routedPrefix + "sigpipe":
 			return hc.Builtin(ctx, []string{"exit", strconv.Itoa(exitSIGPIPE)})
+		case checkedRoute:
+			return checkedBuiltin(ctx, hc, args[1:])
+		case declMarkRoute:
+			declMark(hc)
+			return nil
+		case declCheckRoute:
+			return declCheck(hc, args[1])
 		}
 		if fn, ok := builtin.Lookup(name); ok && interp.IsBuiltin(name) {
 			// An interpreter builtin the registry replaces (echo, printf).
 			return exitErr(r.call(ctx, fn, env, append([]string{name}, args[1:]...)))
 		}
-		return exitErr(r.routedBuiltin(hc, env, name, args[1:]))
+		return checkWrites(hc, name, func() error { return exitErr(r.routedBuiltin(hc, env, name, args[1:])) })
 	}
 	if strings.Contains(args[0], "/") {
 		return exitErr(r.runPath(ctx, env, args))
@@ -512,6 +578,9 @@ type limitedWriter struct {
 }
 
 func (w *limitedWriter) Write(p []byte) (int, error) {
+	if isDeclTrace(p) {
+		return len(p), nil
+	}
 	l := w.l
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"mvdan.cc/sh/v3/syntax"
-
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
@@ -75,7 +73,7 @@ func (r *run) shCommand(ctx context.Context, env *builtin.Env, args []string) in
 		src = env.Stdin
 		env = withStdin(env, noStdin{})
 	}
-	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, name)
+	file, err := parseScript(src, name)
 	if err != nil {
 		env.Errorf(cmd, "%v", err)
 		return 2

@@ -19,6 +19,7 @@ import (
 const (
 	tmpDir  = "/tmp"
 	devNull = "/dev/null"
+	devFull = "/dev/full"
 	// fifoPrefix is the name the interpreter gives process-substitution
 	// FIFOs (interp's fifoNamePrefix); only those are reachable in fifoDir.
 	fifoPrefix = "sh-interp-"
@@ -26,7 +27,7 @@ const (
 
 // mounts is the shell's filesystem namespace, shared by every command of a
 // backend: the workspace at /workspace, the scratch area at /tmp,
-// /dev/null, and the host directory holding process-substitution FIFOs.
+// /dev/null, /dev/full, and the host directory holding process-substitution FIFOs.
 // Nothing else exists.
 type mounts struct {
 	workspace tree
@@ -39,8 +40,9 @@ type place int
 const (
 	placeNone place = iota
 	placeRoot       // "/": lists dev, tmp, workspace
-	placeDev        // "/dev": lists null
+	placeDev        // "/dev": lists full and null
 	placeNull       // "/dev/null"
+	placeFull       // "/dev/full"
 	placeFIFO       // a process-substitution FIFO on the host
 	placeTree       // inside a mounted tree
 )
@@ -54,6 +56,8 @@ func (m *mounts) locate(p string) (place, tree, string) {
 		return placeDev, nil, ""
 	case p == devNull:
 		return placeNull, nil, ""
+	case p == devFull:
+		return placeFull, nil, ""
 	case isFIFO(m.fifos.dir, p):
 		// Before /tmp: the private FIFO directory may sit in the host's
 		// temporary directory, which is usually /tmp.
@@ -120,11 +124,16 @@ func synthDir(name string, ino uint64) *fileInfo {
 	return fi
 }
 
-func nullInfo() *fileInfo {
-	fi := &fileInfo{name: "null"}
+func nullInfo() *fileInfo { return charDevInfo("null", 3) }
+
+func fullInfo() *fileInfo { return charDevInfo("full", 7) }
+
+// charDevInfo is a memory device of Linux's major 1.
+func charDevInfo(name string, minor uint64) *fileInfo {
+	fi := &fileInfo{name: name}
 	fi.st.Mode = syscall.S_IFCHR | 0o666
 	fi.st.Nlink = 1
-	fi.st.Rdev = 1<<8 | 3
+	fi.st.Rdev = 1<<8 | minor
 	return fi
 }
 
@@ -139,6 +148,8 @@ func (v *view) lstatRaw(p string) (fs.FileInfo, error) {
 		return synthDir("dev", 2), nil
 	case placeNull:
 		return nullInfo(), nil
+	case placeFull:
+		return fullInfo(), nil
 	case placeFIFO:
 		return os.Lstat(inner)
 	case placeTree:
@@ -268,11 +279,11 @@ func (v *view) ReadDir(name string) ([]fs.DirEntry, error) {
 	case placeRoot:
 		return []fs.DirEntry{synthDir("dev", 2), synthDir("tmp", 3), synthDir("workspace", 4)}, nil
 	case placeDev:
-		return []fs.DirEntry{nullInfo()}, nil
+		return []fs.DirEntry{fullInfo(), nullInfo()}, nil
 	case placeTree:
 		ents, err := t.ReadDir(inner)
 		return ents, renameErr(err, name)
-	case placeNull, placeFIFO:
+	case placeNull, placeFull, placeFIFO:
 		return nil, pathErr("readdir", name, syscall.ENOTDIR)
 	}
 	return nil, pathErr("readdir", name, syscall.ENOENT)
@@ -293,6 +304,8 @@ func (v *view) OpenFile(name string, flag int, perm fs.FileMode) (builtin.File, 
 	switch pl {
 	case placeNull:
 		return nullFile{}, nil
+	case placeFull:
+		return fullFile{}, nil
 	case placeFIFO:
 		f, err := os.OpenFile(inner, flag&^(os.O_CREATE|os.O_TRUNC|os.O_EXCL), 0)
 		if err != nil {
@@ -478,6 +491,17 @@ func (nullFile) Read([]byte) (int, error)    { return 0, io.EOF }
 func (nullFile) Write(p []byte) (int, error) { return len(p), nil }
 func (nullFile) Close() error                { return nil }
 func (nullFile) Stat() (fs.FileInfo, error)  { return nullInfo(), nil }
+
+// fullFile is /dev/full: every write fails with ENOSPC, reads give zeros.
+type fullFile struct{}
+
+func (fullFile) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+func (fullFile) Write([]byte) (int, error)  { return 0, pathErr("write", devFull, syscall.ENOSPC) }
+func (fullFile) Close() error               { return nil }
+func (fullFile) Stat() (fs.FileInfo, error) { return fullInfo(), nil }
 
 // budgetFile charges writes to the run's MaxWriteBytes budget.
 type budgetFile struct {

@@ -353,7 +353,7 @@ func (t *tarRun) scan(in io.Reader, selected func(string) bool) int {
 				fmt.Fprintln(t.msgs, hdr.Name)
 			}
 			if hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeGNUSparse {
-				if _, err := io.Copy(env.Stdout, tr); err != nil {
+				if _, err := io.Copy(env.Stdout, ctxReader{t.ctx, tr}); err != nil {
 					env.Errorf("tar", "%v", err)
 					return 2
 				}
@@ -445,12 +445,12 @@ func fileGzip(ctx context.Context, env *Env, args []string, decompress, toStdout
 			if test {
 				w = io.Discard
 			}
-			_, err = io.Copy(w, zr)
+			_, err = io.Copy(w, ctxReader{ctx, zr})
 			return err
 		}
 		zw, _ := gzip.NewWriterLevel(w, level)
 		zw.Name = name
-		if _, err := io.Copy(zw, r); err != nil {
+		if _, err := io.Copy(zw, ctxReader{ctx, r}); err != nil {
 			return err
 		}
 		return zw.Close()

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -111,7 +112,7 @@ func fileExists(env *Env, name string) bool {
 
 // fileCopyData copies src's contents to dst, creating or truncating it
 // with perm.
-func fileCopyData(env *Env, src, dst string, perm fs.FileMode) error {
+func fileCopyData(ctx context.Context, env *Env, src, dst string, perm fs.FileMode) error {
 	in, err := env.FS.Open(src)
 	if err != nil {
 		return err
@@ -121,7 +122,7 @@ func fileCopyData(env *Env, src, dst string, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, in); err != nil {
+	if _, err := io.Copy(out, ctxReader{ctx, in}); err != nil {
 		out.Close()
 		return err
 	}

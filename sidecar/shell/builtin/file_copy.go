@@ -453,10 +453,10 @@ func (c *copier) copy(srcName, src, dstName, dst string, top bool) {
 			err = env.FS.Symlink(target, dst)
 		}
 	case fi.Mode().IsRegular():
-		err = fileCopyData(env, src, dst, fi.Mode().Perm())
+		err = fileCopyData(c.ctx, env, src, dst, fi.Mode().Perm())
 		if err != nil && c.force && errors.Is(err, fs.ErrPermission) {
 			_ = env.FS.Remove(dst)
-			err = fileCopyData(env, src, dst, fi.Mode().Perm())
+			err = fileCopyData(c.ctx, env, src, dst, fi.Mode().Perm())
 		}
 	default:
 		err = &fs.PathError{Op: "copy", Path: srcName, Err: syscall.EINVAL}

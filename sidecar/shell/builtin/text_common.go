@@ -214,22 +214,39 @@ func textInputs(ctx context.Context, env *Env, cmd string, names []string) (data
 // textSplitLines splits data into lines without their terminator; a final
 // line without newline is kept. It reports whether the data ended in one.
 func textSplitLines(data []byte, sep byte) (lines [][]byte, lastNL bool) {
+	lines, lastNL, _ = splitLines(context.Background(), data, sep)
+	return lines, lastNL
+}
+
+// linesPerCheck is how many held lines a loop goes through between two
+// checks of its context: about a millisecond of cutting or printing.
+const linesPerCheck = 1 << 16
+
+// splitLines is textSplitLines stopping with ctx's error.
+func splitLines(ctx context.Context, data []byte, sep byte) (lines [][]byte, lastNL bool, err error) {
 	if len(data) == 0 {
-		return nil, true
+		return nil, true, nil
 	}
 	lastNL = data[len(data)-1] == sep
 	if lastNL {
 		data = data[:len(data)-1]
 	}
-	start := 0
-	for i, c := range data {
-		if c == sep {
-			lines = append(lines, data[start:i])
-			start = i + 1
+	// Sized once and cut with IndexByte: growing a slice of millions of
+	// headers copies it again and again.
+	lines = make([][]byte, 0, bytes.Count(data, []byte{sep})+1)
+	for {
+		if len(lines)%linesPerCheck == 0 && ctx.Err() != nil {
+			return nil, false, ctx.Err()
 		}
+		i := bytes.IndexByte(data, sep)
+		if i < 0 {
+			break
+		}
+		lines = append(lines, data[:i:i])
+		data = data[i+1:]
 	}
-	lines = append(lines, data[start:])
-	return lines, lastNL
+	lines = append(lines, data)
+	return lines, lastNL, nil
 }
 
 // lineHeader is what holding one line costs besides its bytes: a slice
@@ -238,12 +255,11 @@ const lineHeader = 24
 
 // textHoldLines splits data like textSplitLines for a command that keeps
 // every line, charging the line headers to the exec's budget.
-func textHoldLines(env *Env, data []byte, sep byte) ([][]byte, bool, error) {
+func textHoldLines(ctx context.Context, env *Env, data []byte, sep byte) ([][]byte, bool, error) {
 	if err := env.grow(lineHeader * int64(bytes.Count(data, []byte{sep})+1)); err != nil {
 		return nil, false, err
 	}
-	lines, lastNL := textSplitLines(data, sep)
-	return lines, lastNL, nil
+	return splitLines(ctx, data, sep)
 }
 
 // textStatus maps a success flag to an exit status.

@@ -177,14 +177,18 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 		fmt.Fprintf(d.out, "Binary files %s and %s differ\n", a, b)
 		return true
 	}
-	linesA, nlA, errA := textHoldLines(d.env, dataA, '\n')
-	linesB, nlB, errB := textHoldLines(d.env, dataB, '\n')
+	linesA, nlA, errA := textHoldLines(ctx, d.env, dataA, '\n')
+	linesB, nlB, errB := textHoldLines(ctx, d.env, dataB, '\n')
 	if err := errors.Join(errA, errB); err != nil {
 		d.env.Errorf("diff", "%v", err)
 		d.trouble = true
 		return false
 	}
-	diffs := d.lineDiffs(linesA, linesB, nlA, nlB)
+	diffs, err := d.lineDiffs(ctx, linesA, linesB, nlA, nlB)
+	if err != nil {
+		d.trouble = true
+		return false
+	}
 	if len(diffs) == 0 {
 		return false
 	}
@@ -196,9 +200,9 @@ func (d *diffRun) compare(ctx context.Context, a, b string, top bool) bool {
 		fmt.Fprintf(d.out, "%s %s %s\n", d.cmdline, na, nb)
 	}
 	if d.unified {
-		d.writeUnified(a, b, sa, sb, linesA, linesB, nlA, nlB, diffs)
+		d.writeUnified(ctx, a, b, sa, sb, linesA, linesB, nlA, nlB, diffs)
 	} else {
-		d.writeNormal(linesA, linesB, nlA, nlB, diffs)
+		d.writeNormal(ctx, linesA, linesB, nlA, nlB, diffs)
 	}
 	return true
 }
@@ -272,7 +276,7 @@ func (d *diffRun) compareDirs(ctx context.Context, a, b string) bool {
 }
 
 // lineDiffs compares lines under the -i -w -b -B rules.
-func (d *diffRun) lineDiffs(a, b [][]byte, nlA, nlB bool) []diffHunk {
+func (d *diffRun) lineDiffs(ctx context.Context, a, b [][]byte, nlA, nlB bool) ([]diffHunk, error) {
 	key := func(l []byte) string {
 		s := string(l)
 		if d.icase {
@@ -289,12 +293,20 @@ func (d *diffRun) lineDiffs(a, b [][]byte, nlA, nlB bool) []diffHunk {
 		}
 		return s
 	}
-	ka, kb := make([]string, len(a)), make([]string, len(b))
-	for i, l := range a {
-		ka[i] = key(l)
+	keys := func(lines [][]byte) ([]string, error) {
+		out := make([]string, len(lines))
+		for i, l := range lines {
+			if i%linesPerCheck == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			out[i] = key(l)
+		}
+		return out, nil
 	}
-	for i, l := range b {
-		kb[i] = key(l)
+	ka, errA := keys(a)
+	kb, errB := keys(b)
+	if err := errors.Join(errA, errB); err != nil {
+		return nil, err
 	}
 	// A last line without newline differs from the same text with one.
 	if !nlA && len(ka) > 0 {
@@ -307,7 +319,10 @@ func (d *diffRun) lineDiffs(a, b [][]byte, nlA, nlB bool) []diffHunk {
 	if d.unified {
 		horizon = d.context
 	}
-	diffs := diffHunks(ka, kb, horizon)
+	diffs, err := diffHunks(ctx, ka, kb, horizon)
+	if err != nil {
+		return nil, err
+	}
 	if d.ignoreBlank {
 		// Drop hunks made only of blank lines.
 		kept := diffs[:0]
@@ -324,14 +339,14 @@ func (d *diffRun) lineDiffs(a, b [][]byte, nlA, nlB bool) []diffHunk {
 		}
 		diffs = kept
 	}
-	return diffs
+	return diffs, nil
 }
 
 // diffHunks numbers the lines by equality and groups GNU's changed lines
 // into hunks. Like GNU diff, it first sets aside the identical head and
 // tail of the files, but for horizon lines (the context shown), and
 // analyses only what is left: that bounds how far changes may shift.
-func diffHunks(ka, kb []string, horizon int) []diffHunk {
+func diffHunks(ctx context.Context, ka, kb []string, horizon int) ([]diffHunk, error) {
 	pre := 0
 	for pre < len(ka) && pre < len(kb) && ka[pre] == kb[pre] {
 		pre++
@@ -346,6 +361,9 @@ func diffHunks(ka, kb []string, horizon int) []diffHunk {
 	class := func(keys []string) []int {
 		out := make([]int, len(keys))
 		for i, k := range keys {
+			if i%linesPerCheck == 0 && ctx.Err() != nil {
+				return nil
+			}
 			c, ok := classes[k]
 			if !ok {
 				c = len(classes) + 1
@@ -355,7 +373,14 @@ func diffHunks(ka, kb []string, horizon int) []diffHunk {
 		}
 		return out
 	}
-	chA, chB := diffMark(class(ka), class(kb))
+	ca, cb := class(ka), class(kb)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	chA, chB, err := diffMark(ctx, ca, cb)
+	if err != nil {
+		return nil, err
+	}
 	at := func(ch []bool, i int) bool { return i < len(ch) && ch[i] }
 	var hunks []diffHunk
 	for i, j := 0, 0; i < len(chA) || j < len(chB); i, j = i+1, j+1 {
@@ -371,7 +396,7 @@ func diffHunks(ka, kb []string, horizon int) []diffHunk {
 			hunks = append(hunks, h)
 		}
 	}
-	return hunks
+	return hunks, nil
 }
 
 // diffRange prints a normal-format range: "n" or "a,b"; an empty range
@@ -395,8 +420,11 @@ func (d *diffRun) writeLine(prefix string, line []byte, last, nl bool) {
 	}
 }
 
-func (d *diffRun) writeNormal(a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
+func (d *diffRun) writeNormal(ctx context.Context, a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
 	for _, x := range diffs {
+		if ctx.Err() != nil {
+			return
+		}
 		switch {
 		case x.ReplStart == x.ReplEnd:
 			fmt.Fprintf(d.out, "%sd%d\n", diffRange(x.Start, x.End), x.ReplStart)
@@ -438,7 +466,7 @@ func unifiedRange(start, count int) string {
 	return fmt.Sprintf("%d,%d", start+1, count)
 }
 
-func (d *diffRun) writeUnified(nameA, nameB string, sa, sb fs.FileInfo, a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
+func (d *diffRun) writeUnified(ctx context.Context, nameA, nameB string, sa, sb fs.FileInfo, a, b [][]byte, nlA, nlB bool, diffs []diffHunk) {
 	la, lb := nameA+"\t"+diffHeaderTime(sa), nameB+"\t"+diffHeaderTime(sb)
 	if len(d.labels) > 0 {
 		la = d.labels[0]
@@ -448,7 +476,7 @@ func (d *diffRun) writeUnified(nameA, nameB string, sa, sb fs.FileInfo, a, b [][
 	}
 	fmt.Fprintf(d.out, "--- %s\n+++ %s\n", la, lb)
 	c := d.context
-	for i := 0; i < len(diffs); {
+	for i := 0; i < len(diffs) && ctx.Err() == nil; {
 		// A hunk takes every change closer than 2*context to the previous.
 		j := i
 		for j+1 < len(diffs) && diffs[j+1].Start-diffs[j].End <= 2*c {

@@ -6,8 +6,13 @@ package builtin
 // following GNU's choices step by step is what makes the output the same
 // as GNU diff's, not just as short.
 
+import "context"
+
 // diffSeq holds one comparison. Classes number equal lines from 1.
 type diffSeq struct {
+	ctx          context.Context
+	calls        int   // compare and diag steps, to check ctx every diffCheckEvery
+	err          error // ctx's, once seen: every step returns at once
 	xv, yv       []int // classes of the lines that take part (not discarded)
 	xIdx, yIdx   []int // their line numbers in the files
 	changed      [2][]bool
@@ -16,9 +21,11 @@ type diffSeq struct {
 	tooExpensive int
 }
 
-// diffMark returns, for each line of the two files, whether it is changed.
-func diffMark(a, b []int) (changedA, changedB []bool) {
-	s := &diffSeq{}
+// diffMark returns, for each line of the two files, whether it is changed,
+// or ctx's error: the comparison is quadratic at worst and stops when ctx
+// ends.
+func diffMark(ctx context.Context, a, b []int) (changedA, changedB []bool, err error) {
+	s := &diffSeq{ctx: ctx}
 	files := [2][]int{a, b}
 	for f := range files {
 		// GNU's sentinels: index -1 and a little past the end read false.
@@ -35,8 +42,27 @@ func diffMark(a, b []int) (changedA, changedB []bool) {
 	s.fd = make([]int, len(s.xv)+len(s.yv)+3)
 	s.bd = make([]int, len(s.xv)+len(s.yv)+3)
 	s.compare(0, len(s.xv), 0, len(s.yv), false)
+	if s.err != nil {
+		return nil, nil, s.err
+	}
 	s.shift(files)
-	return s.changed[0][1 : len(a)+1], s.changed[1][1 : len(b)+1]
+	return s.changed[0][1 : len(a)+1], s.changed[1][1 : len(b)+1], nil
+}
+
+// diffCheckEvery is how many compare and diag steps run between two
+// checks of the context: a diag step costs at most the number of
+// diagonals, tooExpensive at most, so this is well under a millisecond.
+const diffCheckEvery = 64
+
+// stopped reports whether the comparison must end: ctx is checked every
+// diffCheckEvery calls, and once it has ended every call says so.
+func (s *diffSeq) stopped() bool {
+	if s.err == nil {
+		if s.calls++; s.calls%diffCheckEvery == 1 {
+			s.err = s.ctx.Err()
+		}
+	}
+	return s.err != nil
 }
 
 // ch reads changed[f][i] with GNU's indexing (i may be -1 or past the end).
@@ -47,9 +73,16 @@ func (s *diffSeq) set(f, i int, v bool) { s.changed[f][i+1] = v }
 // file, and runs of lines with very many, stay out of the comparison and
 // count as changed.
 func (s *diffSeq) discard(files [2][]int) {
-	var counts [2]map[int]int
+	// Classes number lines densely from 1: counts are indexed by class.
+	classes := 0
 	for f := range files {
-		counts[f] = map[int]int{}
+		for _, c := range files[f] {
+			classes = max(classes, c)
+		}
+	}
+	var counts [2][]int
+	for f := range files {
+		counts[f] = make([]int, classes+1)
 		for _, c := range files[f] {
 			counts[f][c]++
 		}
@@ -174,6 +207,9 @@ func diffCancelEdge(d []byte, from, step, length int) {
 // compare is compareseq: it strips common ends, then splits the problem
 // at a middle snake found by diag.
 func (s *diffSeq) compare(xoff, xlim, yoff, ylim int, minimal bool) {
+	if s.stopped() {
+		return
+	}
 	for xoff < xlim && yoff < ylim && s.xv[xoff] == s.yv[yoff] {
 		xoff++
 		yoff++
@@ -212,6 +248,10 @@ func (s *diffSeq) diag(xoff, xlim, yoff, ylim int, minimal bool) (xmid, ymid int
 	fd[o+fmid] = xoff
 	bd[o+bmid] = xlim
 	for c := 1; ; c++ {
+		if s.stopped() {
+			// Any split will do: every compare below returns at once.
+			return xoff, yoff, false, false
+		}
 		if fmin > dmin {
 			fmin--
 			fd[o+fmin-1] = -1

@@ -568,12 +568,15 @@ func textTac(ctx context.Context, env *Env, args []string) int {
 			continue
 		}
 		// A last line without newline is printed as it is, so "a\nb" gives "ba\n".
-		lines, lastNL, err := textHoldLines(env, data, '\n')
+		lines, lastNL, err := textHoldLines(ctx, env, data, '\n')
 		if err != nil {
 			env.Errorf("tac", "%v", err)
 			return 1
 		}
 		for i := len(lines) - 1; i >= 0; i-- {
+			if i%linesPerCheck == 0 && ctx.Err() != nil {
+				return 1
+			}
 			w.Write(lines[i])
 			if i < len(lines)-1 || lastNL {
 				w.WriteByte('\n')

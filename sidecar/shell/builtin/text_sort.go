@@ -79,7 +79,7 @@ func textSort(ctx context.Context, env *Env, args []string) int {
 	if !ok {
 		return 2
 	}
-	lines, _, err := textHoldLines(env, data, recSep)
+	lines, _, err := textHoldLines(ctx, env, data, recSep)
 	if err != nil {
 		env.Errorf("sort", "%v", err)
 		return 2

@@ -68,6 +68,21 @@ func (c *textConcat) close() {
 	}
 }
 
+// ctxReader ends the read loops of the standard library (io.Copy through
+// a decompressor, a hash) once ctx ends: a gzip bomb unpacks gigabytes from
+// a few kilobytes without another read of its own input.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // textLineReader reads lines one at a time: memory stays constant except
 // for a line longer than its buffer, which is charged to the exec's budget.
 type textLineReader struct {
