@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,12 +15,15 @@ import (
 
 // sideBySide times the same work on sqlfs and on a native directory of the
 // same disk, alternating, and reports both rates and the ratio of their
-// times (x-native: how many times slower sqlfs is).
+// times (x-native: how many times slower sqlfs is). It also reports the CPU
+// time (user and system, all threads) each side took: on a machine shared
+// with other work that is steadier than the rates.
 type sideBySide struct {
-	f           *sfs.FS
-	nodes       sfs.Inodes
-	native      string
-	fsT, nativT time.Duration
+	f                *sfs.FS
+	nodes            sfs.Inodes
+	native           string
+	fsT, nativT      time.Duration
+	fsCPU, nativeCPU time.Duration
 }
 
 func newSideBySide(b *testing.B) *sideBySide {
@@ -38,12 +42,21 @@ func newSideBySide(b *testing.B) *sideBySide {
 
 // run times one iteration of each side.
 func (s *sideBySide) run(b *testing.B, sqlfs func(), native func()) {
-	start := time.Now()
+	start, cpu := time.Now(), cpuTime(b)
 	sqlfs()
 	s.fsT += time.Since(start)
-	start = time.Now()
+	s.fsCPU += cpuTime(b) - cpu
+	start, cpu = time.Now(), cpuTime(b)
 	native()
 	s.nativT += time.Since(start)
+	s.nativeCPU += cpuTime(b) - cpu
+}
+
+// cpuTime is the CPU time this process has used so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	must(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // report gives the rates in unit per second, units counting what one
@@ -53,6 +66,8 @@ func (s *sideBySide) report(b *testing.B, units float64, unit string) {
 	b.ReportMetric(n/s.fsT.Seconds(), "sqlfs-"+unit+"/s")
 	b.ReportMetric(n/s.nativT.Seconds(), "native-"+unit+"/s")
 	b.ReportMetric(s.fsT.Seconds()/s.nativT.Seconds(), "x-native")
+	b.ReportMetric(float64(s.fsCPU.Microseconds())/n, "sqlfs-cpu-µs/"+unit)
+	b.ReportMetric(float64(s.nativeCPU.Microseconds())/n, "native-cpu-µs/"+unit)
 }
 
 // create makes a new empty file on both sides and returns its inode and
