@@ -33,8 +33,9 @@ const auditPruneEvery = 10 * time.Minute
 // commits have stopped for checkpointIdle it truncates the WAL so it does
 // not stay large. A TRUNCATE waits for the writer and holds it off until
 // the whole WAL is copied and synced, so it never runs while commits keep
-// coming (it used to, every tick during a large write, stalling it). It
-// also prunes the audit trail to the store's retention.
+// coming (it used to, every tick during a large write, stalling it), and a
+// PASSIVE copy goes first so that it has little left to copy. It also
+// prunes the audit trail to the store's retention.
 type checkpointer struct {
 	db *sql.DB
 	// ctx ends with close, so a long pruning does not hold it up.
@@ -86,7 +87,7 @@ func (cp *checkpointer) run(s *Store) {
 	truncatedAt := cp.writes.Load() // writes when the WAL was last truncated
 	var pruned time.Time
 	for {
-		mode := "PASSIVE"
+		modes := []string{"PASSIVE"}
 		select {
 		case <-cp.stop:
 			return
@@ -100,17 +101,24 @@ func (cp *checkpointer) run(s *Store) {
 			if _, wal := s.FileBytes(); wal == 0 || !quiet || cp.writes.Load() == truncatedAt {
 				continue
 			}
-			mode = "TRUNCATE"
+			// The copy runs PASSIVE, beside any commit; the TRUNCATE,
+			// which holds commits off, then only truncates.
+			modes = append(modes, "TRUNCATE")
 		}
 		writes := cp.writes.Load()
-		start := time.Now()
-		if _, err := cp.db.Exec("PRAGMA wal_checkpoint(" + mode + ")"); err != nil {
-			slog.Warn("checkpoint failed; retried later", "mode", mode, "err", err)
-			continue
-		}
-		metrics.StoreCheckpointDuration.Observe(time.Since(start).Seconds())
-		if mode == "TRUNCATE" {
-			truncatedAt = writes
+		for _, mode := range modes {
+			if mode == "TRUNCATE" && cp.writes.Load() != writes {
+				break // no longer quiet
+			}
+			start := time.Now()
+			if _, err := cp.db.Exec("PRAGMA wal_checkpoint(" + mode + ")"); err != nil {
+				slog.Warn("checkpoint failed; retried later", "mode", mode, "err", err)
+				break
+			}
+			metrics.StoreCheckpointDuration.Observe(time.Since(start).Seconds())
+			if mode == "TRUNCATE" {
+				truncatedAt = writes
+			}
 		}
 	}
 }
