@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -13,22 +14,28 @@ import (
 	"github.com/sqlfs/sqlfs/metrics"
 )
 
-const (
+// Tuning of the checkpointer; variables so tests can shorten them.
+var (
 	// checkpointWAL is the WAL size past which the checkpointer copies it
 	// into the database without waiting for the next tick.
-	checkpointWAL = 64 << 20
+	checkpointWAL int64 = 64 << 20
 	// checkpointIdle is how long the store must be quiet before the WAL
 	// is truncated back to nothing.
 	checkpointIdle = 2 * time.Second
-	// auditPruneEvery is how often the audit trail is pruned; the first
-	// pruning runs at the first tick after open.
-	auditPruneEvery = 10 * time.Minute
 )
 
+// auditPruneEvery is how often the audit trail is pruned; the first
+// pruning runs at the first tick after open.
+const auditPruneEvery = 10 * time.Minute
+
 // checkpointer copies the WAL into the database in the background on a
-// connection of its own. PASSIVE checkpoints never block the writer; when
-// commits stop for a while it truncates the WAL so it does not stay large.
-// It also prunes the audit trail to the store's retention.
+// connection of its own. PASSIVE checkpoints never block the writer; once
+// commits have stopped for checkpointIdle it truncates the WAL so it does
+// not stay large. A TRUNCATE waits for the writer and holds it off until
+// the whole WAL is copied and synced, so it never runs while commits keep
+// coming (it used to, every tick during a large write, stalling it), and a
+// PASSIVE copy goes first so that it has little left to copy. It also
+// prunes the audit trail to the store's retention.
 type checkpointer struct {
 	db *sql.DB
 	// ctx ends with close, so a long pruning does not hold it up.
@@ -37,6 +44,10 @@ type checkpointer struct {
 	nudge  chan struct{}
 	stop   chan struct{}
 	done   chan struct{}
+	// writes counts the commits to the store (the pruning's included);
+	// lastWrite is when the latest landed, in Unix nanoseconds.
+	writes    atomic.Uint64
+	lastWrite atomic.Int64
 }
 
 func (s *Store) startCheckpointer() error {
@@ -54,6 +65,7 @@ func (s *Store) startCheckpointer() error {
 
 // committed tells the checkpointer a commit left walBytes in the WAL.
 func (cp *checkpointer) committed(walBytes int64) {
+	cp.wrote()
 	if walBytes < checkpointWAL {
 		return
 	}
@@ -63,37 +75,51 @@ func (cp *checkpointer) committed(walBytes int64) {
 	}
 }
 
+func (cp *checkpointer) wrote() {
+	cp.lastWrite.Store(time.Now().UnixNano())
+	cp.writes.Add(1)
+}
+
 func (cp *checkpointer) run(s *Store) {
 	defer close(cp.done)
 	tick := time.NewTicker(checkpointIdle)
 	defer tick.Stop()
-	truncated := true
+	truncatedAt := cp.writes.Load() // writes when the WAL was last truncated
 	var pruned time.Time
 	for {
-		mode := "PASSIVE"
+		modes := []string{"PASSIVE"}
 		select {
 		case <-cp.stop:
 			return
 		case <-cp.nudge:
-			truncated = false
 		case now := <-tick.C:
 			if now.Sub(pruned) >= auditPruneEvery {
 				pruned = now
 				cp.pruneAudit(s, now)
-				truncated = false
 			}
-			if _, wal := s.FileBytes(); wal == 0 || truncated {
+			quiet := now.Sub(time.Unix(0, cp.lastWrite.Load())) >= checkpointIdle
+			if _, wal := s.FileBytes(); wal == 0 || !quiet || cp.writes.Load() == truncatedAt {
 				continue
 			}
-			mode, truncated = "TRUNCATE", true
+			// The copy runs PASSIVE, beside any commit; the TRUNCATE,
+			// which holds commits off, then only truncates.
+			modes = append(modes, "TRUNCATE")
 		}
-		start := time.Now()
-		if _, err := cp.db.Exec("PRAGMA wal_checkpoint(" + mode + ")"); err != nil {
-			slog.Warn("checkpoint failed; retried later", "mode", mode, "err", err)
-			truncated = false
-			continue
+		writes := cp.writes.Load()
+		for _, mode := range modes {
+			if mode == "TRUNCATE" && cp.writes.Load() != writes {
+				break // no longer quiet
+			}
+			start := time.Now()
+			if _, err := cp.db.Exec("PRAGMA wal_checkpoint(" + mode + ")"); err != nil {
+				slog.Warn("checkpoint failed; retried later", "mode", mode, "err", err)
+				break
+			}
+			metrics.StoreCheckpointDuration.Observe(time.Since(start).Seconds())
+			if mode == "TRUNCATE" {
+				truncatedAt = writes
+			}
 		}
-		metrics.StoreCheckpointDuration.Observe(time.Since(start).Seconds())
 	}
 }
 
@@ -104,6 +130,7 @@ func (cp *checkpointer) pruneAudit(s *Store, now time.Time) {
 		return
 	}
 	if n > 0 {
+		cp.wrote()
 		slog.Info("audit trail pruned", "store", s.path, "events", n,
 			"max_age", s.retention.MaxAge, "max_events", s.retention.MaxEvents)
 	}

@@ -116,7 +116,8 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 		if _, err := conn.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
 			slog.Warn("checkpoint on a filling disk failed", "err", err)
 		}
-	} else if s.cp != nil {
+	}
+	if s.cp != nil {
 		s.cp.committed(wal)
 	}
 	return nil

@@ -1,4 +1,14 @@
 package sqlstore
 
+import "time"
+
 // SchemaV1 is the first schema, to build stores as older programs made them.
 var SchemaV1 = migrations[0].sql
+
+// SetCheckpointTiming shortens the checkpointer's timing for a test, for
+// stores opened after the call; the returned func restores it.
+func SetCheckpointTiming(idle time.Duration, walBytes int64) (restore func()) {
+	oldIdle, oldWAL := checkpointIdle, checkpointWAL
+	checkpointIdle, checkpointWAL = idle, walBytes
+	return func() { checkpointIdle, checkpointWAL = oldIdle, oldWAL }
+}

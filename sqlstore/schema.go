@@ -94,12 +94,17 @@ func (s *Store) initSchema(ctx context.Context, opts Options, create bool) error
 		return fmt.Errorf("%s: %w (a SQLite database of another application)", s.path, ErrNotStore)
 	}
 	if fresh {
-		// 4 KiB pages (measured against 8, 16 and 32 KiB): an fsync'ed
-		// commit writes every page it touched, so small pages halve the
-		// cost of create+fsync (460 vs 850 µs a file), while 1 GiB
-		// sequential reads and writes measured the same within noise. The
-		// size only applies before the first table and the WAL exist.
-		if _, err := conn.ExecContext(ctx, "PRAGMA page_size=4096"); err != nil {
+		// 32 KiB pages. SQLite moves file data a page at a time: two
+		// write(2)s per page into the WAL, and a read and a write per page
+		// when the checkpoint copies it into the database. With 4 KiB
+		// pages those calls cost 2.5-3x the CPU per MiB of large writes
+		// (BenchmarkWriteSequential: ~7.5 vs ~2.9 ms CPU a MiB); 64 KiB
+		// measured the same as 32. A synced small commit writes whole
+		// pages, but create+sync measured the same CPU and time per file
+		// at 4 and 32 KiB (BenchmarkCreateSync), the fsync dominating. The
+		// size only applies before the first table and the WAL exist, so
+		// older stores keep theirs.
+		if _, err := conn.ExecContext(ctx, "PRAGMA page_size=32768"); err != nil {
 			return fmt.Errorf("set page size: %w", err)
 		}
 	}

@@ -1,0 +1,62 @@
+package sqlstore_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// TestWALTruncatedOnlyWhenQuiet: while commits keep coming, the WAL file is
+// never truncated (a TRUNCATE checkpoint holds the writer off while it
+// copies and syncs the whole WAL); once they stop for the idle time, it is,
+// however small the WAL was.
+func TestWALTruncatedOnlyWhenQuiet(t *testing.T) {
+	const idle = 100 * time.Millisecond
+	defer sqlstore.SetCheckpointTiming(idle, 64<<10)()
+	st, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	// Busy: a commit of 64 KiB (a checkpoint nudge each) every 10 ms for
+	// ten idle periods. PASSIVE checkpoints and WAL resets never shrink
+	// the file; a truncation does.
+	data := bytes.Repeat([]byte("x"), 64<<10)
+	var last int64
+	for i := range uint64(100) {
+		if err := st.Commit(t.Context(), fileBatch(100+i%4, data)); err != nil {
+			t.Fatal(err)
+		}
+		_, wal := st.FileBytes()
+		if wal < last {
+			t.Fatalf("commit %d: WAL shrank from %d to %d bytes while commits kept coming", i, last, wal)
+		}
+		last = wal
+		time.Sleep(idle / 10)
+	}
+
+	// Quiet: truncated within a few idle periods, and again after one
+	// small commit.
+	for round, batch := range []*sqlstore.Batch{nil, fileBatch(200, []byte("small"))} {
+		if batch != nil {
+			if err := st.Commit(t.Context(), batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(20 * idle)
+		for {
+			if _, wal := st.FileBytes(); wal == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				_, wal := st.FileBytes()
+				t.Fatalf("round %d: WAL still %d bytes after %v without commits", round, wal, 20*idle)
+			}
+			time.Sleep(idle / 10)
+		}
+	}
+}
