@@ -95,6 +95,7 @@ func status(err error) gofuse.Status {
 // done records one request and returns its status.
 func done(op *metrics.FuseOp, start time.Time, st gofuse.Status) gofuse.Status {
 	op.Observe(start, -int(st))
+	requestsAnswered.Add(1)
 	return st
 }
 
@@ -184,7 +185,7 @@ func (r *rawFS) Lookup(_ <-chan struct{}, h *gofuse.InHeader, name string, out *
 		// A negative entry the kernel keeps, counted as the ENOENT it is.
 		*out = gofuse.EntryOut{}
 		out.SetEntryTimeout(cacheTimeout)
-		r.ops.lookup.Observe(start, -int(syscall.ENOENT))
+		done(r.ops.lookup, start, gofuse.ENOENT)
 		return gofuse.OK
 	}
 	if err != nil {
@@ -647,6 +648,9 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		fsys.SetFlusher(r.flush)
 	}
 	setReadAhead(abs, readAheadKB)
+	if o.LowLatency {
+		go keepCPUsAwake(m.done, slog.Default())
+	}
 	return m, nil
 }
 
