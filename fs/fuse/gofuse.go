@@ -501,7 +501,11 @@ func (r *rawFS) readDir(in *gofuse.ReadIn, out *gofuse.DirEntryList, plus bool) 
 		if eo == nil {
 			break
 		}
-		if i >= 2 { // "." and ".." carry no entry: the kernel skips them
+		// "." and ".." carry no entry: the kernel skips them. Nor does an
+		// inode the kernel already holds (its attributes are kept right by
+		// notifications): a zero node id makes the kernel skip the entry's
+		// dentry and attribute update, most of a warm listing's cost.
+		if i >= 2 && !r.known(e.Ino) {
 			r.entry(eo, attrs[i-2])
 		}
 	}
