@@ -71,6 +71,7 @@ DEMO ?= /tmp/sqlfs-demo
 demo: build
 	@set -e; B=$(CURDIR)/$(BIN); mkdir -p $(DEMO)/mnt; \
 	if grep -qs " $(DEMO)/mnt " /proc/mounts; then fusermount3 -u $(DEMO)/mnt; fi; \
+	rm -rf $(DEMO)/workspace.db*; \
 	echo "== mounting $(DEMO)/workspace.db at $(DEMO)/mnt"; \
 	$$B/sqlfs-mount $(DEMO)/workspace.db $(DEMO)/mnt & pid=$$!; \
 	trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
