@@ -200,7 +200,7 @@ func (c *core) load(ctx context.Context) error {
 		if p == nil || !p.isDir() || n == nil {
 			return fmt.Errorf("load: entry %q in %d names inode %d: %w", d.Name, d.Parent, d.Ino, sqlstore.ErrStoreCorrupt)
 		}
-		p.children[d.Name] = d.Ino
+		p.addChild(d.Name, d.Ino)
 		if n.isDir() {
 			n.parent = d.Parent
 		}

@@ -31,7 +31,15 @@ type inode struct {
 	// before use: how the inode-keyed API (node.go) finds a path to audit.
 	hintParent uint64
 	hintName   string
-	children   map[string]uint64 // directories only
+	children   map[string]uint64 // directories only; changed only by addChild and removeChild
+	// sortedNames is children's names in order, built by list when first
+	// needed and dropped by any change: a listing read in many requests
+	// (READDIRPLUS pages) sorts once instead of once a page.
+	sortedNames []string
+	// visibleNames is sortedNames without the names a hidden glob refuses
+	// under visibleDir, the directory's path when it was filtered.
+	visibleNames []string
+	visibleDir   string
 
 	xattrs map[string][]byte
 

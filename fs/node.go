@@ -378,8 +378,9 @@ func (x Inodes) Readlink(ino uint64) (string, error) {
 }
 
 // ReadDir lists directory ino with each entry's attributes, sorted by
-// name, without the policy's hidden names.
-func (x Inodes) ReadDir(ino uint64) ([]DirEntry, []Attr, error) {
+// name, without the policy's hidden names: at most max entries from index
+// from on, so that a listing read a page at a time costs a page a time.
+func (x Inodes) ReadDir(ino uint64, from, max int) ([]DirEntry, []Attr, error) {
 	c := x.f.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -387,10 +388,12 @@ func (x Inodes) ReadDir(ino uint64) ([]DirEntry, []Attr, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ents := x.f.list(d, func() string { return c.pathOf(d) })
-	attrs := make([]Attr, len(ents))
-	for i, e := range ents {
-		attrs[i] = c.inodes[e.Ino].attr()
+	names := x.f.list(d, func() string { return c.pathOf(d) }, from, max)
+	ents, attrs := make([]DirEntry, len(names)), make([]Attr, len(names))
+	for i, name := range names {
+		var n *inode
+		ents[i], n = c.child(d, name)
+		attrs[i] = n.attr()
 	}
 	return ents, attrs, nil
 }

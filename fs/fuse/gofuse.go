@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	gofuse "github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
@@ -150,7 +151,21 @@ func (r *rawFS) Forget(ino, n uint64) {
 func (r *rawFS) known(ino uint64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.lookups[ino] > 0 || ino == rootIno
+	return r.holds(ino)
+}
+
+// holds is known with r.mu held.
+func (r *rawFS) holds(ino uint64) bool { return r.lookups[ino] > 0 || ino == rootIno }
+
+// knownAll is known for each entry, under one lock.
+func (r *rawFS) knownAll(ents []sfs.DirEntry) []bool {
+	known := make([]bool, len(ents))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, e := range ents {
+		known[i] = r.holds(e.Ino)
+	}
+	return known
 }
 
 const rootIno = gofuse.FUSE_ROOT_ID
@@ -477,11 +492,21 @@ func (r *rawFS) ReadDirPlus(_ <-chan struct{}, in *gofuse.ReadIn, out *gofuse.Di
 // listing (no_opendir) until the directory changes.
 func (r *rawFS) readDir(in *gofuse.ReadIn, out *gofuse.DirEntryList, plus bool) gofuse.Status {
 	start := metrics.Start()
-	ents, attrs, err := r.nodes.ReadDir(in.NodeId)
+	// Ask the core for no more entries than the kernel's buffer can take.
+	perEntry := direntSize
+	if plus {
+		perEntry += direntPlusSize
+	}
+	from := max(int(in.Offset), 2) - 2
+	ents, attrs, err := r.nodes.ReadDir(in.NodeId, from, int(in.Size)/perEntry+1)
 	if err != nil {
 		return done(r.ops.readdir, start, status(err))
 	}
-	for i := int(in.Offset); i < len(ents)+2; i++ {
+	var known []bool
+	if plus {
+		known = r.knownAll(ents)
+	}
+	for i := int(in.Offset); i < from+len(ents)+2; i++ {
 		e := gofuse.DirEntry{Off: uint64(i + 1), Mode: syscall.S_IFDIR}
 		switch i {
 		case 0:
@@ -489,7 +514,7 @@ func (r *rawFS) readDir(in *gofuse.ReadIn, out *gofuse.DirEntryList, plus bool) 
 		case 1:
 			e.Name = ".."
 		default:
-			e.Name, e.Ino, e.Mode = ents[i-2].Name, ents[i-2].Ino, ents[i-2].Mode
+			e.Name, e.Ino, e.Mode = ents[i-2-from].Name, ents[i-2-from].Ino, ents[i-2-from].Mode
 		}
 		if !plus {
 			if !out.AddDirEntry(e) {
@@ -505,12 +530,19 @@ func (r *rawFS) readDir(in *gofuse.ReadIn, out *gofuse.DirEntryList, plus bool) 
 		// inode the kernel already holds (its attributes are kept right by
 		// notifications): a zero node id makes the kernel skip the entry's
 		// dentry and attribute update, most of a warm listing's cost.
-		if i >= 2 && !r.known(e.Ino) {
-			r.entry(eo, attrs[i-2])
+		if i >= 2 && !known[i-2-from] {
+			r.entry(eo, attrs[i-2-from])
 		}
 	}
 	return done(r.ops.readdir, start, gofuse.OK)
 }
+
+// The smallest a listed entry can take in the kernel's buffer: a dirent
+// with a name of up to 8 bytes, plus the entry of a READDIRPLUS.
+const (
+	direntSize     = 24 + 8
+	direntPlusSize = int(unsafe.Sizeof(gofuse.EntryOut{}))
+)
 
 func (r *rawFS) StatFs(_ <-chan struct{}, h *gofuse.InHeader, out *gofuse.StatfsOut) gofuse.Status {
 	start := metrics.Start()

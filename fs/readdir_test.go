@@ -1,0 +1,108 @@
+package fs_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// pages lists directory ino through the inode API a page of size entries
+// at a time, as the kernel reads a listing, and returns the names.
+func pages(t *testing.T, x sfs.Inodes, ino uint64, size int) []string {
+	t.Helper()
+	var got []string
+	for from := 0; ; from += size {
+		ents, attrs, err := x.ReadDir(ino, from, size)
+		must(t, err)
+		if len(ents) != len(attrs) || len(ents) > size {
+			t.Fatalf("page at %d of size %d: %d entries, %d attrs", from, size, len(ents), len(attrs))
+		}
+		for i, e := range ents {
+			if attrs[i].Ino != e.Ino {
+				t.Fatalf("entry %q: ino %d, attrs of %d", e.Name, e.Ino, attrs[i].Ino)
+			}
+			got = append(got, e.Name)
+		}
+		if len(ents) < size {
+			return got
+		}
+	}
+}
+
+// A listing read in pages of any size is the whole sorted listing, and
+// every kind of change to the directory shows in the next pages (the core
+// keeps the sorted names between pages and edits them on a change, or for
+// a directory of over 8192 names drops them).
+func TestReadDirPages(t *testing.T) {
+	for _, size := range []int{600, 9000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) { testReadDirPages(t, size) })
+	}
+}
+
+func testReadDirPages(t *testing.T, size int) {
+	f, store := open(t, sfs.Options{})
+	must(t, f.Mkdir("/d", 0o755))
+	must(t, f.Mkdir("/other", 0o755))
+	var want []string
+	for _, i := range rand.Perm(size) {
+		name := fmt.Sprintf("f%04d", i)
+		must(t, f.WriteFile("/d/"+name, nil, 0o644))
+		want = append(want, name)
+	}
+	must(t, f.WriteFile("/d/secret1", nil, 0o644))
+	must(t, f.WriteFile("/other/x", nil, 0o644))
+	// A hidden name is left out of every page.
+	f = reopen(t, f, store, sfs.Options{Policy: sfs.Policy{Hidden: []string{"d/secret*"}}})
+	x := f.Inodes()
+	d, err := x.Lookup(sqlstore.Root, "d")
+	must(t, err)
+
+	without := func(name string) func([]string) []string {
+		return func(w []string) []string { return slices.DeleteFunc(w, func(n string) bool { return n == name }) }
+	}
+	with := func(name string) func([]string) []string {
+		return func(w []string) []string { return append(w, name) }
+	}
+	same := func(w []string) []string { return w }
+	changes := []struct {
+		name   string
+		change func() error
+		want   func([]string) []string
+	}{
+		{"none", func() error { return nil }, same},
+		{"create", func() error { return f.WriteFile("/d/a-new", nil, 0o644) }, with("a-new")},
+		{"unlink", func() error { return f.Remove("/d/f0300") }, without("f0300")},
+		{"rename within", func() error { return f.Rename("/d/f0001", "/d/zz") },
+			func(w []string) []string { return with("zz")(without("f0001")(w)) }},
+		{"rename in", func() error { return f.Rename("/other/x", "/d/x") }, with("x")},
+		{"rename out", func() error { return f.Rename("/d/f0002", "/other/f0002") }, without("f0002")},
+		{"link", func() error { return f.Link("/d/f0003", "/d/b-link") }, with("b-link")},
+		{"exchange", func() error { return f.Rename2("/d/f0004", "/other/f0002", sfs.RenameExchange) }, same},
+		{"mkdir", func() error { return f.Mkdir("/d/sub", 0o755) }, with("sub")},
+		{"rmdir", func() error { return f.Remove("/d/sub") }, without("sub")},
+	}
+	for _, c := range changes {
+		must(t, c.change())
+		want = c.want(want)
+		slices.Sort(want)
+		for _, page := range []int{max(1, size/500), 7, 250, 600, 10000} {
+			if got := pages(t, x, d.Ino, page); !slices.Equal(got, want) {
+				t.Fatalf("after %s, pages of %d: %d names %q…, want %d", c.name, page, len(got), got[:min(5, len(got))], len(want))
+			}
+		}
+		if got := names(t, f, "/d"); !slices.Equal(got, want) {
+			t.Fatalf("after %s, ReadDir: %d names, want %d", c.name, len(got), len(want))
+		}
+	}
+	// Whether a name is hidden depends on the directory's path.
+	must(t, f.Rename("/d", "/e"))
+	want = append(want, "secret1")
+	slices.Sort(want)
+	if got := pages(t, x, d.Ino, 250); !slices.Equal(got, want) {
+		t.Fatalf("after renaming the directory out of the hidden glob: %d names, want %d", len(got), len(want))
+	}
+}
