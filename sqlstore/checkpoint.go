@@ -29,7 +29,8 @@ var (
 const auditPruneEvery = 10 * time.Minute
 
 // checkpointer copies the WAL into the database in the background on a
-// connection of its own. PASSIVE checkpoints never block the writer; once
+// connection of its own, each time commits have left checkpointWAL bytes
+// uncopied. PASSIVE checkpoints never block the writer; once
 // commits have stopped for checkpointIdle it truncates the WAL so it does
 // not stay large. A TRUNCATE waits for the writer and holds it off until
 // the whole WAL is copied and synced, so it never runs while commits keep
@@ -48,6 +49,8 @@ type checkpointer struct {
 	// lastWrite is when the latest landed, in Unix nanoseconds.
 	writes    atomic.Uint64
 	lastWrite atomic.Int64
+	// runs counts the checkpoints run.
+	runs atomic.Uint64
 }
 
 func (s *Store) startCheckpointer() error {
@@ -63,10 +66,16 @@ func (s *Store) startCheckpointer() error {
 	return nil
 }
 
-// committed tells the checkpointer a commit left walBytes in the WAL.
-func (cp *checkpointer) committed(walBytes int64) {
+// committed tells the checkpointer what a commit left in the WAL: used
+// bytes since SQLite last started it over, pending of them not yet
+// copied. A checkpoint runs once pending passes the threshold; and while
+// the WAL has gone two thresholds without starting over (PASSIVE copies
+// that commits keep overtaking never let it), after every commit, so that
+// one copy catches up and the next commit starts the WAL from the
+// beginning instead of growing the file for as long as commits come.
+func (cp *checkpointer) committed(used, pending int64) {
 	cp.wrote()
-	if walBytes < checkpointWAL {
+	if pending < checkpointWAL && used < 2*checkpointWAL {
 		return
 	}
 	select {
@@ -116,6 +125,7 @@ func (cp *checkpointer) run(s *Store) {
 				break
 			}
 			metrics.StoreCheckpointDuration.Observe(time.Since(start).Seconds())
+			cp.runs.Add(1)
 			if mode == "TRUNCATE" {
 				truncatedAt = writes
 			}

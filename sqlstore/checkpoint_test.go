@@ -60,3 +60,39 @@ func TestWALTruncatedOnlyWhenQuiet(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointsFollowWALGrowth: a checkpoint runs each time the commits
+// since the last one filled the threshold, not at every commit once the
+// WAL file has reached it (SQLite reuses a checkpointed WAL from its start
+// without shrinking it, so the file's size says nothing of what is left to
+// copy; a checkpoint after every commit doubled the fsyncs of a synced
+// workload).
+func TestCheckpointsFollowWALGrowth(t *testing.T) {
+	const threshold = 1 << 20
+	defer sqlstore.SetCheckpointTiming(time.Hour, threshold)()
+	st, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+
+	// Each commit writes a 64 KiB chunk and its rows, some 230 KiB of WAL
+	// in 32 KiB pages: a checkpoint every ~5 commits. The pause lets a
+	// checkpoint finish before the next commit, as between synced commits,
+	// so that SQLite starts the WAL over.
+	data := bytes.Repeat([]byte("x"), 64<<10)
+	const commits = 300
+	for i := range uint64(commits) {
+		if err := st.Commit(t.Context(), fileBatch(100+i, data)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, walFile := st.FileBytes()
+	runs := st.Checkpoints()
+	used, pending := st.WALBytes()
+	t.Logf("%d checkpoints for %d commits, WAL file %d bytes, %d used, %d pending", runs, commits, walFile, used, pending)
+	if runs == 0 || runs > commits/3 {
+		t.Errorf("%d checkpoints for %d commits with a threshold of %d bytes, want 1 to %d", runs, commits, threshold, commits/3)
+	}
+}

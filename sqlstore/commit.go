@@ -118,7 +118,7 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 		}
 	}
 	if s.cp != nil {
-		s.cp.committed(wal)
+		s.cp.committed(s.walBytes())
 	}
 	return nil
 }

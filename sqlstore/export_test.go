@@ -12,3 +12,10 @@ func SetCheckpointTiming(idle time.Duration, walBytes int64) (restore func()) {
 	checkpointIdle, checkpointWAL = idle, walBytes
 	return func() { checkpointIdle, checkpointWAL = oldIdle, oldWAL }
 }
+
+// Checkpoints is how many checkpoints the store's checkpointer has run.
+func (s *Store) Checkpoints() uint64 { return s.cp.runs.Load() }
+
+// WALBytes is what the WAL holds since it started over, and what of that
+// no checkpoint has copied.
+func (s *Store) WALBytes() (used, pending int64) { return s.walBytes() }

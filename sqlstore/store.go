@@ -6,6 +6,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -336,3 +337,34 @@ func (s *Store) FileBytes() (db, wal int64) {
 	}
 	return db, wal
 }
+
+// walBytes is what the WAL holds since SQLite last started it over (used)
+// and what of that no checkpoint has copied yet (pending), read from the
+// wal-index header in the -shm file (its layout is part of SQLite's
+// documented file format, https://sqlite.org/walformat.html): mxFrame and
+// nBackfill frames. The WAL file's size does not tell: SQLite reuses a
+// checkpointed WAL from its start without shrinking it. Zeros when there
+// is no wal-index to read.
+func (s *Store) walBytes() (used, pending int64) {
+	f, err := os.Open(s.path + "-shm")
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	var hdr [walIndexHdrSize]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return 0, 0
+	}
+	order := binary.NativeEndian
+	frameSize := int64(order.Uint16(hdr[14:]))
+	if frameSize == 1 {
+		frameSize = 1 << 16
+	}
+	frameSize += walFrameHeader
+	frames, copied := int64(order.Uint32(hdr[16:])), int64(order.Uint32(hdr[96:]))
+	return frames * frameSize, max(0, frames-copied) * frameSize
+}
+
+// walIndexHdrSize covers the wal-index header (two copies of 48 bytes) and
+// the checkpoint information's nBackfill after it.
+const walIndexHdrSize = 100
