@@ -94,10 +94,10 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 	}
 	defer tx.Rollback()
 	var pagesBefore int64
-	if err := tx.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pagesBefore); err != nil {
+	if err := s.pageCount(ctx, tx, &pagesBefore); err != nil {
 		return s.classify(fmt.Errorf("commit: page count: %w", err))
 	}
-	if err := applyBatch(ctx, tx, b); err != nil {
+	if err := s.applyBatch(ctx, tx, b); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
 	}
 	if err := s.roomToCheckpoint(ctx, tx, pagesBefore); err != nil {
@@ -142,7 +142,7 @@ const (
 // back.
 func (s *Store) roomToCheckpoint(ctx context.Context, tx *sql.Tx, pagesBefore int64) error {
 	var pages int64
-	if err := tx.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+	if err := s.pageCount(ctx, tx, &pages); err != nil {
 		return fmt.Errorf("page count: %w", err)
 	}
 	added := pages - pagesBefore
@@ -157,6 +157,15 @@ func (s *Store) roomToCheckpoint(ctx context.Context, tx *sql.Tx, pagesBefore in
 			s.path, ErrStoreFull, wal, growth, free)
 	}
 	return nil
+}
+
+func (s *Store) pageCount(ctx context.Context, tx *sql.Tx, pages *int64) error {
+	st, err := s.stmt(ctx, tx, qPageCount)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return st.QueryRowContext(ctx).Scan(pages)
 }
 
 // validate refuses chunk indexes that do not fit the key's bits: they
@@ -175,14 +184,61 @@ func (b *Batch) validate() error {
 	return nil
 }
 
-// step runs one prepared statement over n rows.
-func step(ctx context.Context, tx *sql.Tx, query string, n int, args func(i int) []any) error {
-	if n == 0 {
-		return nil
+// The statements of a commit, prepared once on the writer when the store
+// opens (preparing them in every commit cost ~70 µs of CPU a commit).
+const (
+	qDeleteChunks = `DELETE FROM chunks WHERE key >= ? AND key < ?`
+	qDeleteInode  = `DELETE FROM inodes WHERE ino = ?`
+	qDeleteXattrs = `DELETE FROM xattrs WHERE ino = ?`
+	qDeleteDentry = `DELETE FROM dentries WHERE parent = ? AND name = ?`
+	qPutDentry    = `INSERT OR REPLACE INTO dentries(parent, name, ino) VALUES (?, ?, ?)`
+	qPutInode     = `INSERT OR REPLACE INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qPutChunk    = `INSERT OR REPLACE INTO chunks(key, data, crc) VALUES (?, ?, ?)`
+	qDeleteXattr = `DELETE FROM xattrs WHERE ino = ? AND name = ?`
+	qPutXattr    = `INSERT OR REPLACE INTO xattrs(ino, name, value) VALUES (?, ?, ?)`
+	qPutAudit    = `INSERT INTO audit(time_ns, actor, op, path, path2, result) VALUES (?, ?, ?, ?, ?, ?)`
+	qPageCount   = `PRAGMA page_count`
+)
+
+var commitQueries = []string{qDeleteChunks, qDeleteInode, qDeleteXattrs, qDeleteDentry, qPutDentry,
+	qPutInode, qPutChunk, qDeleteXattr, qPutXattr, qPutAudit, qPageCount}
+
+// prepareCommits prepares commitQueries on the writer. It must run while
+// no transaction holds the writer's one connection.
+func (s *Store) prepareCommits(ctx context.Context) error {
+	s.commitStmts = make(map[string]*sql.Stmt, len(commitQueries))
+	for _, q := range commitQueries {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("prepare %q: %w", q, err)
+		}
+		s.commitStmts[q] = st
+	}
+	return nil
+}
+
+// stmt is query as a statement of tx: the writer's prepared one, else
+// prepared now.
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if st, ok := s.commitStmts[query]; ok {
+		return tx.StmtContext(ctx, st), nil
 	}
 	st, err := tx.PrepareContext(ctx, query)
 	if err != nil {
-		return fmt.Errorf("prepare %q: %w", query, err)
+		return nil, fmt.Errorf("prepare %q: %w", query, err)
+	}
+	return st, nil
+}
+
+// step runs one statement over n rows.
+func (s *Store) step(ctx context.Context, tx *sql.Tx, query string, n int, args func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	st, err := s.stmt(ctx, tx, query)
+	if err != nil {
+		return err
 	}
 	defer st.Close()
 	for i := range n {
@@ -193,30 +249,29 @@ func step(ctx context.Context, tx *sql.Tx, query string, n int, args func(i int)
 	return nil
 }
 
-func applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
+func (s *Store) applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 	steps := []struct {
 		query string
 		n     int
 		args  func(i int) []any
 	}{
-		{`DELETE FROM chunks WHERE key >= ? AND key < ?`, len(b.Truncations), func(i int) []any {
+		{qDeleteChunks, len(b.Truncations), func(i int) []any {
 			t := b.Truncations[i]
 			return []any{chunkKey(t.Ino, t.From), chunkKey(t.Ino+1, 0)}
 		}},
-		{`DELETE FROM inodes WHERE ino = ?`, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
-		{`DELETE FROM chunks WHERE key >= ? AND key < ?`, len(b.DeleteInodes), func(i int) []any {
+		{qDeleteInode, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
+		{qDeleteChunks, len(b.DeleteInodes), func(i int) []any {
 			return []any{chunkKey(b.DeleteInodes[i], 0), chunkKey(b.DeleteInodes[i]+1, 0)}
 		}},
-		{`DELETE FROM xattrs WHERE ino = ?`, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
-		{`DELETE FROM dentries WHERE parent = ? AND name = ?`, len(b.DeleteDentries), func(i int) []any {
+		{qDeleteXattrs, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
+		{qDeleteDentry, len(b.DeleteDentries), func(i int) []any {
 			return []any{b.DeleteDentries[i].Parent, b.DeleteDentries[i].Name}
 		}},
-		{`INSERT OR REPLACE INTO dentries(parent, name, ino) VALUES (?, ?, ?)`, len(b.Dentries), func(i int) []any {
+		{qPutDentry, len(b.Dentries), func(i int) []any {
 			d := b.Dentries[i]
 			return []any{d.Parent, d.Name, d.Ino}
 		}},
-		{`INSERT OR REPLACE INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(b.Inodes), func(i int) []any {
+		{qPutInode, len(b.Inodes), func(i int) []any {
 			n := b.Inodes[i]
 			var target any
 			if n.Target != "" {
@@ -224,24 +279,24 @@ func applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 			}
 			return []any{n.Ino, n.Mode, n.Uid, n.Gid, n.Nlink, n.Size, n.Atime, n.Mtime, n.Ctime, n.Rdev, target}
 		}},
-		{`INSERT OR REPLACE INTO chunks(key, data, crc) VALUES (?, ?, ?)`, len(b.Chunks), func(i int) []any {
+		{qPutChunk, len(b.Chunks), func(i int) []any {
 			c := b.Chunks[i]
 			return []any{chunkKey(c.Ino, c.Idx), c.Data, chunkCRC(c.Data)}
 		}},
-		{`DELETE FROM xattrs WHERE ino = ? AND name = ?`, len(b.DeleteXattrs), func(i int) []any {
+		{qDeleteXattr, len(b.DeleteXattrs), func(i int) []any {
 			return []any{b.DeleteXattrs[i].Ino, b.DeleteXattrs[i].Name}
 		}},
-		{`INSERT OR REPLACE INTO xattrs(ino, name, value) VALUES (?, ?, ?)`, len(b.Xattrs), func(i int) []any {
+		{qPutXattr, len(b.Xattrs), func(i int) []any {
 			x := b.Xattrs[i]
 			return []any{x.Ino, x.Name, x.Value}
 		}},
-		{`INSERT INTO audit(time_ns, actor, op, path, path2, result) VALUES (?, ?, ?, ?, ?, ?)`, len(b.Audit), func(i int) []any {
+		{qPutAudit, len(b.Audit), func(i int) []any {
 			a := b.Audit[i]
 			return []any{a.Time.UnixNano(), a.Actor, a.Op, a.Path, a.Path2, a.Result}
 		}},
 	}
-	for _, s := range steps {
-		if err := step(ctx, tx, s.query, s.n, s.args); err != nil {
+	for _, st := range steps {
+		if err := s.step(ctx, tx, st.query, st.n, st.args); err != nil {
 			return err
 		}
 	}

@@ -81,6 +81,8 @@ type Store struct {
 	cp        *checkpointer
 	retention AuditRetention
 	readChunk *sql.Stmt // prepared once: every read of file data runs it
+	// commitStmts are commit's statements by query, prepared on w.
+	commitStmts map[string]*sql.Stmt
 }
 
 // Open opens the store at path, creating it when path does not exist. An
@@ -253,6 +255,9 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.initSchema(ctx, opts, false); err != nil {
 		return err
 	}
+	if err := s.prepareCommits(ctx); err != nil {
+		return s.classify(err)
+	}
 	r, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=10000&_query_only=1"))
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", s.path, err)
@@ -317,6 +322,9 @@ func (s *Store) closeDBs() error {
 	var errs []error
 	if s.readChunk != nil {
 		errs = append(errs, s.readChunk.Close())
+	}
+	for _, st := range s.commitStmts {
+		errs = append(errs, st.Close())
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close())
