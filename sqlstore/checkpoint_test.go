@@ -92,7 +92,7 @@ func TestCheckpointsFollowWALGrowth(t *testing.T) {
 	runs := st.Checkpoints()
 	used, pending := st.WALBytes()
 	t.Logf("%d checkpoints for %d commits, WAL file %d bytes, %d used, %d pending", runs, commits, walFile, used, pending)
-	if runs == 0 || runs > commits/3 {
-		t.Errorf("%d checkpoints for %d commits with a threshold of %d bytes, want 1 to %d", runs, commits, threshold, commits/3)
+	if runs == 0 || runs > commits/2 {
+		t.Errorf("%d checkpoints for %d commits with a threshold of %d bytes, want 1 to %d", runs, commits, threshold, commits/2)
 	}
 }
