@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -116,7 +119,9 @@ func (o *Options) ColdMeanings() map[Kind]string {
 	return m
 }
 
-// Host describes the machine for report headers.
+// Host describes the machine for report headers: with the CPUs and how
+// they idle, since every FUSE request wakes the server's CPU and then the
+// caller's, and waking a halted vCPU costs more than the request itself.
 func Host(dir string) map[string]string {
 	var u unix.Utsname
 	unix.Uname(&u)
@@ -124,13 +129,36 @@ func Host(dir string) map[string]string {
 		"kernel":  unix.ByteSliceToString(u.Release[:]),
 		"work_fs": FSType(dir),
 		"date":    time.Now().UTC().Format(time.RFC3339),
+		"cpus":    strconv.Itoa(runtime.NumCPU()),
+		"cpuidle": cpuIdle(),
 	}
+}
+
+// cpuIdle is the cpuidle driver and governor, and haltpoll's poll window
+// where that driver is in use; empty where sysfs tells nothing.
+func cpuIdle() string {
+	read := func(path string) string {
+		b, _ := os.ReadFile(path)
+		return strings.TrimSpace(string(b))
+	}
+	driver := read("/sys/devices/system/cpu/cpuidle/current_driver")
+	if driver == "" {
+		return ""
+	}
+	s := fmt.Sprintf("driver %s, governor %s", driver, read("/sys/devices/system/cpu/cpuidle/current_governor_ro"))
+	if poll := read("/sys/module/haltpoll/parameters/guest_halt_poll_ns"); driver == "haltpoll" && poll != "" {
+		s += ", guest_halt_poll_ns " + poll
+	}
+	return s
 }
 
 // WriteHeader prints what was compared, how, and what "cold" means per target.
 func (o *Options) WriteHeader(w io.Writer, host map[string]string) {
 	fmt.Fprintf(w, "%s, kernel %s, work dir %s (%s), medians of %d rounds\n",
 		host["date"], host["kernel"], o.WorkDir, host["work_fs"], o.Rounds)
+	if host["cpus"] != "" {
+		fmt.Fprintf(w, "%s CPUs, cpuidle: %s\n", host["cpus"], cmp.Or(host["cpuidle"], "unknown"))
+	}
 	if o.Subject == Sqlfs {
 		fmt.Fprintf(w, "sqlfs-mount %s (tags %q, flags %q)\n", o.MountBin, o.BuildTags, o.MountFlags)
 	}

@@ -97,3 +97,26 @@ func TestProcMemory(t *testing.T) {
 		t.Errorf("pid 1: rss %d, peak %d: want 0 < rss <= peak", rss, hwm)
 	}
 }
+
+// The header names the CPUs and how they idle (what a FUSE round trip
+// costs depends on it), and says so when sysfs tells nothing.
+func TestWriteHeaderCPUs(t *testing.T) {
+	o := &Options{WorkDir: "/tmp", Rounds: 3, Subject: Native}
+	for _, c := range []struct {
+		host map[string]string
+		want string
+	}{
+		{map[string]string{"cpus": "2", "cpuidle": "driver haltpoll, governor haltpoll, guest_halt_poll_ns 0"},
+			"2 CPUs, cpuidle: driver haltpoll, governor haltpoll, guest_halt_poll_ns 0\n"},
+		{map[string]string{"cpus": "8"}, "8 CPUs, cpuidle: unknown\n"},
+	} {
+		var b strings.Builder
+		o.WriteHeader(&b, c.host)
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("header for %v:\n%s\nwant a line %q", c.host, b.String(), c.want)
+		}
+	}
+	if h := Host(t.TempDir()); h["cpus"] == "" || h["cpus"] == "0" {
+		t.Errorf("Host: cpus %q", h["cpus"])
+	}
+}
