@@ -681,3 +681,73 @@ func TestConcurrentUseThroughTheKernel(t *testing.T) {
 		t.Fatalf("store check: %v", problems)
 	}
 }
+
+// TestLargeDirectoryListing lists a directory of thousands of names of
+// every length through the kernel, which reads it in many pages: with a
+// small getdents buffer and with os.ReadDir, before and after changes made
+// through the mount and through the core. Every name comes once, none is
+// missing.
+func TestLargeDirectoryListing(t *testing.T) {
+	w := mount(t)
+	agent := w.FS.WithActor("test")
+	must(t, os.Mkdir(w.Path("d"), 0o755))
+	want := map[string]bool{}
+	for i := range 3000 {
+		name := fmt.Sprintf("%05d-%s", i, strings.Repeat("n", i%240))
+		must(t, os.WriteFile(w.Path("d", name), nil, 0o644))
+		want[name] = true
+	}
+	check := func(when string) {
+		t.Helper()
+		// 512 bytes hold a few entries: the kernel hands out its cached
+		// pages of the listing across many calls.
+		fd, err := unix.Open(w.Path("d"), unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		must(t, err)
+		defer unix.Close(fd)
+		buf := make([]byte, 512)
+		var small []string
+		for {
+			n, err := unix.Getdents(fd, buf)
+			must(t, err)
+			if n == 0 {
+				break
+			}
+			_, _, small = unix.ParseDirent(buf[:n], -1, small)
+		}
+		ents, err := os.ReadDir(w.Path("d"))
+		must(t, err)
+		var big []string
+		for _, e := range ents {
+			big = append(big, e.Name())
+		}
+		for how, got := range map[string][]string{"getdents of 512 bytes": small, "os.ReadDir": big} {
+			seen := map[string]bool{}
+			for _, name := range got {
+				if seen[name] {
+					t.Errorf("%s, %s: %q listed twice", when, how, name)
+				}
+				seen[name] = true
+				if !want[name] {
+					t.Errorf("%s, %s: %q listed, not in the directory", when, how, name)
+				}
+			}
+			if len(seen) != len(want) {
+				t.Errorf("%s, %s: %d names, want %d", when, how, len(seen), len(want))
+			}
+		}
+	}
+	check("after creating")
+	for i := 0; i < 3000; i += 7 {
+		name := fmt.Sprintf("%05d-%s", i, strings.Repeat("n", i%240))
+		must(t, os.Remove(w.Path("d", name)))
+		delete(want, name)
+	}
+	must(t, os.WriteFile(w.Path("d", "a-new-one"), nil, 0o644))
+	want["a-new-one"] = true
+	check("after changes through the mount")
+	must(t, agent.WriteFile("/d/zz-from-the-core", nil, 0o644))
+	must(t, agent.Remove("/d/00001-n"))
+	want["zz-from-the-core"] = true
+	delete(want, "00001-n")
+	check("after changes through the core")
+}
