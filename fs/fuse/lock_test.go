@@ -33,8 +33,9 @@ func lockRange(f *os.File, cmd int, typ int16, start, length int64) (unix.Flock_
 	return lk, err
 }
 
-// holdLocks are the locks the other process takes, by name.
-var holdLocks = map[string]func(f *os.File) error{
+// holdActions are what the other process does to a file before it holds
+// on, by name: the locks it takes, or a write through a shared mapping.
+var holdActions = map[string]func(f *os.File) error{
 	"posix": func(f *os.File) error { _, err := lockRange(f, unix.F_SETLK, unix.F_WRLCK, 0, 0); return err },
 	"posix 0-10": func(f *os.File) error {
 		_, err := lockRange(f, unix.F_SETLK, unix.F_WRLCK, 0, 10)
@@ -42,38 +43,52 @@ var holdLocks = map[string]func(f *os.File) error{
 	},
 	"ofd":   func(f *os.File) error { _, err := lockRange(f, unix.F_OFD_SETLK, unix.F_WRLCK, 0, 0); return err },
 	"flock": func(f *os.File) error { return unix.Flock(int(f.Fd()), unix.LOCK_EX) },
+	// Pages dirtied through a mapping and never msync'd. A process must not
+	// map files of a mount it serves itself: its munmap holds its mmap_lock
+	// while the kernel asks the server to write the times back, and the
+	// server's own goroutines, faulting in memory, wait for that lock.
+	mappedWrite: func(f *os.File) error {
+		m, err := unix.Mmap(int(f.Fd()), 0, 8192, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+		if err == nil {
+			copy(m[4096:], "through the mapping")
+		}
+		return err
+	},
 }
 
-// TestLockHolderProcess is the other process of TestLocksBetweenProcesses:
-// it takes a lock, says "locked" and holds it until its stdin closes.
-func TestLockHolderProcess(t *testing.T) {
-	file, how := os.Getenv("SQLFS_LOCK_FILE"), os.Getenv("SQLFS_LOCK_HOW")
+const mappedWrite = "write through a shared mapping"
+
+// TestHolderProcess is the other process of the lock tests and of
+// TestWritebackCoreSeesDirtyPages: it acts on a file, says "holding" and
+// holds on until its stdin closes.
+func TestHolderProcess(t *testing.T) {
+	file, how := os.Getenv("SQLFS_HOLD_FILE"), os.Getenv("SQLFS_HOLD_HOW")
 	if file == "" {
-		t.Skip("the lock holder of TestLocksBetweenProcesses")
+		t.Skip("the other process of the lock and writeback tests")
 	}
 	f, err := os.OpenFile(file, os.O_RDWR, 0)
 	if err == nil {
-		err = holdLocks[how](f)
+		err = holdActions[how](f)
 	}
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	fmt.Println("locked")
+	fmt.Println("holding")
 	io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
 }
 
-// holder is a process holding a lock on a file.
+// holder is a process holding on to a file: a lock, or a mapping.
 type holder struct {
 	cmd     *exec.Cmd
 	release io.WriteCloser
 }
 
-func holdLock(t *testing.T, file, how string) *holder {
+func hold(t *testing.T, file, how string) *holder {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHolderProcess$")
-	cmd.Env = append(os.Environ(), "SQLFS_LOCK_FILE="+file, "SQLFS_LOCK_HOW="+how)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHolderProcess$")
+	cmd.Env = append(os.Environ(), "SQLFS_HOLD_FILE="+file, "SQLFS_HOLD_HOW="+how)
 	stdin, err := cmd.StdinPipe()
 	must(t, err)
 	stdout, err := cmd.StdoutPipe()
@@ -83,13 +98,13 @@ func holdLock(t *testing.T, file, how string) *holder {
 	h := &holder{cmd: cmd, release: stdin}
 	t.Cleanup(h.stop)
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
-	if line != "locked\n" {
-		t.Fatalf("lock holder (%s on %s): %q", how, file, line)
+	if line != "holding\n" {
+		t.Fatalf("holder process (%s on %s): %q", how, file, line)
 	}
 	return h
 }
 
-// stop ends the holder, which drops its locks.
+// stop ends the holder, which drops its locks and mappings.
 func (h *holder) stop() {
 	h.release.Close()
 	h.cmd.Wait()
@@ -172,7 +187,7 @@ func TestLocksBetweenProcesses(t *testing.T) {
 		for _, c := range betweenProcesses {
 			t.Run(where+"/"+c.name, func(t *testing.T) {
 				p := newFile(t, dir, c.name)
-				h := holdLock(t, p, c.held)
+				h := hold(t, p, c.held)
 				f, err := os.OpenFile(p, os.O_RDWR, 0)
 				must(t, err)
 				defer f.Close()
@@ -184,7 +199,7 @@ func TestLocksBetweenProcesses(t *testing.T) {
 		// A waiting lock is granted when the holder goes, not before.
 		t.Run(where+"/F_SETLKW waits for the holder", func(t *testing.T) {
 			p := newFile(t, dir, "setlkw")
-			h := holdLock(t, p, "posix")
+			h := hold(t, p, "posix")
 			f, err := os.OpenFile(p, os.O_RDWR, 0)
 			must(t, err)
 			defer f.Close()
@@ -217,7 +232,7 @@ func TestLocksWithinProcess(t *testing.T) {
 				first, err := os.OpenFile(p, os.O_RDWR, 0)
 				must(t, err)
 				defer first.Close()
-				must(t, holdLocks[c.held](first))
+				must(t, holdActions[c.held](first))
 				second, err := os.OpenFile(p, os.O_RDWR, 0)
 				must(t, err)
 				defer second.Close()
@@ -240,7 +255,7 @@ func TestLocksAcrossHardLinks(t *testing.T) {
 		t.Run(where, func(t *testing.T) {
 			p := newFile(t, dir, "a")
 			must(t, os.Link(p, filepath.Join(dir, "b")))
-			h := holdLock(t, filepath.Join(dir, "b"), "ofd")
+			h := hold(t, filepath.Join(dir, "b"), "ofd")
 			f, err := os.OpenFile(p, os.O_RDWR, 0)
 			must(t, err)
 			defer f.Close()

@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
@@ -61,14 +59,10 @@ func TestWritebackCoreSeesDirtyPages(t *testing.T) {
 		t.Fatalf("core read after an overwrite: %q, %v", got, err)
 	}
 
+	// The mapping is another process's (see mappedWrite), held while the
+	// core reads.
 	must(t, os.WriteFile(w.Path("mapped"), bytes.Repeat([]byte{'.'}, 8192), 0o644))
-	mf, err := os.OpenFile(w.Path("mapped"), os.O_RDWR, 0)
-	must(t, err)
-	defer mf.Close()
-	m, err := unix.Mmap(int(mf.Fd()), 0, 8192, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	must(t, err)
-	defer unix.Munmap(m)
-	copy(m[4096:], "through the mapping")
+	hold(t, w.Path("mapped"), mappedWrite)
 	got, err := w.FS.ReadFile("/mapped")
 	must(t, err)
 	if !bytes.Equal(got[4096:4096+19], []byte("through the mapping")) || len(got) != 8192 {
