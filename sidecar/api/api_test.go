@@ -544,3 +544,45 @@ func TestSlowBodyRefused(t *testing.T) {
 		t.Error("slow body created a file")
 	}
 }
+
+// An owner creates its socket only once its store is open (and mounted):
+// a client started with it waits for the socket instead of failing, and
+// gives up after DialWait on one that never comes.
+func TestDialWaitsForAStartingOwner(t *testing.T) {
+	dir := t.TempDir()
+	core, err := sfs.Open(t.Context(), filepath.Join(dir, "ws.sqlfs"), sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { core.Close() })
+	svc := tools.NewForCore(core, map[string]sidecar.Backend{"shell": testBackend{}}, tools.Options{})
+	sock := filepath.Join(dir, "late.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		ln, err := Listen("unix:"+sock, false)
+		if err != nil {
+			done <- err
+			return
+		}
+		done <- NewServer(Config{Tools: svc, Logger: quiet}).Serve(ctx, ln)
+	}()
+	c, err := Dial(t.Context(), "unix:"+sock, "")
+	if err != nil {
+		t.Fatalf("dial of a socket served 300 ms later: %v", err)
+	}
+	c.Close()
+
+	start := time.Now()
+	_, err = Dial(t.Context(), "unix:"+filepath.Join(dir, "never.sock"), "")
+	if took := time.Since(start); err == nil || took < DialWait || took > DialWait+2*time.Second {
+		t.Errorf("dial of a socket that never comes: %v after %v, want an error after %v", err, took, DialWait)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -79,6 +80,12 @@ type Client struct {
 
 var _ Conn = (*Client)(nil)
 
+// DialWait is how long Dial waits for a Unix socket that is not there yet
+// or refuses connections: an owner names its socket when it takes the
+// store and serves it only once the store is open and mounted, so a
+// client started beside it must not fail in between.
+const DialWait = 5 * time.Second
+
 // Dial connects to an owner at addr: "unix:PATH", a socket path, or
 // HOST:PORT (token then required), and checks that it answers.
 func Dial(ctx context.Context, addr, token string) (*Client, error) {
@@ -86,8 +93,7 @@ func Dial(ctx context.Context, addr, token string) (*Client, error) {
 	c := &Client{hc: &http.Client{Transport: tr}, token: token}
 	if sock, ok := unixPath(addr); ok {
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
+			return dialUnix(ctx, sock)
 		}
 		c.base = "http://sqlfs"
 	} else {
@@ -98,6 +104,26 @@ func Dial(ctx context.Context, addr, token string) (*Client, error) {
 		return nil, fmt.Errorf("owner at %s: %w", addr, err)
 	}
 	return c, nil
+}
+
+// dialUnix connects to socket sock, waiting up to DialWait for it to
+// appear and accept.
+func dialUnix(ctx context.Context, sock string) (net.Conn, error) {
+	var d net.Dialer
+	deadline := time.Now().Add(DialWait)
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		conn, err := d.DialContext(ctx, "unix", sock)
+		starting := errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED)
+		left := time.Until(deadline)
+		if err == nil || !starting || left <= 0 {
+			return conn, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(min(pause, left)):
+		}
+	}
 }
 
 // unixPath says whether addr names a Unix socket and which.
