@@ -412,14 +412,21 @@ func TestSlowClientCancels(t *testing.T) {
 	waitKilled(t, e)
 }
 
-func TestGracefulShutdown(t *testing.T) {
-	dir := t.TempDir()
+// testService opens a fresh store in dir, with the test backend as its
+// shell, and closes it at cleanup.
+func testService(t *testing.T, dir string) *tools.Service {
+	t.Helper()
 	core, err := sfs.Open(t.Context(), filepath.Join(dir, "ws.sqlfs"), sfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { core.Close() })
-	svc := tools.NewForCore(core, map[string]sidecar.Backend{"shell": testBackend{}}, tools.Options{})
+	return tools.NewForCore(core, map[string]sidecar.Backend{"shell": testBackend{}}, tools.Options{})
+}
+
+func TestGracefulShutdown(t *testing.T) {
+	dir := t.TempDir()
+	svc := testService(t, dir)
 	srv := NewServer(Config{Tools: svc, Grace: 50 * time.Millisecond, Logger: quiet})
 	sock := filepath.Join(dir, "s.sock")
 	ln, err := Listen(sock, false)
@@ -550,12 +557,7 @@ func TestSlowBodyRefused(t *testing.T) {
 // gives up after DialWait on one that never comes.
 func TestDialWaitsForAStartingOwner(t *testing.T) {
 	dir := t.TempDir()
-	core, err := sfs.Open(t.Context(), filepath.Join(dir, "ws.sqlfs"), sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { core.Close() })
-	svc := tools.NewForCore(core, map[string]sidecar.Backend{"shell": testBackend{}}, tools.Options{})
+	svc := testService(t, dir)
 	sock := filepath.Join(dir, "late.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
