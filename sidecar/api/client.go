@@ -80,10 +80,11 @@ type Client struct {
 
 var _ Conn = (*Client)(nil)
 
-// DialWait is how long Dial waits for a Unix socket that is not there yet
-// or refuses connections: an owner names its socket when it takes the
-// store and serves it only once the store is open and mounted, so a
-// client started beside it must not fail in between.
+// DialWait is how long a Client's connection (the first, Dial's, and any
+// later one) waits for a Unix socket that is not there yet or refuses
+// connections: an owner names its socket when it takes the store and
+// serves it only once the store is open and mounted, so a client started
+// beside it must not fail in between.
 const DialWait = 5 * time.Second
 
 // Dial connects to an owner at addr: "unix:PATH", a socket path, or
