@@ -15,11 +15,17 @@ import (
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
+// skipWithoutWriteback skips on the portable frontend, which has no
+// writeback cache.
+func skipWithoutWriteback(tb testing.TB) {
+	if fuse.LibFUSE != 0 {
+		tb.Skipf("libfuse %d's frontend has no writeback cache", fuse.LibFUSE)
+	}
+}
+
 // writebackMount mounts with the Linux frontend's writeback cache on.
 func writebackMount(t *testing.T, o fuse.Options) *fusetest.Workspace {
-	if fuse.LibFUSE != 0 {
-		t.Skipf("libfuse %d's frontend has no writeback cache", fuse.LibFUSE)
-	}
+	skipWithoutWriteback(t)
 	o.WritebackCache = true
 	return fusetest.Mount(t, sfs.Options{}, o)
 }
@@ -243,9 +249,7 @@ func TestWritebackWritesKeepTheirActor(t *testing.T) {
 // the written file's times cost a SETATTR at close, and any close (a read
 // too) makes the next stat a GETATTR, since the kernel drops st_blocks.
 func TestWritebackRequests(t *testing.T) {
-	if fuse.LibFUSE != 0 {
-		t.Skipf("libfuse %d's frontend has no writeback cache", fuse.LibFUSE)
-	}
+	skipWithoutWriteback(t)
 	for _, writeback := range []bool{false, true} {
 		t.Run(fmt.Sprintf("writeback=%v", writeback), func(t *testing.T) {
 			w := fusetest.Mount(t, sfs.Options{}, fuse.Options{WritebackCache: writeback})
@@ -284,9 +288,7 @@ func TestWritebackRequests(t *testing.T) {
 // warm read of them all through the mount then needs, the pages the
 // flushes dropped.
 func BenchmarkCoreReadsKernelFiles(b *testing.B) {
-	if fuse.LibFUSE != 0 {
-		b.Skipf("libfuse %d's frontend has no writeback cache", fuse.LibFUSE)
-	}
+	skipWithoutWriteback(b)
 	for _, writeback := range []bool{false, true} {
 		b.Run(fmt.Sprintf("writeback=%v", writeback), func(b *testing.B) {
 			w := fusetest.Mount(b, sfs.Options{}, fuse.Options{WritebackCache: writeback})
