@@ -452,14 +452,23 @@ func (x *extractor) attrs(name string, h *tar.Header) error {
 	return x.fsys.Chtimes(name, h.AccessTime, h.ModTime)
 }
 
+// deviceRule is what a device member meets under special: ErrDevice,
+// a skip, or nil when devices are kept.
+func deviceRule(special Special) error {
+	switch special {
+	case RefuseDevices:
+		return ErrDevice
+	case SkipDevices:
+		return fmt.Errorf("device node: %w", ErrSkipped)
+	}
+	return nil
+}
+
 func (x *extractor) special(name string, h *tar.Header, fail func(error) error) error {
 	typ := map[byte]uint32{tar.TypeFifo: syscall.S_IFIFO, tar.TypeChar: syscall.S_IFCHR, tar.TypeBlock: syscall.S_IFBLK}[h.Typeflag]
 	if typ != syscall.S_IFIFO {
-		switch x.opts.Special {
-		case RefuseDevices:
-			return fail(ErrDevice)
-		case SkipDevices:
-			return fail(fmt.Errorf("device node: %w", ErrSkipped))
+		if err := deviceRule(x.opts.Special); err != nil {
+			return fail(err)
 		}
 	}
 	dev := unix.Mkdev(uint32(h.Devmajor), uint32(h.Devminor))

@@ -33,11 +33,7 @@ func Sanitize(ctx context.Context, r io.Reader, w io.Writer, special Special, wa
 		if special != KeepDevices {
 			h.Mode &^= syscall.S_ISUID | syscall.S_ISGID
 			if h.Typeflag == tar.TypeChar || h.Typeflag == tar.TypeBlock {
-				cause := ErrDevice
-				if special == SkipDevices {
-					cause = fmt.Errorf("device node: %w", ErrSkipped)
-				}
-				merr := &MemberError{Name: h.Name, Err: cause}
+				merr := &MemberError{Name: h.Name, Err: deviceRule(special)}
 				if warn != nil {
 					warn(merr)
 				}
