@@ -302,45 +302,58 @@ func (c *core) link(src, parent *inode, base string) error {
 }
 
 // Remove removes a file, symlink or empty directory.
-func (f *FS) Remove(name string) error {
-	return f.remove("remove", name, 0)
-}
+func (f *FS) Remove(name string) error { return f.remove("remove", name, removeAny) }
 
 // Unlink removes a name that is not a directory.
-func (f *FS) Unlink(name string) error { return f.remove("unlink", name, -1) }
+func (f *FS) Unlink(name string) error { return f.remove("unlink", name, removeFile) }
 
 // Rmdir removes an empty directory.
-func (f *FS) Rmdir(name string) error { return f.remove("rmdir", name, 1) }
+func (f *FS) Rmdir(name string) error { return f.remove("rmdir", name, removeDir) }
 
-// remove removes name; dir < 0 requires a non-directory, > 0 a directory.
-func (f *FS) remove(op, name string, dir int) error {
+func (f *FS) remove(op, name string, kind removeKind) error {
 	return f.mutate(op, name, "", func(m *mutation) error {
-		c := f.c
-		parent, base, err := c.walkParent(name)
+		parent, base, err := f.c.walkParent(name)
 		if err != nil {
 			return err
 		}
-		ino, ok := parent.children[base]
-		if !ok {
-			return syscall.ENOENT
-		}
-		n := c.inodes[ino]
-		switch {
-		case n.isDir() && dir < 0:
-			return syscall.EISDIR
-		case !n.isDir() && dir > 0:
-			return syscall.ENOTDIR
-		case n.isDir() && len(n.children) > 0:
-			return syscall.ENOTEMPTY
-		}
-		if parent.mode&syscall.S_ISVTX != 0 && f.who.Uid != 0 && f.who.Uid != n.uid && f.who.Uid != parent.uid {
-			return syscall.EPERM
-		}
-		gone := c.dropName(parent, base, now())
-		// The inode may live on under other names, with one link less.
-		m.stale = append(m.stale, Change{Path: m.path, Name: true, Ino: gone.ino})
-		return nil
+		return f.c.removeName(f.who, parent, base, kind, m)
 	})
+}
+
+// removeKind is what a removal accepts: unlink(2) refuses a directory,
+// rmdir(2) anything else, remove(3) takes either.
+type removeKind int
+
+const (
+	removeAny removeKind = iota
+	removeFile
+	removeDir
+)
+
+// removeName removes name from parent for who, with the checks of
+// unlink(2) and rmdir(2); the path and the inode API both remove through
+// it. Called with c.mu held.
+func (c *core) removeName(who Caller, parent *inode, name string, kind removeKind, m *mutation) error {
+	ino, ok := parent.children[name]
+	if !ok {
+		return syscall.ENOENT
+	}
+	n := c.inodes[ino]
+	switch {
+	case n.isDir() && kind == removeFile:
+		return syscall.EISDIR
+	case !n.isDir() && kind == removeDir:
+		return syscall.ENOTDIR
+	case n.isDir() && len(n.children) > 0:
+		return syscall.ENOTEMPTY
+	}
+	if parent.mode&syscall.S_ISVTX != 0 && who.Uid != 0 && who.Uid != n.uid && who.Uid != parent.uid {
+		return syscall.EPERM
+	}
+	gone := c.dropName(parent, name, now())
+	// The inode may live on under other names, with one link less.
+	m.stale = append(m.stale, Change{Path: m.path, Name: true, Ino: gone.ino})
+	return nil
 }
 
 // RemoveAll removes name and everything below it. A missing name is not an error.

@@ -281,37 +281,19 @@ func (x Inodes) Mknod(dir uint64, name string, mode uint32, rdev uint64, target 
 	return a, unwrapPath(err)
 }
 
-// Remove removes name from dir: a directory when dir is set, else anything else.
+// Remove removes name from dir: a directory when isDir is set, else
+// anything else.
 func (x Inodes) Remove(dir uint64, name string, isDir bool) error {
-	op := "unlink"
+	op, kind := "unlink", removeFile
 	if isDir {
-		op = "rmdir"
+		op, kind = "rmdir", removeDir
 	}
 	return unwrapPath(x.f.mutate(op, x.pathIn(dir, name), "", func(m *mutation) error {
-		c := x.f.c
-		d, err := c.dirNode(dir)
+		d, err := x.f.c.dirNode(dir)
 		if err != nil {
 			return err
 		}
-		ino, ok := d.children[name]
-		if !ok {
-			return syscall.ENOENT
-		}
-		n := c.inodes[ino]
-		switch {
-		case n.isDir() && !isDir:
-			return syscall.EISDIR
-		case !n.isDir() && isDir:
-			return syscall.ENOTDIR
-		case n.isDir() && len(n.children) > 0:
-			return syscall.ENOTEMPTY
-		}
-		if d.mode&syscall.S_ISVTX != 0 && x.f.who.Uid != 0 && x.f.who.Uid != n.uid && x.f.who.Uid != d.uid {
-			return syscall.EPERM
-		}
-		c.dropName(d, name, now())
-		m.nameChanged(m.path)
-		return nil
+		return x.f.c.removeName(x.f.who, d, name, kind, m)
 	}))
 }
 
