@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing"
 )
 
 func cmdDiff(s *session, args []string) error {
@@ -282,20 +280,30 @@ func cmdRevParse(s *session, args []string) error {
 			fmt.Fprintln(s.out, rev)
 			continue
 		}
-		named, _, err := r.expandPrevious(rev)
-		if err != nil {
+		h, err := r.lookup(rev)
+		var pe *peelError
+		var pathErr *pathError
+		switch {
+		case err == nil:
+		case verify && errors.As(err, &pe):
+			return errorf(128, "%sfatal: Needed a single revision\n", pe.msg[:len(pe.msg)/2])
+		case verify && (errors.Is(err, errNoRevision) || errors.As(err, &pathErr)):
+			return fatalf("Needed a single revision")
+		case errors.As(err, &pathErr):
+			fmt.Fprintln(s.out, rev)
+			return errorf(128, "%s", pathErr.msg)
+		case errors.Is(err, errNoRevision) || errors.As(err, &pe):
+			fmt.Fprintln(s.out, rev)
+			msg := ""
+			if pe != nil {
+				msg = pe.msg
+			}
+			return errorf(128, "%sfatal: ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'\n", msg, rev)
+		default:
 			return err
 		}
-		h, err := r.r.ResolveRevision(plumbingRevision(named))
-		if err != nil {
-			if verify {
-				return fatalf("Needed a single revision")
-			}
-			fmt.Fprintln(s.out, rev)
-			return fatalf("ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'", rev)
-		}
 		if short {
-			fmt.Fprintln(s.out, r.abbrevTo(*h, shortLen))
+			fmt.Fprintln(s.out, r.abbrevTo(h, shortLen))
 		} else {
 			fmt.Fprintln(s.out, h.String())
 		}
@@ -370,5 +378,3 @@ func cmdLsFiles(s *session, args []string) error {
 	}
 	return nil
 }
-
-func plumbingRevision(s string) plumbing.Revision { return plumbing.Revision(s) }

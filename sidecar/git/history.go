@@ -37,22 +37,17 @@ func formatDate(t time.Time, mode string) (string, error) {
 // resolve finds the commit a revision names, with git's error for one
 // that names nothing.
 func (r *repo) resolve(rev string) (*object.Commit, error) {
-	named, _, err := r.expandPrevious(rev)
-	if err != nil {
-		return nil, err
-	}
-	h, err := r.r.ResolveRevision(plumbing.Revision(named))
-	if err != nil {
-		return nil, fatalf("ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'", rev)
-	}
-	c, err := r.r.CommitObject(*h)
-	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		// An annotated tag: peel it.
-		if tag, terr := r.r.TagObject(*h); terr == nil {
-			return tag.Commit()
+	h, err := r.lookup(rev)
+	if err == nil {
+		var c *object.Commit
+		if c, err = r.peelCommit(h); err == nil {
+			return c, nil
 		}
 	}
-	return c, err
+	if errors.Is(err, errNoRevision) || errors.As(err, new(*peelError)) || errors.As(err, new(*pathError)) {
+		return nil, fatalf("ambiguous argument '%s': unknown revision or path not in the working tree.\nUse '--' to separate paths from revisions, like this:\n'git <command> [<revision>...] -- [<file>...]'", rev)
+	}
+	return nil, err
 }
 
 func filterChanges(cs []change, paths []string) []change {
@@ -371,6 +366,11 @@ func (r *repo) printCommit(c *object.Commit, o *logOptions, cs []change) error {
 			return err
 		}
 		fmt.Fprintln(w, s)
+	}
+	if o.diff.stat && o.diff.patch && diffSep != "" {
+		// git's log_tree_diff_flush: "---" between message and a diffstat
+		// followed by a patch.
+		diffSep = "---\n"
 	}
 	if o.diff.any() && len(cs) > 0 {
 		if o.diff.nameOnly || o.diff.nameStatus {

@@ -141,13 +141,9 @@ func (r *repo) createBranch(name, start string, force bool) error {
 	} else if ok && !force {
 		return fatalf("a branch named '%s' already exists", name)
 	}
-	h, err := r.r.ResolveRevision(plumbing.Revision(start))
+	c, err := r.resolve(start)
 	if err != nil {
 		return fatalf("not a valid object name: '%s'", start)
-	}
-	c, err := r.resolve(h.String())
-	if err != nil {
-		return err
 	}
 	if err := r.r.Storer.SetReference(plumbing.NewHashReference(refName, c.Hash)); err != nil {
 		return err
@@ -258,10 +254,12 @@ func (r *repo) renameBranch(h *head, names []string, force bool) error {
 }
 
 func cmdSwitch(s *session, args []string) error {
-	var create, detach, force bool
+	var create, detach, force, quiet bool
 	var rest []string
 	for _, a := range args {
 		switch a {
+		case "-q", "--quiet":
+			quiet = true
 		case "-c", "--create":
 			create = true
 		case "-C", "--force-create":
@@ -282,6 +280,9 @@ func cmdSwitch(s *session, args []string) error {
 	r, err := s.open()
 	if err != nil {
 		return err
+	}
+	if quiet {
+		r.errw = io.Discard
 	}
 	switch {
 	case create && len(rest) >= 1 && len(rest) <= 2:
@@ -969,10 +970,12 @@ func cmdTag(s *session, args []string) error {
 // cmdMerge fast-forwards; a merge that needs a merge commit is refused
 // before anything changes.
 func cmdMerge(s *session, args []string) error {
-	ffOnly := false
+	ffOnly, quiet := false, false
 	var rest []string
 	for _, a := range args {
 		switch a {
+		case "-q", "--quiet":
+			quiet = true
 		case "--ff-only":
 			ffOnly = true
 		case "--ff":
@@ -989,6 +992,9 @@ func cmdMerge(s *session, args []string) error {
 	r, err := s.open()
 	if err != nil {
 		return err
+	}
+	if quiet {
+		r.out = io.Discard
 	}
 	h, err := r.head()
 	if err != nil {
