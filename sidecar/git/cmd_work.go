@@ -34,6 +34,8 @@ const (
 # *~
 `
 	defaultDescription = "Unnamed repository; edit this file 'description' to name the repository.\n"
+	// defaultConfig is what git init writes on Linux.
+	defaultConfig = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
 )
 
 func cmdInit(s *session, args []string) error {
@@ -93,7 +95,7 @@ func cmdInit(s *session, args []string) error {
 		return fmt.Errorf("init %s: %w", root, err)
 	}
 	// What real git's template adds and tools expect to find.
-	for name, content := range map[string]string{"info/exclude": defaultExclude, "description": defaultDescription} {
+	for name, content := range map[string]string{"info/exclude": defaultExclude, "description": defaultDescription, "config": defaultConfig} {
 		f, err := dot.Create(name)
 		if err != nil {
 			return err

@@ -81,6 +81,8 @@ func init() {
 		"tag":       cmdTag,
 		"merge":     cmdMerge,
 		"rev-parse": cmdRevParse,
+		"rev-list":  cmdRevList,
+		"remote":    cmdRemote,
 		"ls-files":  cmdLsFiles,
 		"config":    cmdConfig,
 		"clone":     cmdClone,

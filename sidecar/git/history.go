@@ -1,9 +1,11 @@
 package git
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -170,8 +172,10 @@ func cmdLog(s *session, args []string) error {
 	if err := r.parseLogArgs(args, &o); err != nil {
 		return err
 	}
-	var starts []*object.Commit
-	var exclude []*object.Commit
+	starts, hidden, err := r.revisions(o.revs)
+	if err != nil {
+		return err
+	}
 	if len(o.revs) == 0 {
 		h, err := r.head()
 		if err != nil {
@@ -181,36 +185,6 @@ func cmdLog(s *session, args []string) error {
 			return fatalf("your current branch '%s' does not have any commits yet", h.branch)
 		}
 		starts = append(starts, h.commit)
-	}
-	for _, rev := range o.revs {
-		if a, b, ok := strings.Cut(rev, ".."); ok {
-			if a == "" {
-				a = "HEAD"
-			}
-			if b == "" {
-				b = "HEAD"
-			}
-			ca, err := r.resolve(a)
-			if err != nil {
-				return err
-			}
-			cb, err := r.resolve(b)
-			if err != nil {
-				return err
-			}
-			exclude = append(exclude, ca)
-			starts = append(starts, cb)
-			continue
-		}
-		c, err := r.resolve(rev)
-		if err != nil {
-			return err
-		}
-		starts = append(starts, c)
-	}
-	hidden, err := r.reachable(exclude)
-	if err != nil {
-		return err
 	}
 	return r.walk(starts, hidden, func(c *object.Commit) (bool, error) {
 		var cs []change
@@ -236,6 +210,120 @@ func cmdLog(s *session, args []string) error {
 }
 
 var errStop = errors.New("stop")
+
+// revisions is what a list of revision arguments selects: the commits to
+// start from, and those hidden (reachable from ^REV, the A of A..B, and
+// for A...B from both sides).
+func (r *repo) revisions(revs []string) ([]*object.Commit, map[plumbing.Hash]bool, error) {
+	var starts, exclude []*object.Commit
+	resolve := func(rev string) (*object.Commit, error) {
+		if rev == "" {
+			rev = "HEAD"
+		}
+		return r.resolve(rev)
+	}
+	for _, rev := range revs {
+		if a, b, ok := strings.Cut(rev, "..."); ok {
+			ca, err := resolve(a)
+			if err != nil {
+				return nil, nil, err
+			}
+			cb, err := resolve(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			bases, err := r.mergeBases(ca, cb)
+			if err != nil {
+				return nil, nil, err
+			}
+			starts = append(starts, ca, cb)
+			exclude = append(exclude, bases...)
+			continue
+		}
+		if a, b, ok := strings.Cut(rev, ".."); ok {
+			ca, err := resolve(a)
+			if err != nil {
+				return nil, nil, err
+			}
+			cb, err := resolve(b)
+			if err != nil {
+				return nil, nil, err
+			}
+			exclude = append(exclude, ca)
+			starts = append(starts, cb)
+			continue
+		}
+		if not, ok := strings.CutPrefix(rev, "^"); ok {
+			c, err := resolve(not)
+			if err != nil {
+				return nil, nil, err
+			}
+			exclude = append(exclude, c)
+			continue
+		}
+		c, err := resolve(rev)
+		if err != nil {
+			return nil, nil, err
+		}
+		starts = append(starts, c)
+	}
+	hidden, err := r.reachable(exclude)
+	return starts, hidden, err
+}
+
+// mergeBases is the best common ancestors of a and b: those reachable from
+// both that no other such commit reaches.
+func (r *repo) mergeBases(a, b *object.Commit) ([]*object.Commit, error) {
+	ra, err := r.reachable([]*object.Commit{a})
+	if err != nil {
+		return nil, err
+	}
+	rb, err := r.reachable([]*object.Commit{b})
+	if err != nil {
+		return nil, err
+	}
+	var common []*object.Commit
+	for h := range ra {
+		if rb[h] {
+			c, err := r.r.CommitObject(h)
+			if err != nil {
+				return nil, err
+			}
+			common = append(common, c)
+		}
+	}
+	// Drop every common commit that is a strict ancestor of another; newest
+	// first, so one walk usually marks all the others.
+	slices.SortFunc(common, func(x, y *object.Commit) int { return y.Committer.When.Compare(x.Committer.When) })
+	below := map[plumbing.Hash]bool{}
+	for _, c := range common {
+		if below[c.Hash] {
+			continue
+		}
+		parents := make([]*object.Commit, 0, c.NumParents())
+		if err := c.Parents().ForEach(func(p *object.Commit) error {
+			parents = append(parents, p)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		anc, err := r.reachable(parents)
+		if err != nil {
+			return nil, err
+		}
+		for h := range anc {
+			below[h] = true
+		}
+	}
+	var bases []*object.Commit
+	for _, c := range common {
+		if !below[c.Hash] {
+			bases = append(bases, c)
+		}
+	}
+	slices.SortFunc(bases, func(x, y *object.Commit) int { return strings.Compare(x.Hash.String(), y.Hash.String()) })
+	return bases, nil
+}
 
 // reachable is every commit reachable from the given ones.
 func (r *repo) reachable(from []*object.Commit) (map[plumbing.Hash]bool, error) {
@@ -576,4 +664,160 @@ func (r *repo) showTagHeader(rev string) error {
 	fmt.Fprintf(r.out, "tag %s\nTagger: %s <%s>\nDate:   %s\n\n%s\n", tag.Name, tag.Tagger.Name, tag.Tagger.Email, d, strings.TrimRight(tag.Message, "\n"))
 	r.printed = true // the commit follows after a blank line
 	return nil
+}
+
+// cmdRevList lists commits as log walks them (newest first by committer
+// date), or counts them.
+func cmdRevList(s *session, args []string) error {
+	opts, paths, _ := splitDashDash(args)
+	if len(paths) > 0 {
+		return unsupported("git rev-list with paths")
+	}
+	count, all, reverse, leftRight := false, false, false, false
+	maxCount := -1
+	var revs []string
+	for i := 0; i < len(opts); i++ {
+		a := opts[i]
+		switch {
+		case a == "--count":
+			count = true
+		case a == "--all":
+			all = true
+		case a == "--reverse":
+			reverse = true
+		case a == "--left-right":
+			leftRight = true
+		case a == "-n" && i+1 < len(opts):
+			i++
+			n, err := strconv.Atoi(opts[i])
+			if err != nil {
+				return fatalf("'%s': not an integer", opts[i])
+			}
+			maxCount = n
+		case strings.HasPrefix(a, "--max-count="):
+			n, err := strconv.Atoi(strings.TrimPrefix(a, "--max-count="))
+			if err != nil {
+				return fatalf("'%s': not an integer", a)
+			}
+			maxCount = n
+		case len(a) > 1 && a[0] == '-' && isDigits(a[1:]):
+			maxCount, _ = strconv.Atoi(a[1:])
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "^"):
+			return unsupported("git rev-list " + a)
+		default:
+			revs = append(revs, a)
+		}
+	}
+	if len(revs) == 0 && !all {
+		return errorf(129, "usage: git rev-list [<options>] <commit>... [--] [<path>...]\n")
+	}
+	r, err := s.open()
+	if err != nil {
+		return err
+	}
+	if leftRight {
+		if !count || len(revs) != 1 || !strings.Contains(revs[0], "...") {
+			return unsupported("git rev-list --left-right without --count A...B")
+		}
+		return r.leftRightCount(revs[0])
+	}
+	starts, hidden, err := r.revisions(revs)
+	if err != nil {
+		return err
+	}
+	if all {
+		tips, err := r.allTips()
+		if err != nil {
+			return err
+		}
+		starts = append(starts, tips...)
+	}
+	var list []plumbing.Hash
+	err = r.walk(starts, hidden, func(c *object.Commit) (bool, error) {
+		if maxCount >= 0 && len(list) >= maxCount {
+			return false, errStop
+		}
+		list = append(list, c.Hash)
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	if count {
+		fmt.Fprintln(s.out, len(list))
+		return nil
+	}
+	if reverse {
+		slices.Reverse(list)
+	}
+	for _, h := range list {
+		fmt.Fprintln(s.out, h)
+	}
+	return nil
+}
+
+// leftRightCount prints how many commits of A...B only A reaches and how
+// many only B reaches.
+func (r *repo) leftRightCount(rev string) error {
+	a, b, _ := strings.Cut(rev, "...")
+	var sides [2]map[plumbing.Hash]bool
+	for i, name := range []string{a, b} {
+		c, err := r.resolve(cmp.Or(name, "HEAD"))
+		if err != nil {
+			return err
+		}
+		if sides[i], err = r.reachable([]*object.Commit{c}); err != nil {
+			return err
+		}
+	}
+	var n [2]int
+	for i := range sides {
+		for h := range sides[i] {
+			if !sides[1-i][h] {
+				n[i]++
+			}
+		}
+	}
+	fmt.Fprintf(r.out, "%d\t%d\n", n[0], n[1])
+	return nil
+}
+
+// allTips is the commits every ref and HEAD point at (--all).
+func (r *repo) allTips() ([]*object.Commit, error) {
+	it, err := r.r.Storer.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	var refs []*plumbing.Reference
+	if err := it.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference {
+			refs = append(refs, ref)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	// git adds the refs in name order, then HEAD; ties in date are walked
+	// in that order.
+	slices.SortFunc(refs, func(a, b *plumbing.Reference) int { return strings.Compare(a.Name().String(), b.Name().String()) })
+	var tips []*object.Commit
+	add := func(h plumbing.Hash) error {
+		c, err := r.peelCommit(h)
+		if err == nil {
+			tips = append(tips, c)
+		}
+		if errors.Is(err, errNoRevision) || errors.As(err, new(*peelError)) {
+			return nil // a tag of a tree or blob
+		}
+		return err
+	}
+	for _, ref := range refs {
+		if err := add(ref.Hash()); err != nil {
+			return nil, err
+		}
+	}
+	if h, err := r.head(); err == nil && h.commit != nil {
+		tips = append(tips, h.commit)
+	}
+	return tips, nil
 }
