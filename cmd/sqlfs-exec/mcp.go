@@ -28,6 +28,7 @@ flags:
 
 func runMCP(ctx context.Context, args []string) int {
 	fs, ws := clientFlags("mcp", mcpUsage)
+	ws.egressFlag(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

@@ -14,9 +14,9 @@ import (
 // with an owner, through the SDK's command transport.
 func TestMCPStdio(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "ws.sqlfs")
-	session := func(t *testing.T) *mcp.ClientSession {
+	session := func(t *testing.T, extra ...string) *mcp.ClientSession {
 		t.Helper()
-		cmd := exec.Command(binary(t), "mcp", "--store", store)
+		cmd := exec.Command(binary(t), append([]string{"mcp", "--store", store}, extra...)...)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctxTimeout(t), &mcp.CommandTransport{Command: cmd}, nil)
 		if err != nil {
@@ -45,9 +45,10 @@ func TestMCPStdio(t *testing.T) {
 		name := map[bool]string{false: "no owner", true: "owner"}[owner]
 		t.Run(name, func(t *testing.T) {
 			if owner {
-				startOwner(t, store)
+				startOwner(t, store, "--egress-allow", "127.0.0.1")
 			}
-			cs := session(t)
+			// Without an owner, the one starting mcp is the operator.
+			cs := session(t, map[bool][]string{false: {"--egress-allow", "127.0.0.1"}}[owner]...)
 			lt, err := cs.ListTools(ctxTimeout(t), nil)
 			if err != nil || len(lt.Tools) != 9 {
 				t.Fatalf("tools: %v %v", lt, err)

@@ -82,7 +82,7 @@ func runPublish(ctx context.Context, args []string) int {
 		fmt.Println("signing key rotated: every published link is revoked")
 		return 0
 	}
-	ws.local = workspaceOptions{publicURL: *base}
+	ws.local.publicURL = *base
 	in, _ := json.Marshal(tools.PublishInput{Path: fset.Arg(0), TTLSeconds: ttl.Seconds()})
 	return ws.run(ctx, "publish", func(conn api.Conn) int {
 		res, err := conn.Call(ctx, "publish", in)

@@ -35,6 +35,7 @@ const maxRunStdin = 16 << 20
 
 func runCmd(ctx context.Context, args []string) int {
 	fset, ws := clientFlags("run", runUsage)
+	ws.egressFlag(fset)
 	backend := fset.String("backend", "shell", "exec backend: shell, js or container")
 	cwd := fset.String("cwd", sidecar.WorkspaceDir, "working `directory`, absolute or relative to "+sidecar.WorkspaceDir)
 	timeout := fset.Duration("timeout", sidecar.DefaultLimits.Timeout, "wall-clock limit")
@@ -73,7 +74,7 @@ func runCmd(ctx context.Context, args []string) int {
 		}
 		// Remove, never RemoveAll: a mount left behind keeps its files.
 		defer os.Remove(mnt)
-		ws.local = workspaceOptions{mount: mnt, container: &cf}
+		ws.local.mount, ws.local.container = mnt, &cf
 	}
 	return ws.run(ctx, "run", func(conn api.Conn) int {
 		res, err := conn.Exec(ctx, tools.ExecInput{

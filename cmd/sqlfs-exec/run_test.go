@@ -17,9 +17,9 @@ func pongServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-// TestRunAllowNetwork: --allow-network lets a js exec's fetch through;
-// without it fetch is refused naming the flag, and other backends reject
-// the flag.
+// TestRunAllowNetwork: --allow-network lets a js exec's fetch through to
+// what --egress-allow allows; without either, fetch is refused naming the
+// missing flag, and other backends reject the flag.
 func TestRunAllowNetwork(t *testing.T) {
 	pong := pongServer(t)
 	store := filepath.Join(t.TempDir(), "ws.db")
@@ -30,8 +30,10 @@ func TestRunAllowNetwork(t *testing.T) {
 		code     int
 		out, err string
 	}{
-		{"allowed", []string{"--backend", "js", "--allow-network", "--", prog}, 0, "pong\n", ""},
-		{"refused", []string{"--backend", "js", "--", prog}, 1, "", "--allow-network"},
+		{"allowed", []string{"--egress-allow", "127.0.0.1", "--backend", "js", "--allow-network", "--", prog}, 0, "pong\n", ""},
+		{"refused", []string{"--egress-allow", "127.0.0.1", "--backend", "js", "--", prog}, 1, "", "--allow-network"},
+		{"operator allows nothing", []string{"--backend", "js", "--allow-network", "--", prog}, 1, "", "--egress-allow"},
+		{"a glob reaches no loopback port", []string{"--egress-allow", "*", "--backend", "js", "--allow-network", "--", prog}, 1, "", "refused: 127.0.0.1 is a loopback"},
 		{"not js", []string{"--backend", "shell", "--allow-network", "--", "true"}, 1, "", "allow_network applies to the js backend only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -43,21 +45,32 @@ func TestRunAllowNetwork(t *testing.T) {
 	}
 }
 
-// TestNoNetworkOwner: an owner started with --no-network refuses an exec
-// that asks for the network, whichever command asks; the same exec without
-// the request still runs.
+// TestNoNetworkOwner: an owner started without --egress-allow (or with
+// --no-network, which overrides it) refuses an exec that asks for the
+// network, whichever command asks, and a client cannot bring its own
+// rules; the same exec without the request still runs.
 func TestNoNetworkOwner(t *testing.T) {
+	for _, flags := range [][]string{nil, {"--egress-allow", "127.0.0.1", "--no-network"}} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) { testNoNetworkOwner(t, flags) })
+	}
+}
+
+func testNoNetworkOwner(t *testing.T, flags []string) {
 	pong := pongServer(t)
 	store := filepath.Join(t.TempDir(), "ws.db")
-	startOwner(t, store, "--no-network")
+	startOwner(t, store, flags...)
+	_, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--egress-allow", "127.0.0.1", "--backend", "js", "--allow-network", "--", "1")
+	if code == 0 || !strings.Contains(stderr, "the owner's own rules apply") {
+		t.Errorf("a client's --egress-allow with an owner: exit %d stderr %q", code, stderr)
+	}
 	prog := "fetch('" + pong.URL + "').then((r) => r.text()).then(console.log)"
-	_, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--backend", "js", "--allow-network", "--", prog)
-	if code == 0 || !strings.Contains(stderr, "--no-network") {
-		t.Errorf("asking for the network: exit %d stderr %q; want a refusal naming --no-network", code, stderr)
+	_, stderr, code = sqlfsExec(t, "", "run", "--store", store, "--backend", "js", "--allow-network", "--", prog)
+	if code == 0 || !strings.Contains(stderr, "--egress-allow") {
+		t.Errorf("asking for the network: exit %d stderr %q; want a refusal naming --egress-allow", code, stderr)
 	}
 	_, stderr, code = sqlfsExec(t, "", "tool", "--store", store, "exec", `{"command":"`+prog+`","backend":"js","allow_network":true}`)
-	if code == 0 || !strings.Contains(stderr, "--no-network") {
-		t.Errorf("exec tool asking for the network: exit %d stderr %q; want a refusal naming --no-network", code, stderr)
+	if code == 0 || !strings.Contains(stderr, "--egress-allow") {
+		t.Errorf("exec tool asking for the network: exit %d stderr %q; want a refusal naming --egress-allow", code, stderr)
 	}
 	out, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--backend", "js", "--", "console.log(1+1)")
 	if code != 0 || out != "2\n" {

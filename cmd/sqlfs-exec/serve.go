@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sqlfs/sqlfs/egress"
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
@@ -25,7 +26,8 @@ type workspaceOptions struct {
 	mount     string           // FUSE mountpoint, "" for none
 	container *containerFlags  // the container backend, over the mount
 	logger    *slog.Logger
-	publicURL string // base URL of published links, "" for the one recorded beside the store
+	publicURL string             // base URL of published links, "" for the one recorded beside the store
+	egress    workspace.ListFlag // --egress-allow of a client command opening the store itself
 }
 
 // openWorkspace opens the store with its backends and tools (and the mount
@@ -52,6 +54,11 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 	if o.flags != nil {
 		if err := o.flags.Apply(&wo, o.logger); err != nil {
 			return nil, err
+		}
+	}
+	if len(o.egress) > 0 {
+		if wo.Egress, err = egress.NewPolicy(o.egress...); err != nil {
+			return nil, fmt.Errorf("--egress-allow: %w", err)
 		}
 	}
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)

@@ -40,6 +40,11 @@ func clientFlags(name, usage string) (*flag.FlagSet, *wsFlags) {
 	return fs, w
 }
 
+// egressFlag defines --egress-allow, for the commands that run execs.
+func (w *wsFlags) egressFlag(fs *flag.FlagSet) {
+	fs.Var(&w.local.egress, "egress-allow", "when no owner runs: let execs that ask for allow_network connect to `HOST[:PORT]` (as serve's --egress-allow; repeatable); an owner applies its own rules")
+}
+
 // connect reaches the workspace: through its owner's API when a process
 // owns the store, otherwise by opening the store here. close releases it.
 func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() error, err error) {
@@ -60,6 +65,10 @@ func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() erro
 	ws, err := openWorkspace(ctx, w.store, w.local)
 	var owned *sqlstore.OwnedError
 	if errors.As(err, &owned) {
+		if len(w.local.egress) > 0 {
+			// The owner's operator set the ceiling; a client cannot raise it.
+			return nil, nil, fmt.Errorf("%w; --egress-allow is for a store opened here: the owner's own rules apply", err)
+		}
 		if owned.Socket == "" {
 			return nil, nil, fmt.Errorf("%w; it serves no API (started with --listen none): stop it first", err)
 		}
@@ -125,6 +134,7 @@ flags:
 
 func runTool(ctx context.Context, args []string) int {
 	fs, ws := clientFlags("tool", fmt.Sprintf(toolUsage, strings.Join(api.ToolNames(), ", ")))
+	ws.egressFlag(fs)
 	asJSON := fs.Bool("json", false, "print the structured result as JSON")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code

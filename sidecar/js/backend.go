@@ -9,6 +9,7 @@ package js
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -19,9 +20,11 @@ import (
 
 // Options configure a Backend.
 type Options struct {
-	// AllowNetwork lets every program use fetch; without it fetch rejects
-	// unless the exec's Request.AllowNetwork allows it.
-	AllowNetwork bool
+	// Egress carries every fetch (an egress.Dialer's Transport: the
+	// operator's rules); nil leaves the network off. An exec uses it only
+	// when its Request.AllowNetwork asks: a request may turn the network
+	// off for itself, never on beyond what Egress allows.
+	Egress http.RoundTripper
 	// MaxHeapBytes is how much the heap may grow while one program runs
 	// before it is stopped; zero means DefaultMaxHeapBytes.
 	MaxHeapBytes int64
@@ -47,7 +50,10 @@ var _ sidecar.Backend = (*Backend)(nil)
 // shell backend, which knows the `node` command this package registers).
 // The caller keeps ownership of shell.
 func New(shell sidecar.Backend, opts Options) *Backend {
-	cfg := config{allowNetwork: opts.AllowNetwork, maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish}
+	cfg := config{maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish}
+	if opts.Egress != nil {
+		cfg.fetch = &http.Client{Transport: opts.Egress}
+	}
 	if cfg.maxHeapBytes <= 0 {
 		cfg.maxHeapBytes = DefaultMaxHeapBytes
 	}
@@ -70,7 +76,9 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 	req.Command = "node -e " + src
 	cfg := b.cfg
-	cfg.allowNetwork = cfg.allowNetwork || req.AllowNetwork
+	if !req.AllowNetwork {
+		cfg.fetch = nil
+	}
 	// The shell audits this exec under req.Actor, or its default; publish
 	// records under the same name.
 	cfg.actor = req.Actor

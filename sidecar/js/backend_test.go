@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -126,8 +127,9 @@ node main.js p q; node -p '[1, "a"]'; node -e 'console.log(40 + 2)'; echo 'conso
 	}
 }
 
-// TestFetchAllowed: fetch works when the backend or the exec allows the
-// network, and is refused otherwise.
+// TestFetchAllowed: fetch works only when the operator gave the backend an
+// egress transport and the exec asks for the network, and reaches only
+// what the operator's rules allow.
 func TestFetchAllowed(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -141,17 +143,35 @@ console.log(r.status, r.ok, r.headers.get('x-echo'), await r.json());
 await fetch('http://127.0.0.1:1/').catch((e) => console.log(e.message));`
 	allowed := "201 true v { method: 'POST', body: 'hi' }\nfetch failed\n"
 	refused := "TypeError: fetch failed: network access is disabled for this exec; allow it with allow_network"
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	for _, tc := range []struct {
-		name                string
-		backendAllows, exec bool
-		stdout, stderr      string
+		name           string
+		rules          []string // the operator's --egress-allow; nil: no transport
+		exec           bool     // the request's allow_network
+		stdout, stderr string
 	}{
-		{"backend allows", true, false, allowed, ""},
-		{"exec allows", false, true, allowed, ""},
-		{"neither", false, false, "", refused},
+		{"operator and exec allow", []string{"127.0.0.1:" + port}, true, allowed, ""},
+		{"operator allows, exec does not ask", []string{"127.0.0.1:" + port}, false, "", refused},
+		// The exec cannot grant itself what the operator did not.
+		{"exec asks, operator allows nothing", nil, true, "", refused},
+		// A glob reaches no loopback port: not the test server, not the
+		// owner's metrics or link server.
+		{"operator allows every public host", []string{"*"}, true, "", "egress to 127.0.0.1:" + port + " refused"},
 	} {
+		prog := prog
+		if strings.Contains(tc.stderr, "egress") {
+			prog = `await fetch('` + srv.URL + `').catch((e) => { console.error(e.cause.message); process.exit(1) })`
+		}
 		t.Run(tc.name, func(t *testing.T) {
-			b, _, _ := newTestBackend(t, Options{AllowNetwork: tc.backendAllows})
+			var opts Options
+			if tc.rules != nil {
+				p, err := egress.NewPolicy(tc.rules...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts.Egress = (&egress.Dialer{Policy: p}).Transport()
+			}
+			b, _, _ := newTestBackend(t, opts)
 			out := run(t, b, sidecar.Request{Command: prog, AllowNetwork: tc.exec})
 			if out.stdout != tc.stdout || !strings.Contains(out.stderr, tc.stderr) || (out.ExitCode == 0) != (tc.stderr == "") {
 				t.Errorf("stdout %q exit %d stderr %q; want stdout %q, stderr containing %q", out.stdout, out.ExitCode, out.stderr, tc.stdout, tc.stderr)

@@ -2,6 +2,7 @@ package js
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,15 +10,22 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
+
+	"github.com/sqlfs/sqlfs/egress"
 )
 
 // maxFetchBody caps a fetched body held in memory.
 const maxFetchBody = 64 << 20
 
 // fetch is the native behind the fetch global when the exec allows the
-// network: one blocking HTTP request under the exec's context.
+// network: one blocking HTTP request under the exec's context, through the
+// operator's egress transport, which audits the connection as the exec's.
 func (v *vm) fetch(url, method string, headers [][]string, body goja.Value) map[string]any {
-	req, err := http.NewRequestWithContext(v.ctx, method, url, bytes.NewReader(v.bytesOf(body)))
+	if v.cfg.fetch == nil {
+		panic(v.rt.NewGoError(errors.New("network access is disabled for this exec")))
+	}
+	ctx := egress.WithActor(v.ctx, v.cfg.actor)
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(v.bytesOf(body)))
 	if err != nil {
 		panic(v.rt.NewGoError(err))
 	}
@@ -26,7 +34,7 @@ func (v *vm) fetch(url, method string, headers [][]string, body goja.Value) map[
 			req.Header.Add(h[0], h[1])
 		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := v.cfg.fetch.Do(req)
 	if err != nil {
 		panic(v.rt.NewGoError(err))
 	}

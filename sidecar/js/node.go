@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path"
 	"runtime/metrics"
 	"strings"
@@ -25,7 +26,7 @@ func init() {
 // config is what an exec tells the programs it runs, through the context:
 // the shell calls `node` with the context of the exec.
 type config struct {
-	allowNetwork bool
+	fetch        *http.Client // nil: the network is off for this exec
 	maxHeapBytes int64
 	publish      PublishFunc
 	actor        string // whom publish records in the audit trail

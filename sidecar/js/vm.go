@@ -183,7 +183,7 @@ func (v *vm) natives() map[string]any {
 		"hrtime":       func() int64 { return time.Since(processStart).Nanoseconds() },
 		"fs":           v.fsNatives(),
 		"execSync":     v.execSync,
-		"fetchAllowed": func() bool { return v.cfg.allowNetwork },
+		"fetchAllowed": func() bool { return v.cfg.fetch != nil },
 		"fetch":        v.fetch,
 		"publish":      v.publish,
 		"git":          v.git,

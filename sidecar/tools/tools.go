@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/archive"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -40,9 +41,10 @@ type Options struct {
 	// Publish makes a public link to a workspace path for actor; nil
 	// makes the publish tool report that no public listener runs.
 	Publish func(ctx context.Context, actor, path string, ttl time.Duration) (string, error)
-	// ForbidNetwork refuses exec calls that ask for allow_network: the
-	// operator's word beats the caller's.
-	ForbidNetwork bool
+	// Egress is the operator's network rules for execs; exec calls that
+	// ask for allow_network are refused while it allows nothing (nil or
+	// empty): the operator's word beats the caller's.
+	Egress *egress.Policy
 }
 
 func (o Options) withDefaults() Options {

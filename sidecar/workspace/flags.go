@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sqlfs/sqlfs/egress"
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
@@ -27,6 +28,7 @@ type Flags struct {
 	commitInterval time.Duration
 	shellMemory    int64
 	execMemory     int64
+	egressAllow    ListFlag
 	noNetwork      bool
 	retention      sqlstore.AuditRetention
 }
@@ -40,7 +42,8 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.commitInterval, "commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 	fs.Int64Var(&f.shellMemory, "shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
 	fs.Int64Var(&f.execMemory, "exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
-	fs.BoolVar(&f.noNetwork, "no-network", false, "refuse every exec that asks for network access (allow_network), whoever asks")
+	fs.Var(&f.egressAllow, "egress-allow", "let execs that ask for allow_network connect to `HOST[:PORT]`: a host glob ('*.example.com:443', '*'), an address or a CIDR range ('10.0.0.0/8:5432', '[::1]:8080'); loopback, private and link-local addresses need a rule naming the address (repeatable; none: the network is off)")
+	fs.BoolVar(&f.noNetwork, "no-network", false, "deprecated, now the default: refuse every exec that asks for network access, overriding --egress-allow")
 	f.retention = sqlstore.DefaultAuditRetention
 	f.retention.AddFlags(fs)
 }
@@ -64,7 +67,11 @@ func (f *Flags) Apply(o *Options, log *slog.Logger) error {
 	retention := f.retention
 	o.FS.AuditRetention = &retention
 	o.Shell = shell.Options{Logger: log, MaxMemoryBytes: f.shellMemory, Limits: sidecar.Limits{MaxMemoryBytes: f.execMemory}}
-	o.ForbidNetwork = f.noNetwork
+	if !f.noNetwork {
+		if o.Egress, err = egress.NewPolicy(f.egressAllow...); err != nil {
+			return fmt.Errorf("--egress-allow: %w", err)
+		}
+	}
 	return nil
 }
 

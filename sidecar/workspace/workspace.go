@@ -10,11 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
+	"github.com/sqlfs/sqlfs/egress"
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
@@ -43,9 +47,11 @@ type Options struct {
 	// serving process recorded beside the store; without either, the
 	// publish tool and sqlfs:publish say publishing is unavailable.
 	PublicURL string
-	// ForbidNetwork refuses every exec that asks for network access, so an
-	// API caller cannot grant itself what the operator denies.
-	ForbidNetwork bool
+	// Egress is the operator's network rules for execs (--egress-allow):
+	// nil or empty leaves the network off, and an exec's allow_network
+	// reaches only what it allows, so an API caller cannot grant itself
+	// what the operator did not.
+	Egress *egress.Policy
 }
 
 // Workspace is an open store with what serves it.
@@ -54,6 +60,9 @@ type Workspace struct {
 	Mount    *fuse.Mount // nil without Options.Mount
 	Backends map[string]sidecar.Backend
 	Tools    *tools.Service
+	// Egress carries the execs' connections under Options.Egress, each
+	// audited as its exec's; nil when the operator allows none.
+	Egress http.RoundTripper
 
 	stopUsage context.CancelFunc
 	usageDone chan struct{}
@@ -136,10 +145,25 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
 	}
+	if !o.Egress.Empty() {
+		w.Egress = (&egress.Dialer{Policy: o.Egress, Audit: auditEgress(f, log)}).Transport()
+	}
 	// The JavaScript backend runs its programs through the shell backend.
-	w.Backends["js"] = js.New(sh, js.Options{Publish: pub})
-	w.Tools = tools.NewForCore(f, w.Backends, tools.Options{Publish: pub, ForbidNetwork: o.ForbidNetwork})
+	w.Backends["js"] = js.New(sh, js.Options{Publish: pub, Egress: w.Egress})
+	w.Tools = tools.NewForCore(f, w.Backends, tools.Options{Publish: pub, Egress: o.Egress})
 	return w, nil
+}
+
+// auditEgress records each connection an exec tried in the audit trail, as
+// op "connect" on HOST:PORT under the exec's actor.
+func auditEgress(f *sfs.FS, log *slog.Logger) func(egress.Attempt) {
+	return func(a egress.Attempt) {
+		target := net.JoinHostPort(a.Host, strconv.Itoa(int(a.Port)))
+		f.WithActor(a.Actor).Record("connect", target, a.Err)
+		if a.Outcome == egress.Denied {
+			log.Info("egress refused", "actor", a.Actor, "target", target, "err", a.Err)
+		}
+	}
 }
 
 // checkPrivateParent refuses a mountpoint whose parent other users can

@@ -1,0 +1,182 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/sqlfs/sqlfs/metrics"
+)
+
+// Outcome is how one connection attempt ended.
+type Outcome string
+
+const (
+	Allowed Outcome = "allowed" // connected
+	Denied  Outcome = "denied"  // refused by the policy
+	Failed  Outcome = "failed"  // allowed, but the name did not resolve or nothing answered
+)
+
+var connections = promauto.With(metrics.Registry).NewCounterVec(prometheus.CounterOpts{
+	Name: "sqlfs_egress_connections_total",
+	Help: "Connections execs tried to open, by outcome (allowed, denied, failed).",
+}, []string{"outcome"})
+
+// Attempt is one connection an exec tried to open, as the audit hook sees
+// it.
+type Attempt struct {
+	Actor   string
+	Network string // tcp, tcp4 or tcp6; anything else is denied
+	Host    string // the name or address asked for
+	Port    uint16
+	// Addr is the address checked last: the one connected to when
+	// Outcome is Allowed; invalid when no address was looked up.
+	Addr    netip.AddrPort
+	Outcome Outcome
+	Err     error // nil when Allowed
+}
+
+type actorKey struct{}
+
+// WithActor names the actor whose connections ctx carries (the exec's
+// audit name), for the policy, the audit hook and errors.
+func WithActor(ctx context.Context, actor string) context.Context {
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
+// ActorOf is the actor WithActor put in ctx, or "".
+func ActorOf(ctx context.Context) string {
+	a, _ := ctx.Value(actorKey{}).(string)
+	return a
+}
+
+// Resolver looks up a name's addresses (*net.Resolver does).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Dialer opens the connections its Policy allows. The zero Dialer allows
+// nothing.
+type Dialer struct {
+	Policy *Policy
+	// Resolver looks names up; nil is net.DefaultResolver.
+	Resolver Resolver
+	// Dial connects to an address already checked ("IP:PORT"); nil is a
+	// net.Dialer with a 30 s timeout.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// Audit is told of every attempt, after it ended; nil tells nobody.
+	Audit func(Attempt)
+}
+
+var defaultDialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+
+// DialContext connects to address ("host:port") when the policy allows it,
+// for the actor ctx names: the host name is checked, looked up once, and
+// each allowed address is tried in turn until one answers. A refusal's
+// error Is ErrDenied.
+func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	a := Attempt{Actor: ActorOf(ctx), Network: network}
+	conn, err := d.dial(ctx, &a, address)
+	a.Err = err
+	switch {
+	case err == nil:
+		a.Outcome = Allowed
+	case errors.Is(err, ErrDenied):
+		a.Outcome = Denied
+	default:
+		a.Outcome = Failed
+	}
+	connections.WithLabelValues(string(a.Outcome)).Inc()
+	if d.Audit != nil {
+		d.Audit(a)
+	}
+	return conn, err
+}
+
+func (d *Dialer) dial(ctx context.Context, a *Attempt, address string) (net.Conn, error) {
+	host, portStr, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, &DeniedError{Actor: a.Actor, Host: address, Reason: err.Error()}
+	}
+	a.Host = host
+	port, err := strconv.ParseUint(portStr, 10, 16)
+	if err != nil {
+		// A service name ("https") would be looked up on the host.
+		return nil, &DeniedError{Actor: a.Actor, Host: address, Reason: "the port must be a number"}
+	}
+	a.Port = uint16(port)
+	ipNet := map[string]string{"tcp": "ip", "tcp4": "ip4", "tcp6": "ip6"}[a.Network]
+	if ipNet == "" {
+		return nil, &DeniedError{Actor: a.Actor, Host: host, Reason: "only TCP connections are allowed, not " + a.Network}
+	}
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(host); err == nil {
+		if ip.Zone() != "" {
+			return nil, &DeniedError{Actor: a.Actor, Host: host, Reason: "an address with a zone is link-local"}
+		}
+		addrs = []netip.Addr{ip}
+	} else {
+		if err := d.Policy.mayName(a.Actor, host, a.Port); err != nil {
+			return nil, err
+		}
+		r := d.Resolver
+		if r == nil {
+			r = net.DefaultResolver
+		}
+		if addrs, err = r.LookupNetIP(ctx, ipNet, host); err != nil {
+			return nil, fmt.Errorf("egress to %s: %w", host, err)
+		}
+	}
+	dial := d.Dial
+	if dial == nil {
+		dial = defaultDialer.DialContext
+	}
+	var denied, failed []error
+	for _, ip := range addrs {
+		a.Addr = netip.AddrPortFrom(ip.Unmap(), a.Port)
+		if err := d.Policy.Allow(a.Actor, host, a.Addr); err != nil {
+			denied = append(denied, err)
+			continue
+		}
+		conn, err := dial(ctx, a.Network, a.Addr.String())
+		if err == nil {
+			return conn, nil
+		}
+		failed = append(failed, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	// Denied only when every address was; otherwise what went wrong is
+	// the dial errors.
+	switch {
+	case len(failed) > 0:
+		return nil, errors.Join(failed...)
+	case len(denied) > 0:
+		return nil, denied[0]
+	}
+	return nil, fmt.Errorf("egress to %s: no address", host)
+}
+
+// Transport returns an HTTP transport whose every connection goes through
+// d. Connections are pooled per transport: a pooled one was checked when
+// it was opened, so give each set of rules its own transport.
+func (d *Dialer) Transport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil, // a proxy from the environment would connect where nobody checked
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          32,
+		IdleConnTimeout:       30 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
