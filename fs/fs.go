@@ -104,10 +104,14 @@ type core struct {
 	flush      func(ino uint64) // has the kernel write back an inode's dirty pages
 
 	syncReq chan syncRequest
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	closed  bool
+	jobs    chan writerJob
+	// restores counts restores, to start the data generation of inodes
+	// they rebuild past any an earlier inode of that number had.
+	restores uint64
+	kick     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	closed   bool
 }
 
 // Open opens (creating if missing) the store at path and loads its
@@ -139,6 +143,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 		// first Sync syncs whatever it finds.
 		unsynced: true,
 		syncReq:  make(chan syncRequest),
+		jobs:     make(chan writerJob),
 		kick:     make(chan struct{}, 1),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),

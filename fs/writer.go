@@ -71,6 +71,9 @@ func (c *core) run() {
 			}
 		case <-c.kick:
 		case <-tick.C:
+		case j := <-c.jobs:
+			j.reply <- j.fn()
+			continue
 		}
 		durable := false
 		for _, w := range waiters {
@@ -103,31 +106,15 @@ func (c *core) commit(durable bool) error {
 		c.mu.Unlock()
 		return nil
 	}
-	b, captured := c.snapshot()
-	b.Durable = durable
-	c.mu.Unlock()
-
 	start := time.Now()
-	err := c.store.Commit(context.Background(), b)
-	metrics.StoreCommits.Inc()
+	err := c.commitWith(false, durable, func(b *sqlstore.Batch) error {
+		return c.store.Commit(context.Background(), b)
+	}, nil)
+	c.mu.Unlock()
 	metrics.StoreCommitDuration.Observe(time.Since(start).Seconds())
-	metrics.StoreCommitOps.Observe(float64(b.Ops()))
 	if durable {
 		metrics.StoreSyncCommits.Inc()
 	}
-
-	c.mu.Lock()
-	if err != nil {
-		c.restore(b, captured)
-		c.storeErr = err
-		c.log.Error("commit failed; changes stay in RAM and are retried", "err", err)
-	} else {
-		c.release(b, captured)
-		c.storeErr = nil
-		c.unsynced = !durable
-	}
-	c.room.Broadcast()
-	c.mu.Unlock()
 	return err
 }
 

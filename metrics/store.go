@@ -78,4 +78,8 @@ var (
 		// 100 µs … ~26 s.
 		Buckets: prometheus.ExponentialBuckets(100e-6, 2, 19),
 	})
+	StoreChunksFreed = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_store_checkpoint_chunks_freed_total",
+		Help: "Chunks freed because no checkpoint held them any more.",
+	})
 )

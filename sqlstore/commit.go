@@ -63,20 +63,25 @@ func (b *Batch) Empty() bool { return b.Ops() == 0 }
 // When the disk is full it empties the WAL into the database and tries
 // once more, since the WAL only gives its space back after a checkpoint.
 func (s *Store) Commit(ctx context.Context, b *Batch) error {
+	return s.commitWith(ctx, b, nil)
+}
+
+// commitWith is Commit with extra run in the same transaction after b.
+func (s *Store) commitWith(ctx context.Context, b *Batch, extra func(tx *sql.Tx) error) error {
 	if err := b.validate(); err != nil {
 		return err
 	}
-	err := s.commit(ctx, b)
+	err := s.commit(ctx, b, extra)
 	if errors.Is(err, ErrStoreFull) {
 		metrics.StoreBusyRetries.Inc()
 		if _, cerr := s.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); cerr == nil {
-			err = s.commit(ctx, b)
+			err = s.commit(ctx, b, extra)
 		}
 	}
 	return err
 }
 
-func (s *Store) commit(ctx context.Context, b *Batch) error {
+func (s *Store) commit(ctx context.Context, b *Batch, extra func(tx *sql.Tx) error) error {
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
@@ -100,6 +105,11 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 	if err := s.applyBatch(ctx, tx, b); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
 	}
+	if extra != nil {
+		if err := extra(tx); err != nil {
+			return s.classify(err)
+		}
+	}
 	if err := s.roomToCheckpoint(ctx, tx, pagesBefore); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
 	}
@@ -117,8 +127,8 @@ func (s *Store) commit(ctx context.Context, b *Batch) error {
 			slog.Warn("checkpoint on a filling disk failed", "err", err)
 		}
 	}
-	if s.cp != nil {
-		s.cp.committed(s.walBytes())
+	if s.wk != nil {
+		s.wk.committed(s.walBytes())
 	}
 	return nil
 }
@@ -185,24 +195,43 @@ func (b *Batch) validate() error {
 }
 
 // The statements of a commit, prepared once on the writer when the store
-// opens (preparing them in every commit cost ~70 µs of CPU a commit).
+// opens (preparing them in every commit cost ~70 µs of CPU a commit). Each
+// row written carries the current generation, the last argument.
 const (
 	qDeleteChunks = `DELETE FROM chunks WHERE key >= ? AND key < ?`
 	qDeleteInode  = `DELETE FROM inodes WHERE ino = ?`
 	qDeleteXattrs = `DELETE FROM xattrs WHERE ino = ?`
 	qDeleteDentry = `DELETE FROM dentries WHERE parent = ? AND name = ?`
-	qPutDentry    = `INSERT OR REPLACE INTO dentries(parent, name, ino) VALUES (?, ?, ?)`
-	qPutInode     = `INSERT OR REPLACE INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	qPutChunk    = `INSERT OR REPLACE INTO chunks(key, data, crc) VALUES (?, ?, ?)`
+	qPutDentry    = `INSERT OR REPLACE INTO dentries(parent, name, ino, born) VALUES (?, ?, ?, ?)`
+	qPutInode     = `INSERT OR REPLACE INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target, born)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qPutChunk    = `INSERT OR REPLACE INTO chunks(key, data, crc, born) VALUES (?, ?, ?, ?)`
 	qDeleteXattr = `DELETE FROM xattrs WHERE ino = ? AND name = ?`
-	qPutXattr    = `INSERT OR REPLACE INTO xattrs(ino, name, value) VALUES (?, ?, ?)`
+	qPutXattr    = `INSERT OR REPLACE INTO xattrs(ino, name, value, born) VALUES (?, ?, ?, ?)`
 	qPutAudit    = `INSERT INTO audit(time_ns, actor, op, path, path2, result) VALUES (?, ?, ?, ?, ?, ?)`
 	qPageCount   = `PRAGMA page_count`
 )
 
-var commitQueries = []string{qDeleteChunks, qDeleteInode, qDeleteXattrs, qDeleteDentry, qPutDentry,
-	qPutInode, qPutChunk, qDeleteXattr, qPutXattr, qPutAudit, qPageCount}
+// The statements that keep what a checkpoint sees before the one of the
+// same condition overwrites or deletes it (see saveQuery); run only while
+// the store has checkpoints.
+var (
+	inodesV, dentriesV, chunksV, xattrsV = versionedTables[0], versionedTables[1], versionedTables[2], versionedTables[3]
+
+	qSaveChunks = chunksV.saveQuery("key >= ?3 AND key < ?4")
+	qSaveInode  = inodesV.saveQuery("ino = ?3")
+	qSaveXattrs = xattrsV.saveQuery("ino = ?3")
+	qSaveDentry = dentriesV.saveQuery("parent = ?3 AND name = ?4")
+	qSaveChunk  = chunksV.saveQuery("key = ?3")
+	qSaveXattr  = xattrsV.saveQuery("ino = ?3 AND name = ?4")
+	commitSaves = []string{qSaveChunks, qSaveInode, qSaveXattrs, qSaveDentry, qSaveChunk, qSaveXattr}
+	saveFor     = map[string]string{qDeleteChunks: qSaveChunks, qDeleteInode: qSaveInode, qDeleteXattrs: qSaveXattrs,
+		qDeleteDentry: qSaveDentry, qPutDentry: qSaveDentry, qPutInode: qSaveInode, qPutChunk: qSaveChunk,
+		qDeleteXattr: qSaveXattr, qPutXattr: qSaveXattr}
+)
+
+var commitQueries = append([]string{qDeleteChunks, qDeleteInode, qDeleteXattrs, qDeleteDentry, qPutDentry,
+	qPutInode, qPutChunk, qDeleteXattr, qPutXattr, qPutAudit, qPageCount}, commitSaves...)
 
 // prepareCommits prepares commitQueries on the writer. It must run while
 // no transaction holds the writer's one connection.
@@ -231,8 +260,10 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, 
 	return st, nil
 }
 
-// step runs one statement over n rows.
-func (s *Store) step(ctx context.Context, tx *sql.Tx, query string, n int, args func(i int) []any) error {
+// step runs one statement over n rows. keys is how many leading
+// arguments name the row (a put's) or all of them (a deletion's, keys 0);
+// born appends the current generation (puts).
+func (s *Store) step(ctx context.Context, tx *sql.Tx, query string, n, keys int, born bool, args func(i int) []any) error {
 	if n == 0 {
 		return nil
 	}
@@ -241,8 +272,28 @@ func (s *Store) step(ctx context.Context, tx *sql.Tx, query string, n int, args 
 		return err
 	}
 	defer st.Close()
+	var save *sql.Stmt
+	if q := saveFor[query]; q != "" && s.lastCkpt >= 0 {
+		if save, err = s.stmt(ctx, tx, q); err != nil {
+			return err
+		}
+		defer save.Close()
+	}
 	for i := range n {
-		if _, err := st.ExecContext(ctx, args(i)...); err != nil {
+		a := args(i)
+		if save != nil {
+			k := a
+			if keys > 0 {
+				k = a[:keys]
+			}
+			if _, err := save.ExecContext(ctx, append([]any{s.gen, s.lastCkpt}, k...)...); err != nil {
+				return fmt.Errorf("%q: %w", saveFor[query], err)
+			}
+		}
+		if born {
+			a = append(a, s.gen)
+		}
+		if _, err := st.ExecContext(ctx, a...); err != nil {
 			return fmt.Errorf("%q: %w", query, err)
 		}
 	}
@@ -253,25 +304,26 @@ func (s *Store) applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 	steps := []struct {
 		query string
 		n     int
+		keys  int // > 0: a put whose first keys arguments name its row
 		args  func(i int) []any
 	}{
-		{qDeleteChunks, len(b.Truncations), func(i int) []any {
+		{qDeleteChunks, len(b.Truncations), 0, func(i int) []any {
 			t := b.Truncations[i]
 			return []any{chunkKey(t.Ino, t.From), chunkKey(t.Ino+1, 0)}
 		}},
-		{qDeleteInode, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
-		{qDeleteChunks, len(b.DeleteInodes), func(i int) []any {
+		{qDeleteInode, len(b.DeleteInodes), 0, func(i int) []any { return []any{b.DeleteInodes[i]} }},
+		{qDeleteChunks, len(b.DeleteInodes), 0, func(i int) []any {
 			return []any{chunkKey(b.DeleteInodes[i], 0), chunkKey(b.DeleteInodes[i]+1, 0)}
 		}},
-		{qDeleteXattrs, len(b.DeleteInodes), func(i int) []any { return []any{b.DeleteInodes[i]} }},
-		{qDeleteDentry, len(b.DeleteDentries), func(i int) []any {
+		{qDeleteXattrs, len(b.DeleteInodes), 0, func(i int) []any { return []any{b.DeleteInodes[i]} }},
+		{qDeleteDentry, len(b.DeleteDentries), 0, func(i int) []any {
 			return []any{b.DeleteDentries[i].Parent, b.DeleteDentries[i].Name}
 		}},
-		{qPutDentry, len(b.Dentries), func(i int) []any {
+		{qPutDentry, len(b.Dentries), 2, func(i int) []any {
 			d := b.Dentries[i]
 			return []any{d.Parent, d.Name, d.Ino}
 		}},
-		{qPutInode, len(b.Inodes), func(i int) []any {
+		{qPutInode, len(b.Inodes), 1, func(i int) []any {
 			n := b.Inodes[i]
 			var target any
 			if n.Target != "" {
@@ -279,26 +331,29 @@ func (s *Store) applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 			}
 			return []any{n.Ino, n.Mode, n.Uid, n.Gid, n.Nlink, n.Size, n.Atime, n.Mtime, n.Ctime, n.Rdev, target}
 		}},
-		{qPutChunk, len(b.Chunks), func(i int) []any {
+		{qPutChunk, len(b.Chunks), 1, func(i int) []any {
 			c := b.Chunks[i]
 			return []any{chunkKey(c.Ino, c.Idx), c.Data, chunkCRC(c.Data)}
 		}},
-		{qDeleteXattr, len(b.DeleteXattrs), func(i int) []any {
+		{qDeleteXattr, len(b.DeleteXattrs), 0, func(i int) []any {
 			return []any{b.DeleteXattrs[i].Ino, b.DeleteXattrs[i].Name}
 		}},
-		{qPutXattr, len(b.Xattrs), func(i int) []any {
+		{qPutXattr, len(b.Xattrs), 2, func(i int) []any {
 			x := b.Xattrs[i]
 			return []any{x.Ino, x.Name, x.Value}
 		}},
-		{qPutAudit, len(b.Audit), func(i int) []any {
-			a := b.Audit[i]
-			return []any{a.Time.UnixNano(), a.Actor, a.Op, a.Path, a.Path2, a.Result}
-		}},
 	}
 	for _, st := range steps {
-		if err := s.step(ctx, tx, st.query, st.n, st.args); err != nil {
+		if err := s.step(ctx, tx, st.query, st.n, st.keys, st.keys > 0, st.args); err != nil {
 			return err
 		}
+	}
+	err := s.step(ctx, tx, qPutAudit, len(b.Audit), 0, false, func(i int) []any {
+		a := b.Audit[i]
+		return []any{a.Time.UnixNano(), a.Actor, a.Op, a.Path, a.Path2, a.Result}
+	})
+	if err != nil {
+		return err
 	}
 	if b.Durable && b.Empty() {
 		// A synced commit must write something: syncing the WAL is what

@@ -5,7 +5,7 @@ import "time"
 // SchemaV1 is the first schema, to build stores as older programs made them.
 var SchemaV1 = migrations[0].sql
 
-// SetCheckpointTiming shortens the checkpointer's timing for a test, for
+// SetCheckpointTiming shortens the WAL keeper's timing for a test, for
 // stores opened after the call; the returned func restores it.
 func SetCheckpointTiming(idle time.Duration, walBytes int64) (restore func()) {
 	oldIdle, oldWAL := checkpointIdle, checkpointWAL
@@ -13,8 +13,8 @@ func SetCheckpointTiming(idle time.Duration, walBytes int64) (restore func()) {
 	return func() { checkpointIdle, checkpointWAL = oldIdle, oldWAL }
 }
 
-// Checkpoints is how many checkpoints the store's checkpointer has run.
-func (s *Store) Checkpoints() uint64 { return s.cp.runs.Load() }
+// WALCheckpoints is how many WAL checkpoints the store's WAL keeper has run.
+func (s *Store) WALCheckpoints() uint64 { return s.wk.runs.Load() }
 
 // WALBytes is what the WAL holds since it started over, and what of that
 // no checkpoint has copied.

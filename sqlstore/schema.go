@@ -72,6 +72,11 @@ var migrations = []migration{
 		AND ino IN (SELECT ino FROM dentries WHERE name GLOB '.fuse_hidden*');
 	DELETE FROM dentries WHERE name GLOB '.fuse_hidden*'
 		AND ino IN (SELECT ino FROM inodes WHERE mode & 61440 != 16384);`},
+	// v4: checkpoints. Every row carries the generation it was written in
+	// (born); a row a checkpoint still sees moves to the table's _hist twin
+	// when it is overwritten or deleted, with the generation it died in.
+	// See snapshot.go.
+	{sql: checkpointSchema},
 }
 
 // SchemaVersion is the schema this program writes.
@@ -110,7 +115,7 @@ func (s *Store) initSchema(ctx context.Context, opts Options, create bool) error
 	}
 	// WAL lets the read pool run beside the writer; NORMAL syncs only at
 	// checkpoints, and commits that must be durable switch to FULL. The
-	// writer never checkpoints itself: the checkpointer does, on its own
+	// writer never checkpoints itself: the WAL keeper does, on its own
 	// connection, so copying the WAL into the database overlaps new writes.
 	for _, p := range []string{
 		"PRAGMA journal_mode=WAL",

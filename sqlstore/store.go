@@ -65,6 +65,11 @@ type Options struct {
 	// AuditRetention bounds the audit trail; nil means
 	// DefaultAuditRetention.
 	AuditRetention *AuditRetention
+	// ExternalWALCheckpoints leaves copying the WAL into the database to
+	// another program (Litestream, which holds a read transaction to own
+	// checkpointing): the store runs no WAL checkpoint of its own, not
+	// even at Close, except to get space back on a full disk.
+	ExternalWALCheckpoints bool
 }
 
 // Store is an open workspace store. Commit must be called from one goroutine
@@ -76,11 +81,15 @@ type Store struct {
 	chunkSize int
 	pageSize  int64
 	lock      *ownerLock
-	w         *sql.DB // one connection: the writer
-	r         *sql.DB // read pool
-	cp        *checkpointer
+	w         *sql.DB    // one connection: the writer
+	r         *sql.DB    // read pool
+	wk        *walKeeper // nil with Options.ExternalWALCheckpoints
+	jan       *janitor
 	retention AuditRetention
-	readChunk *sql.Stmt // prepared once: every read of file data runs it
+	// gen is the current generation and lastCkpt the newest checkpoint's
+	// (-1: none); only the committing goroutine uses them (snapshot.go).
+	gen, lastCkpt int64
+	readChunk     *sql.Stmt // prepared once: every read of file data runs it
 	// commitStmts are commit's statements by query, prepared on w.
 	commitStmts map[string]*sql.Stmt
 }
@@ -268,7 +277,15 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if s.readChunk, err = r.PrepareContext(ctx, `SELECT data, crc FROM chunks WHERE key=?`); err != nil {
 		return s.classify(fmt.Errorf("prepare chunk read: %w", err))
 	}
-	return s.startCheckpointer()
+	if err := s.loadGenerations(ctx); err != nil {
+		return err
+	}
+	if !opts.ExternalWALCheckpoints {
+		if err := s.startWALKeeper(); err != nil {
+			return err
+		}
+	}
+	return s.startJanitor()
 }
 
 // classify turns SQLite's errors about the file itself into the store's own.
@@ -298,17 +315,20 @@ func (s *Store) ChunkSize() int { return s.chunkSize }
 // Close checkpoints the WAL into the main file and releases the lock.
 func (s *Store) Close() error {
 	// A second Close (a deferred one after an explicit one) must not
-	// close the checkpointer's channel again.
+	// close the WAL keeper's channel again.
 	s.closeOnce.Do(func() { s.closeErr = s.close() })
 	return s.closeErr
 }
 
 func (s *Store) close() error {
 	var err error
-	if s.cp != nil {
-		err = s.cp.close()
+	if s.jan != nil {
+		err = s.jan.close()
 	}
-	if s.w != nil && err == nil {
+	if s.wk != nil {
+		err = errors.Join(err, s.wk.close())
+	}
+	if s.w != nil && err == nil && s.wk != nil {
 		_, err = s.w.Exec("PRAGMA wal_checkpoint(TRUNCATE)")
 	}
 	if cerr := s.closeDBs(); err == nil {

@@ -89,7 +89,7 @@ func TestCheckpointsFollowWALGrowth(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	_, walFile := st.FileBytes()
-	runs := st.Checkpoints()
+	runs := st.WALCheckpoints()
 	used, pending := st.WALBytes()
 	t.Logf("%d checkpoints for %d commits, WAL file %d bytes, %d used, %d pending", runs, commits, walFile, used, pending)
 	if runs == 0 || runs > commits/2 {

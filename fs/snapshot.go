@@ -1,0 +1,463 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// writerJob is work that must run on the writer goroutine, since the
+// store's commits come from one goroutine.
+type writerJob struct {
+	fn    func() error
+	reply chan error
+}
+
+// onWriter runs fn on the writer goroutine and returns its error. Once
+// handed over, fn runs to its end whatever ctx does, so its outcome is
+// never lost.
+func (c *core) onWriter(ctx context.Context, fn func() error) error {
+	j := writerJob{fn: fn, reply: make(chan error, 1)}
+	select {
+	case c.jobs <- j:
+	case <-c.done:
+		return errClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-j.reply
+}
+
+// checkpointError reports whether err is about the checkpoint asked for
+// (a name taken, an id unknown, a refusal) rather than the store failing.
+func checkpointError(err error) bool {
+	return errors.Is(err, ErrCheckpointExists) || errors.Is(err, ErrCheckpointNotFound) ||
+		errors.Is(err, ErrBadCheckpointRef) || errors.Is(err, ErrRestoreRefused) || errors.Is(err, syscall.ENOSPC)
+}
+
+// commitWith snapshots the dirty set and has write commit it (with
+// whatever it adds in the same transaction). Called with c.mu held; hold
+// keeps it held across the write, else it is let go meanwhile. After, done
+// runs (under c.mu) when the write succeeded.
+func (c *core) commitWith(hold bool, durable bool, write func(b *sqlstore.Batch) error, done func()) error {
+	b, captured := c.snapshot()
+	b.Durable = durable
+	if !hold {
+		c.mu.Unlock()
+	}
+	err := write(b)
+	metrics.StoreCommits.Inc()
+	metrics.StoreCommitOps.Observe(float64(b.Ops()))
+	if !hold {
+		c.mu.Lock()
+	}
+	switch {
+	case err != nil:
+		c.restore(b, captured)
+		if !checkpointError(err) {
+			c.storeErr = err
+			c.log.Error("commit failed; changes stay in RAM and are retried", "err", err)
+		}
+	default:
+		c.release(b, captured)
+		c.storeErr = nil
+		c.unsynced = !durable
+		if done != nil {
+			done()
+		}
+	}
+	c.room.Broadcast()
+	return err
+}
+
+// ckptPath is how the audit trail names a checkpoint.
+func ckptPath(ci CheckpointInfo) string { return "checkpoint:" + strconv.FormatInt(ci.ID, 10) }
+
+// audit records a checkpoint operation.
+func (f *FS) auditCkpt(op, p, p2 string, err error) {
+	c := f.c
+	c.mu.Lock()
+	c.record(f.who, &mutation{op: op, path: p, path2: p2}, err)
+	c.mu.Unlock()
+}
+
+func (f *FS) writable() error {
+	if f.c.opts.ReadOnly {
+		return syscall.EROFS
+	}
+	return nil
+}
+
+func (f *FS) checkpoint(ctx context.Context, opts CheckpointOptions) (CheckpointInfo, error) {
+	c := f.c
+	if err := f.writable(); err != nil {
+		return CheckpointInfo{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	if opts.Name != "" {
+		if err := sqlstore.ValidCheckpointName(opts.Name); err != nil {
+			return CheckpointInfo{}, fmt.Errorf("checkpoint: %w", err)
+		}
+	}
+	var ci CheckpointInfo
+	err := c.onWriter(ctx, func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return errClosed
+		}
+		return c.commitWith(false, false, func(b *sqlstore.Batch) error {
+			var err error
+			ci, err = c.store.CommitCheckpoint(context.WithoutCancel(ctx), b, sqlstore.NewCheckpoint(opts))
+			return err
+		}, nil)
+	})
+	f.auditCkpt("checkpoint", "/", ckptPath(ci), err)
+	if err != nil {
+		return CheckpointInfo{}, fmt.Errorf("checkpoint: %w", err)
+	}
+	return ci, nil
+}
+
+func (f *FS) deleteCheckpoint(ctx context.Context, ref string) error {
+	c := f.c
+	if err := f.writable(); err != nil {
+		return fmt.Errorf("delete checkpoint: %w", err)
+	}
+	var ci CheckpointInfo
+	err := c.onWriter(ctx, func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return errClosed
+		}
+		return c.commitWith(false, false, func(b *sqlstore.Batch) error {
+			var err error
+			ci, err = c.store.CommitDeleteCheckpoint(context.WithoutCancel(ctx), b, ref)
+			return err
+		}, nil)
+	})
+	f.auditCkpt("checkpoint-delete", "/", "checkpoint:"+ref, err)
+	if err != nil {
+		return fmt.Errorf("delete checkpoint: %w", err)
+	}
+	_ = ci
+	return nil
+}
+
+// genOf resolves ref to its generation; "" is the live tree.
+func (f *FS) genOf(ctx context.Context, ref string) (int64, error) {
+	if ref == "" {
+		return sqlstore.Live, nil
+	}
+	ci, err := f.c.store.ResolveCheckpoint(ctx, ref)
+	if err != nil {
+		return 0, err
+	}
+	return ci.Gen, nil
+}
+
+func (f *FS) diff(ctx context.Context, from, to string, only []string) ([]DiffEntry, error) {
+	if from == "" {
+		return nil, fmt.Errorf("diff: %w: no checkpoint to diff from", ErrBadCheckpointRef)
+	}
+	g1, err := f.genOf(ctx, from)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	g2, err := f.genOf(ctx, to)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	if g2 == sqlstore.Live {
+		// The live tree is what returned before the call.
+		if err := f.Flush(ctx); err != nil {
+			return nil, fmt.Errorf("diff: %w", err)
+		}
+	}
+	changes, err := f.c.store.Diff(ctx, g1, g2)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	var out []DiffEntry
+	for _, ch := range changes {
+		if f.c.opts.Policy.refuse(ch.Path, false) != "" || !under(ch.Path, only) {
+			continue
+		}
+		out = append(out, DiffEntry{Status: ch.Status, Path: ch.Path})
+	}
+	return out, nil
+}
+
+// under reports whether p is one of roots or below one; any p when roots
+// is nil.
+func under(p string, roots []string) bool {
+	if roots == nil {
+		return true
+	}
+	for _, r := range roots {
+		r = Clean(r)
+		if r == "/" || p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
+	c := f.c
+	fail := func(err error) error {
+		f.auditCkpt("restore", "/", "checkpoint:"+ref, err)
+		return fmt.Errorf("restore %s: %w", ref, err)
+	}
+	if err := f.writable(); err != nil {
+		return fail(err)
+	}
+	if paths != nil {
+		return f.restorePaths(ctx, ref, paths)
+	}
+	ci, err := c.store.ResolveCheckpoint(ctx, ref)
+	if err != nil {
+		return fail(err)
+	}
+	// What the restore will change, to hold it to the policy and to have
+	// the kernel write back its dirty pages of those files first (after the
+	// restore they would land on the restored ones).
+	changes, err := f.diff(ctx, ref, "", nil)
+	if err != nil {
+		return fail(err)
+	}
+	if err := f.policyAllows(changes); err != nil {
+		return fail(err)
+	}
+	for _, ch := range changes {
+		if ch.Status != 'A' {
+			f.flushKernel(ch.Path, false)
+		}
+	}
+	var stale []Change
+	err = c.onWriter(ctx, func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return errClosed
+		}
+		var res *sqlstore.RestoreResult
+		return c.commitWith(true, false, func(b *sqlstore.Batch) error {
+			var err error
+			res, err = c.store.CommitRestore(context.WithoutCancel(ctx), b, strconv.FormatInt(ci.ID, 10), c.keepOpen, c.restoreQuota)
+			return err
+		}, func() { stale = c.applyRestore(res) })
+	})
+	f.auditCkpt("restore", "/", ckptPath(ci), err)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", ref, err)
+	}
+	c.mu.Lock()
+	inv := c.invalidate
+	c.mu.Unlock()
+	if inv != nil && !f.who.Kernel && len(stale) > 0 {
+		inv(stale)
+	}
+	return nil
+}
+
+// policyAllows refuses changes to paths the policy keeps from changing.
+func (f *FS) policyAllows(changes []DiffEntry) error {
+	var refused []string
+	p := &f.c.opts.Policy
+	for _, ch := range changes {
+		if p.refuse(ch.Path, true) != "" {
+			refused = append(refused, ch.Path)
+		}
+	}
+	if len(refused) > 0 {
+		metrics.PolicyRefusals.WithLabelValues("readonly").Inc()
+		return &RestoreRefusedError{Paths: refused}
+	}
+	return nil
+}
+
+// keepOpen picks, of the inodes a restore removes, those still open: they
+// live on without names. Called with c.mu held.
+func (c *core) keepOpen(gone []uint64) []uint64 {
+	var keep []uint64
+	for _, ino := range gone {
+		if n := c.inodes[ino]; n != nil && n.open > 0 {
+			keep = append(keep, ino)
+		}
+	}
+	return keep
+}
+
+// restoreQuota refuses a restore that would take the live tree's data past
+// the quota (one that shrinks it always goes ahead). Called with c.mu held.
+func (c *core) restoreQuota(res *sqlstore.RestoreResult) error {
+	q := c.opts.Policy.QuotaBytes
+	if q <= 0 {
+		return nil
+	}
+	used := c.used
+	for _, r := range res.Inodes {
+		if r.Mode&syscall.S_IFMT == syscall.S_IFREG {
+			used += r.Size
+		}
+		if n := c.inodes[r.Ino]; n != nil && n.isRegular() {
+			used -= n.size
+		}
+	}
+	kept := make(map[uint64]bool, len(res.ProtectedGone))
+	for _, ino := range res.ProtectedGone {
+		kept[ino] = true
+	}
+	for _, ino := range res.GoneInodes {
+		if n := c.inodes[ino]; n != nil && n.isRegular() && !kept[ino] {
+			used -= n.size
+		}
+	}
+	if used > q && used > c.used {
+		metrics.PolicyRefusals.WithLabelValues("quota").Inc()
+		return fmt.Errorf("the restored tree holds %d bytes, over the quota of %d: %w", used, q, syscall.ENOSPC)
+	}
+	return nil
+}
+
+// applyRestore brings the RAM copy in line with what a restore changed in
+// the store and returns what the kernel must forget. Called with c.mu held.
+func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
+	c.restores++
+	// An inode built afresh starts at a generation no chunk cached for an
+	// earlier inode of the same number (or a read-ahead still running for
+	// it) can have.
+	fresh := c.restores << 40
+	var stale []Change
+	touched := map[uint64]bool{}
+	for _, r := range res.Inodes {
+		n := c.inodes[r.Ino]
+		if n == nil {
+			n = inodeFromRow(r)
+			n.dataGen = fresh
+			c.inodes[r.Ino] = n
+		} else {
+			if n.isRegular() {
+				c.used -= n.size
+			}
+			m := inodeFromRow(r)
+			n.mode, n.uid, n.gid, n.nlink, n.size = m.mode, m.uid, m.gid, m.nlink, m.size
+			n.atime, n.mtime, n.ctime, n.rdev, n.target = m.atime, m.mtime, m.ctime, m.rdev, m.target
+			n.dataGen++
+		}
+		if n.isRegular() {
+			c.used += n.size
+		}
+		c.nextIno = max(c.nextIno, r.Ino+1)
+		touched[r.Ino] = true
+	}
+	for _, ino := range res.ChunkInodes {
+		if n := c.inodes[ino]; n != nil {
+			n.dataGen++
+			touched[ino] = true
+		}
+	}
+	for _, ino := range res.XattrInodes {
+		if n := c.inodes[ino]; n != nil {
+			n.xattrs = nil
+			touched[ino] = true
+		}
+	}
+	for _, x := range res.Xattrs {
+		if n := c.inodes[x.Ino]; n != nil {
+			if n.xattrs == nil {
+				n.xattrs = make(map[string][]byte)
+			}
+			n.xattrs[x.Name] = x.Value
+		}
+	}
+	kept := make(map[uint64]bool, len(res.ProtectedGone))
+	for _, ino := range res.ProtectedGone {
+		kept[ino] = true
+	}
+	for _, ino := range res.GoneInodes {
+		n := c.inodes[ino]
+		if n == nil {
+			continue
+		}
+		n.dataGen++
+		if kept[ino] {
+			n.nlink = 0
+			stale = append(stale, Change{Name: true, Ino: ino})
+			continue
+		}
+		delete(c.inodes, ino)
+		if n.isRegular() {
+			c.used -= n.size
+		}
+	}
+	// Names: those that went, then those now live (a directory's parent
+	// link follows its one name).
+	for _, d := range res.GoneDentries {
+		p := c.inodes[d.Parent]
+		if p == nil || !p.isDir() {
+			continue
+		}
+		old, ok := p.children[d.Name]
+		if !ok {
+			continue
+		}
+		p.removeChild(d.Name)
+		stale = append(stale, Change{Path: path.Join(c.pathOf(p), d.Name), Name: true, Ino: old})
+	}
+	for _, d := range res.Dentries {
+		p, n := c.inodes[d.Parent], c.inodes[d.Ino]
+		if p == nil || n == nil || !p.isDir() {
+			c.log.Error("restore: entry names an inode not in RAM", "parent", d.Parent, "name", d.Name, "ino", d.Ino)
+			continue
+		}
+		p.addChild(d.Name, d.Ino)
+		if n.isDir() {
+			n.parent = p.ino
+		}
+	}
+	for _, d := range res.Dentries {
+		if p := c.inodes[d.Parent]; p != nil {
+			stale = append(stale, Change{Path: path.Join(c.pathOf(p), d.Name), Name: true})
+		}
+	}
+	for ino := range touched {
+		if n := c.inodes[ino]; n != nil && n.nlink > 0 {
+			if p := c.pathOf(n); p != "" {
+				stale = append(stale, Change{Path: p})
+			}
+		}
+	}
+	slices.SortStableFunc(stale, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	return stale
+}
+
+func (f *FS) fork(ctx context.Context, ref, dst string) error {
+	g, err := f.genOf(ctx, ref)
+	if err == nil && g == sqlstore.Live && !f.c.opts.ReadOnly {
+		// The live tree is what returned before the call.
+		err = f.Flush(ctx)
+	}
+	if err == nil {
+		err = f.c.store.Fork(ctx, g, dst)
+	}
+	f.auditCkpt("fork", "/", dst, err)
+	if err != nil {
+		return fmt.Errorf("fork to %s: %w", dst, err)
+	}
+	return nil
+}
+
+// restorePaths puts back the given paths as checkpoint ref had them.
+func (f *FS) restorePaths(ctx context.Context, ref string, paths []string) error {
+	return fmt.Errorf("restore %s of %d paths: %w", ref, len(paths), errors.ErrUnsupported)
+}
