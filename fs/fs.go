@@ -195,6 +195,11 @@ func (c *core) load(ctx context.Context) error {
 	if orphans > 0 {
 		c.log.Info("reclaiming files unlinked while open", "count", orphans)
 	}
+	hist, err := c.store.MaxHistIno(ctx)
+	if err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	c.nextIno = max(c.nextIno, hist+1)
 	root := c.inodes[sqlstore.Root]
 	if root == nil || !root.isDir() {
 		return fmt.Errorf("load: root directory missing: %w", sqlstore.ErrStoreCorrupt)

@@ -59,6 +59,7 @@ func TestOldHiddenNamesDroppedOnce(t *testing.T) {
 
 	db, err := sql.Open("sqlite3", store)
 	must(t, err)
+	must(t, downgradeToV3(db))
 	_, err = db.Exec(`UPDATE meta SET v = '2' WHERE k = 'schema_version'`)
 	must(t, err)
 	must(t, db.Close())

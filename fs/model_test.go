@@ -195,6 +195,9 @@ func gen(r *rand.Rand, m *model, handles int) op {
 	}
 	size := func() int64 { return int64(r.IntN(5 * modelChunk)) }
 	fillByte := byte('A' + r.IntN(26))
+	if o, ok := genCheckpointOp(r); ok {
+		return o
+	}
 	switch k := r.IntN(100); {
 	case k < 12:
 		return op{Kind: "writefile", A: anyFile(), Size: size(), Fill: fillByte}
@@ -269,6 +272,7 @@ type harness struct {
 	f       *sfs.FS
 	m       *model
 	handles []*handle
+	ck      ckptModel
 }
 
 type handle struct {
@@ -458,6 +462,11 @@ func (h *harness) apply(o op) string {
 		problems, err := f.Store().Check(h.t.Context())
 		if err != nil || len(problems) > 0 {
 			return fmt.Sprintf("store check after commit: %v\n%s", err, sqlstore.FormatProblems(problems))
+		}
+	case "checkpoint", "restore", "diff", "cdelete", "fork":
+		var msg string
+		if got, want, msg = h.applyCheckpointOp(o); msg != "" {
+			return msg
 		}
 	case "reopen", "crash":
 		if o.Kind == "crash" {
@@ -672,11 +681,14 @@ func checkAppended(data, old []byte, o op) string {
 }
 
 // compare checks the whole tree against the model.
-func (h *harness) compare() string {
+func (h *harness) compare() string { return compareTree(h.f, h.m) }
+
+// compareTree checks the whole tree of f against m.
+func compareTree(f *sfs.FS, m *model) string {
 	var fsPaths []string
 	var walk func(dir string) string
 	walk = func(dir string) string {
-		ents, err := h.f.ReadDir(dir)
+		ents, err := f.ReadDir(dir)
 		if err != nil {
 			return fmt.Sprintf("readdir %s: %v", dir, err)
 		}
@@ -695,7 +707,7 @@ func (h *harness) compare() string {
 		return msg
 	}
 	var modelPaths []string
-	for p := range h.m.paths {
+	for p := range m.paths {
 		if p != "/" {
 			modelPaths = append(modelPaths, p)
 		}
@@ -705,10 +717,10 @@ func (h *harness) compare() string {
 	if !slices.Equal(fsPaths, modelPaths) {
 		return fmt.Sprintf("tree:\n  fs    %q\n  model %q", fsPaths, modelPaths)
 	}
-	nlinks := h.m.nlinks()
+	nlinks := m.nlinks()
 	for _, p := range append(modelPaths, "/") {
-		o := h.m.paths[p]
-		a, err := h.f.Lstat(p)
+		o := m.paths[p]
+		a, err := f.Lstat(p)
 		if err != nil {
 			return fmt.Sprintf("lstat %s: %v", p, err)
 		}
@@ -717,7 +729,7 @@ func (h *harness) compare() string {
 		}
 		switch o.kind {
 		case 'f':
-			data, err := h.f.ReadFile(p)
+			data, err := f.ReadFile(p)
 			if err != nil || !bytes.Equal(data, o.data) {
 				return fmt.Sprintf("%s holds %d bytes %.60q (%v), model %d bytes %.60q", p, len(data), data, err, len(o.data), o.data)
 			}

@@ -113,7 +113,7 @@ func (f *FS) checkpoint(ctx context.Context, opts CheckpointOptions) (Checkpoint
 		if c.closed {
 			return errClosed
 		}
-		return c.commitWith(false, false, func(b *sqlstore.Batch) error {
+		return c.commitWith(false, true, func(b *sqlstore.Batch) error {
 			var err error
 			ci, err = c.store.CommitCheckpoint(context.WithoutCancel(ctx), b, sqlstore.NewCheckpoint(opts))
 			return err
@@ -138,7 +138,7 @@ func (f *FS) deleteCheckpoint(ctx context.Context, ref string) error {
 		if c.closed {
 			return errClosed
 		}
-		return c.commitWith(false, false, func(b *sqlstore.Batch) error {
+		return c.commitWith(false, true, func(b *sqlstore.Batch) error {
 			var err error
 			ci, err = c.store.CommitDeleteCheckpoint(context.WithoutCancel(ctx), b, ref)
 			return err
@@ -250,7 +250,7 @@ func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
 			return errClosed
 		}
 		var res *sqlstore.RestoreResult
-		return c.commitWith(true, false, func(b *sqlstore.Batch) error {
+		return c.commitWith(true, true, func(b *sqlstore.Batch) error {
 			var err error
 			res, err = c.store.CommitRestore(context.WithoutCancel(ctx), b, strconv.FormatInt(ci.ID, 10), c.keepOpen, c.restoreQuota)
 			return err
@@ -350,6 +350,9 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 				c.used -= n.size
 			}
 			m := inodeFromRow(r)
+			if n.children == nil {
+				n.children = m.children // a removed directory restored
+			}
 			n.mode, n.uid, n.gid, n.nlink, n.size = m.mode, m.uid, m.gid, m.nlink, m.size
 			n.atime, n.mtime, n.ctime, n.rdev, n.target = m.atime, m.mtime, m.ctime, m.rdev, m.target
 			n.dataGen++

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -82,25 +83,94 @@ func (s *Store) Check(ctx context.Context) ([]Problem, error) {
 	}
 	rows.Close()
 	for _, c := range checks {
-		rows, err := s.r.QueryContext(ctx, c.query)
+		got, err := s.problems(ctx, c.kind, c.query)
 		if err != nil {
-			return nil, s.classify(fmt.Errorf("check %s: %w", c.kind, err))
+			return nil, err
 		}
-		for rows.Next() {
-			var msg string
-			if err := rows.Scan(&msg); err != nil {
-				rows.Close()
-				return nil, s.classify(err)
-			}
-			problems = append(problems, Problem{c.kind, msg})
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, s.classify(err)
-		}
+		problems = append(problems, got...)
 	}
 	bad, err := s.checkChunkCRCs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, bad...)
+	bad, err = s.checkCheckpoints(ctx)
 	return append(problems, bad...), err
+}
+
+// tableRef matches a versioned table where a check query reads it.
+var tableRef = regexp.MustCompile(`\b(FROM|JOIN) (inodes|dentries|chunks|xattrs)\b`)
+
+// historyChecks hold for the _hist tables whatever the checkpoints: a row
+// died after it was born, a key's old version died no later than its live
+// one was born, and a row no checkpoint sees is gone once the janitor has
+// run.
+func historyChecks(v versioned) []struct{ kind, query string } {
+	on := make([]string, len(v.key))
+	for i, k := range v.key {
+		on[i] = "h." + k + " = l." + k
+	}
+	return []struct{ kind, query string }{
+		{"history-order", fmt.Sprintf(`SELECT printf('%[1]s: a row born in generation %%d died in %%d', born, died) FROM %[1]s_hist WHERE died <= born
+			OR died > CAST((SELECT v FROM meta WHERE k = 'gen') AS INTEGER)`, v.name)},
+		{"history-overlap", fmt.Sprintf(`SELECT printf('%[1]s: an old row (born %%d, died %%d) outlived the live one born %%d', h.born, h.died, l.born)
+			FROM %[1]s_hist h JOIN %[1]s l ON %[2]s WHERE h.died > l.born`, v.name, strings.Join(on, " AND "))},
+		{"history-unreferenced", fmt.Sprintf(`SELECT printf('%[1]s: a row (born %%d, died %%d) no checkpoint sees is kept', born, died)
+			FROM (%[2]s) WHERE NOT EXISTS (SELECT 1 FROM meta WHERE k = 'gc_pending')`, v.name, garbageQuery(v, "born, died"))},
+	}
+}
+
+// checkCheckpoints verifies every checkpoint's tree with the same
+// invariants as the live one, and the history rows that hold them.
+func (s *Store) checkCheckpoints(ctx context.Context) ([]Problem, error) {
+	cps, err := s.Checkpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var all []struct{ kind, query string }
+	for _, v := range versionedTables {
+		all = append(all, historyChecks(v)...)
+	}
+	for _, cp := range cps {
+		for _, c := range checks {
+			q := tableRef.ReplaceAllStringFunc(c.query, func(m string) string {
+				verb, table, _ := strings.Cut(m, " ")
+				for _, v := range versionedTables {
+					if v.name == table {
+						return verb + " " + v.asOf(cp.Gen)
+					}
+				}
+				return m
+			})
+			all = append(all, struct{ kind, query string }{fmt.Sprintf("checkpoint %d: %s", cp.ID, c.kind), q})
+		}
+	}
+	var problems []Problem
+	for _, c := range all {
+		got, err := s.problems(ctx, c.kind, c.query)
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, got...)
+	}
+	return problems, nil
+}
+
+func (s *Store) problems(ctx context.Context, kind, query string) ([]Problem, error) {
+	rows, err := s.r.QueryContext(ctx, query)
+	if err != nil {
+		return nil, s.classify(fmt.Errorf("check %s: %w", kind, err))
+	}
+	defer rows.Close()
+	var out []Problem
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return nil, s.classify(err)
+		}
+		out = append(out, Problem{kind, msg})
+	}
+	return out, s.classify(rows.Err())
 }
 
 // checkChunkCRCs reads every chunk and compares it with its checksum.
