@@ -83,6 +83,50 @@
 // what the kernel still holds. A File is flushed when opened only: its
 // later reads do not see what the kernel's writers wrote since.
 //
+// # Checkpoints
+//
+// A checkpoint is a generation of the store (sqlstore/snapshot.go): every
+// row carries the generation it was written in, and a row a checkpoint
+// still sees is moved to a history table when a later commit overwrites or
+// deletes it. The invariants:
+//
+//   - A checkpoint is a commit boundary. Checkpoint hands the writer a
+//     marker: it snapshots the dirty set under core.mu as any commit does,
+//     and the same transaction records the checkpoint and starts the next
+//     generation. Every change that returned before the call is in it, no
+//     part of one that had not; writers wait at most for that snapshot.
+//   - Nothing is copied at a checkpoint, data or metadata: its cost does not
+//     grow with the tree. Chunks are shared copy-on-write by versioning: a
+//     live chunk born at or before a checkpoint is that checkpoint's chunk
+//     too, until a write replaces it, when the old row (one chunk) moves to
+//     chunks_hist. The store grows by what changes after a checkpoint.
+//   - A checkpoint never changes: history rows are only inserted, and only
+//     deleted when no checkpoint's generation lies in their [born, died).
+//     Deleting a checkpoint removes its marker; the janitor frees the rows
+//     nobody sees any more, in bounded transactions. New inodes never take
+//     a number a checkpoint holds.
+//   - Restore makes the live tree a checkpoint's in one transaction (with
+//     the dirty set before it), holding core.mu throughout, so no change
+//     lands half before and half after. It reads only what changed since the
+//     checkpoint (rows born after it, history rows it saw), and the RAM copy
+//     is brought in line from that list alone. An inode that existed at the
+//     checkpoint is restored in place (same number): a handle open on it
+//     reads the restored file, like a file rewritten by another process. An
+//     inode created since loses its names; one still open (a File, or
+//     known to the kernel) lives on without names until its last close, as
+//     if unlinked. The kernel writes back its dirty pages of the changed
+//     files before the restore, and is told of every changed name and inode
+//     before Restore returns. The policy is applied to the diff first: a
+//     read-only or hidden path that would change refuses the whole restore;
+//     a quota the restored tree would exceed refuses it too (ENOSPC).
+//   - Diff reads the rows born or dead between its two sides, the paths of
+//     the inodes and entries they name on either side, and compares those
+//     paths only; a renamed directory lists everything below it.
+//   - Fork copies the store's pages with SQLite's online backup in one step
+//     (one read transaction: one commit's state, while the owner goes on),
+//     then drops from the copy what its generation does not see and every
+//     checkpoint.
+//
 // # Paths
 //
 // Resolve is the one path resolver, used by the core, the shell and the

@@ -210,17 +210,33 @@ func (d *differ) same(a, b *Inode, changed bool) (bool, error) {
 	if isDirMode(a.Mode) {
 		return true, nil
 	}
-	// Data rewritten with the same size and mtime: a chunk born or dead in
-	// between.
-	var n int
-	to := d.to
-	if to == Live {
-		to = 1 << 62
+	// Data rewritten with the same size and mtime, or put back by a
+	// restore: compare the chunks' checksums.
+	ca, err := side{d, d.from}.chunkSums(a.Ino)
+	if err != nil {
+		return false, err
 	}
-	err = d.q.QueryRowContext(d.ctx, `SELECT (SELECT count(*) FROM chunks WHERE key >= ?3 AND key < ?4 AND born > 0 AND born > ?1 AND born <= ?2)
-		+ (SELECT count(*) FROM chunks_hist WHERE key >= ?3 AND key < ?4 AND ((born > ?1 AND born <= ?2) OR (died > ?1 AND died <= ?2)))`,
-		d.from, to, chunkKey(a.Ino, 0), chunkKey(a.Ino+1, 0)).Scan(&n)
-	return n == 0, err
+	cb, err := side{d, d.to}.chunkSums(b.Ino)
+	return slices.Equal(ca, cb), err
+}
+
+// chunkSums lists the keys and checksums of ino's chunks.
+func (sd side) chunkSums(ino uint64) ([]int64, error) {
+	rows, err := sd.d.q.QueryContext(sd.d.ctx, `SELECT key, crc FROM `+versionedTables[2].asOf(sd.gen)+` WHERE key >= ? AND key < ? ORDER BY key`,
+		chunkKey(ino, 0), chunkKey(ino+1, 0))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var k, c int64
+		if err := rows.Scan(&k, &c); err != nil {
+			return nil, err
+		}
+		out = append(out, k, c)
+	}
+	return out, rows.Err()
 }
 
 func (sd side) inode(ino uint64) (*Inode, error) {

@@ -1,0 +1,272 @@
+package fs_test
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+)
+
+func diffLines(t *testing.T, f *sfs.FS, from, to string) []string {
+	t.Helper()
+	d, err := f.Diff(t.Context(), from, to)
+	must(t, err)
+	var out []string
+	for _, e := range d {
+		out = append(out, e.String())
+	}
+	return out
+}
+
+// storeCount counts rows of the store's table through a connection of
+// the test's own (WAL readers run beside the owner).
+func storeCount(t *testing.T, store, table string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+store+"?mode=ro")
+	must(t, err)
+	defer db.Close()
+	var n int
+	must(t, db.QueryRow("SELECT count(*) FROM "+table).Scan(&n))
+	return n
+}
+
+func TestCheckpointRestoreDiff(t *testing.T) {
+	ctx := t.Context()
+	f, store := open(t, sfs.Options{ChunkSize: 4096})
+	must(t, f.MkdirAll("/src/sub", 0o755))
+	must(t, f.WriteFile("/src/a.go", []byte("package a"), 0o644))
+	must(t, f.WriteFile("/src/sub/b.go", []byte("package b"), 0o644))
+	big := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB, 256 chunks
+	must(t, f.WriteFile("/big", big, 0o644))
+	cp, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "before"})
+	must(t, err)
+
+	must(t, f.WriteFile("/src/a.go", []byte("package a // changed"), 0o644))
+	must(t, f.Remove("/src/sub/b.go"))
+	must(t, f.WriteFile("/src/new.go", []byte("package new"), 0o644))
+	fl, err := f.OpenFile("/big", syscall.O_RDWR, 0)
+	must(t, err)
+	_, err = fl.WriteAt([]byte("X"), 500_000)
+	must(t, err)
+	must(t, fl.Close())
+	check(t, f)
+	// One byte changed in a 1 MiB file: one chunk kept for the checkpoint.
+	a, err := f.Stat("/big")
+	must(t, err)
+	if n := storeCount(t, store, fmt.Sprintf("chunks_hist WHERE key >> 24 = %d", a.Ino)); n != 1 {
+		t.Errorf("a one-byte write after a checkpoint kept %d chunks, want 1", n)
+	}
+	want := []string{"M\t/big", "M\t/src/a.go", "A\t/src/new.go", "D\t/src/sub/b.go"}
+	for _, ref := range []string{"before", "1"} {
+		if got := diffLines(t, f, ref, ""); !slices.Equal(got, want) {
+			t.Fatalf("diff %s: %q, want %q", ref, got, want)
+		}
+	}
+	cp2, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	if got := diffLines(t, f, "before", "2"); !slices.Equal(got, want) {
+		t.Fatalf("diff between checkpoints: %q, want %q", got, want)
+	}
+	back := []string{"M\t/big", "M\t/src/a.go", "D\t/src/new.go", "A\t/src/sub/b.go"}
+	if got := diffLines(t, f, "2", "before"); !slices.Equal(got, back) {
+		t.Fatalf("diff backwards: %q, want %q", got, back)
+	}
+
+	must(t, f.Restore(ctx, "before"))
+	for p, data := range map[string][]byte{"/src/a.go": []byte("package a"), "/src/sub/b.go": []byte("package b"), "/big": big} {
+		if got, err := f.ReadFile(p); err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("after restore, %s: %.40q %v", p, got, err)
+		}
+	}
+	if _, err := f.Stat("/src/new.go"); !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("a file made after the checkpoint is still there after restore: %v", err)
+	}
+	if got := diffLines(t, f, "before", ""); len(got) != 0 {
+		t.Fatalf("diff after restore: %q", got)
+	}
+	check(t, f)
+	// And forward again.
+	must(t, f.Restore(ctx, "2"))
+	if got, _ := f.ReadFile("/src/new.go"); string(got) != "package new" {
+		t.Fatalf("restore of the later checkpoint: %q", got)
+	}
+	check(t, f)
+
+	cps, err := f.Checkpoints(ctx)
+	must(t, err)
+	if len(cps) != 2 || cps[0].ID != cp.ID || cps[0].Name != "before" || cps[1].ID != cp2.ID {
+		t.Fatalf("checkpoints: %+v", cps)
+	}
+	must(t, f.DeleteCheckpoint(ctx, "before"))
+	must(t, f.DeleteCheckpoint(ctx, "2"))
+	_, err = f.Store().CollectGarbage(ctx)
+	must(t, err)
+	check(t, f)
+	for _, table := range []string{"chunks_hist", "inodes_hist", "dentries_hist", "checkpoints"} {
+		if n := storeCount(t, store, table); n != 0 {
+			t.Errorf("%s holds %d rows after every checkpoint was deleted", table, n)
+		}
+	}
+	g := reopen(t, f, store, sfs.Options{})
+	check(t, g)
+}
+
+// Unknown, malformed and duplicate references get their own errors and
+// change nothing.
+func TestCheckpointBadRefs(t *testing.T) {
+	ctx := t.Context()
+	f, _ := open(t, sfs.Options{})
+	must(t, f.WriteFile("/x", []byte("x"), 0o644))
+	_, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "n"})
+	must(t, err)
+	cases := []struct {
+		ref  string
+		want error
+	}{
+		{"999", sfs.ErrCheckpointNotFound},
+		{"nosuch", sfs.ErrCheckpointNotFound},
+		{"", sfs.ErrBadCheckpointRef},
+		{"007", sfs.ErrBadCheckpointRef},
+		{"-1", sfs.ErrCheckpointNotFound},
+		{"a\nb", sfs.ErrBadCheckpointRef},
+		{strings.Repeat("x", 300), sfs.ErrBadCheckpointRef},
+		{"99999999999999999999999", sfs.ErrBadCheckpointRef},
+	}
+	for _, c := range cases {
+		if _, err := f.ResolveCheckpoint(ctx, c.ref); !errors.Is(err, c.want) {
+			t.Errorf("resolve %q: %v, want %v", c.ref, err, c.want)
+		}
+		if err := f.Restore(ctx, c.ref); !errors.Is(err, c.want) {
+			t.Errorf("restore %q: %v, want %v", c.ref, err, c.want)
+		}
+		if err := f.DeleteCheckpoint(ctx, c.ref); !errors.Is(err, c.want) {
+			t.Errorf("delete %q: %v, want %v", c.ref, err, c.want)
+		}
+		if _, err := f.Diff(ctx, c.ref, ""); !errors.Is(err, c.want) {
+			t.Errorf("diff %q: %v, want %v", c.ref, err, c.want)
+		}
+	}
+	for _, name := range []string{"n", "123", "a\tb"} {
+		want := sfs.ErrBadCheckpointRef
+		if name == "n" {
+			want = sfs.ErrCheckpointExists
+		}
+		if _, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: name}); !errors.Is(err, want) {
+			t.Errorf("checkpoint named %q: %v, want %v", name, err, want)
+		}
+	}
+	if cps, _ := f.Checkpoints(ctx); len(cps) != 1 {
+		t.Fatalf("refused checkpoints were recorded: %+v", cps)
+	}
+	must(t, f.WriteFile("/y", []byte("y"), 0o644))
+	check(t, f)
+}
+
+// A restore obeys the policy as the paths' own writes would, and the
+// quota: refused whole, naming the paths, nothing changed.
+func TestRestorePolicyAndQuota(t *testing.T) {
+	ctx := t.Context()
+	f, store := open(t, sfs.Options{})
+	must(t, f.Mkdir("/ro", 0o755))
+	must(t, f.WriteFile("/ro/conf", []byte("v1"), 0o644))
+	must(t, f.WriteFile("/big", make([]byte, 100_000), 0o644))
+	_, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "c"})
+	must(t, err)
+	must(t, f.WriteFile("/ro/conf", []byte("v2"), 0o644))
+	must(t, f.Remove("/big"))
+	must(t, f.WriteFile("/small", []byte("s"), 0o644))
+
+	g := reopen(t, f, store, sfs.Options{Policy: sfs.Policy{ReadOnly: []string{"ro/**"}, QuotaBytes: 50_000}})
+	err = g.Restore(ctx, "c")
+	var refused *sfs.RestoreRefusedError
+	if !errors.As(err, &refused) || !errors.Is(err, syscall.EROFS) || !slices.Equal(refused.Paths, []string{"/ro/conf"}) {
+		t.Fatalf("restore over a read-only path: %v", err)
+	}
+	if b, _ := g.ReadFile("/ro/conf"); string(b) != "v2" {
+		t.Fatalf("a refused restore changed /ro/conf: %q", b)
+	}
+	h := reopen(t, g, store, sfs.Options{Policy: sfs.Policy{QuotaBytes: 50_000}})
+	if err := h.Restore(ctx, "c"); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("restore past the quota: %v, want ENOSPC", err)
+	}
+	if _, err := h.Stat("/small"); err != nil {
+		t.Fatalf("a refused restore changed the tree: %v", err)
+	}
+	must(t, h.WriteFile("/after", []byte("still writable"), 0o644))
+	check(t, h)
+	k := reopen(t, h, store, sfs.Options{})
+	must(t, k.Restore(ctx, "c"))
+	if b, _ := k.ReadFile("/ro/conf"); string(b) != "v1" {
+		t.Fatalf("restore without the policy: %q", b)
+	}
+	check(t, k)
+}
+
+// A file open across a restore: one the checkpoint had reads the restored
+// bytes; one made since lives on, unnamed, until closed.
+func TestRestoreOpenHandles(t *testing.T) {
+	ctx := t.Context()
+	f, store := open(t, sfs.Options{})
+	must(t, f.WriteFile("/old", []byte("checkpointed"), 0o644))
+	_, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	must(t, f.WriteFile("/old", []byte("rewritten!!!"), 0o644))
+	must(t, f.WriteFile("/new", []byte("made later"), 0o644))
+	oldH, err := f.OpenFile("/old", syscall.O_RDWR, 0)
+	must(t, err)
+	newH, err := f.OpenFile("/new", syscall.O_RDWR, 0)
+	must(t, err)
+	must(t, f.Restore(ctx, "1"))
+	buf := make([]byte, 32)
+	n, _ := oldH.ReadAt(buf, 0)
+	if string(buf[:n]) != "checkpointed" {
+		t.Errorf("handle on a restored file reads %q", buf[:n])
+	}
+	n, _ = newH.ReadAt(buf, 0)
+	if string(buf[:n]) != "made later" {
+		t.Errorf("handle on a file the checkpoint lacks reads %q", buf[:n])
+	}
+	if _, err := newH.WriteAt([]byte("MADE"), 0); err != nil {
+		t.Errorf("write through the unnamed file's handle: %v", err)
+	}
+	if _, err := f.Stat("/new"); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("/new after restore: %v", err)
+	}
+	check(t, f)
+	must(t, newH.Close())
+	must(t, oldH.Close())
+	check(t, f)
+	g := reopen(t, f, store, sfs.Options{})
+	check(t, g)
+}
+
+// A store made before checkpoints opens, migrates and takes them.
+func TestCheckpointsOnMigratedStore(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	must(t, f.WriteFile("/kept", []byte("old store"), 0o644))
+	must(t, f.Close())
+	db, err := sql.Open("sqlite3", store)
+	must(t, err)
+	must(t, downgradeToV3(db))
+	_, err = db.Exec(`UPDATE meta SET v = '3' WHERE k = 'schema_version'`)
+	must(t, err)
+	must(t, db.Close())
+
+	g, err := sfs.Open(t.Context(), store, sfs.Options{})
+	must(t, err)
+	t.Cleanup(func() { g.Close() })
+	_, err = g.Checkpoint(t.Context(), sfs.CheckpointOptions{})
+	must(t, err)
+	must(t, g.WriteFile("/kept", []byte("changed"), 0o644))
+	must(t, g.Restore(t.Context(), "1"))
+	if b, _ := g.ReadFile("/kept"); string(b) != "old store" {
+		t.Fatalf("restore on a migrated store: %q", b)
+	}
+	check(t, g)
+}
