@@ -38,6 +38,7 @@ func (s *Store) Diff(ctx context.Context, from, to int64) ([]PathChange, error) 
 		from, to = to, from
 	}
 	d := &differ{ctx: ctx, q: tx, from: from, to: to}
+	defer d.close()
 	out, err := d.run()
 	if back {
 		for i := range out {
@@ -54,8 +55,50 @@ func (s *Store) Diff(ctx context.Context, from, to int64) ([]PathChange, error) 
 
 type differ struct {
 	ctx      context.Context
-	q        querier
+	q        *sql.Tx
 	from, to int64
+	stmts    map[string]*sql.Stmt
+}
+
+// query runs q as a statement prepared once per diff: a diff runs the same
+// few lookups many times.
+func (d *differ) query(q string, args ...any) (*sql.Rows, error) {
+	st, err := d.stmt(q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(d.ctx, args...)
+}
+
+func (d *differ) queryRow(q string, args ...any) *sql.Row {
+	st, err := d.stmt(q)
+	if err != nil {
+		// A Row carrying the error: the statement is re-prepared, fails
+		// the same way, and Scan reports it.
+		return d.q.QueryRowContext(d.ctx, q, args...)
+	}
+	return st.QueryRowContext(d.ctx, args...)
+}
+
+func (d *differ) stmt(q string) (*sql.Stmt, error) {
+	if st, ok := d.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := d.q.PrepareContext(d.ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if d.stmts == nil {
+		d.stmts = map[string]*sql.Stmt{}
+	}
+	d.stmts[q] = st
+	return st, nil
+}
+
+func (d *differ) close() {
+	for _, st := range d.stmts {
+		st.Close()
+	}
 }
 
 // side is one generation's view of the tree.
@@ -222,7 +265,7 @@ func (d *differ) same(a, b *Inode, changed bool) (bool, error) {
 
 // chunkSums lists the keys and checksums of ino's chunks.
 func (sd side) chunkSums(ino uint64) ([]int64, error) {
-	rows, err := sd.d.q.QueryContext(sd.d.ctx, `SELECT key, crc FROM `+versionedTables[2].asOf(sd.gen)+` WHERE key >= ? AND key < ? ORDER BY key`,
+	rows, err := sd.d.query(`SELECT key, crc FROM `+versionedTables[2].asOf(sd.gen)+` WHERE key >= ? AND key < ? ORDER BY key`,
 		chunkKey(ino, 0), chunkKey(ino+1, 0))
 	if err != nil {
 		return nil, err
@@ -240,7 +283,7 @@ func (sd side) chunkSums(ino uint64) ([]int64, error) {
 }
 
 func (sd side) inode(ino uint64) (*Inode, error) {
-	r, err := scanInode(sd.d.q.QueryRowContext(sd.d.ctx, `SELECT `+inodeCols+` FROM `+versionedTables[0].asOf(sd.gen)+` WHERE ino = ?`, ino))
+	r, err := scanInode(sd.d.queryRow(`SELECT `+inodeCols+` FROM `+versionedTables[0].asOf(sd.gen)+` WHERE ino = ?`, ino))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -252,7 +295,7 @@ func (sd side) inode(ino uint64) (*Inode, error) {
 
 func (sd side) lookup(parent uint64, name string) (uint64, bool, error) {
 	var ino uint64
-	err := sd.d.q.QueryRowContext(sd.d.ctx, `SELECT ino FROM `+versionedTables[1].asOf(sd.gen)+` WHERE parent = ? AND name = ?`, parent, name).Scan(&ino)
+	err := sd.d.queryRow(`SELECT ino FROM `+versionedTables[1].asOf(sd.gen)+` WHERE parent = ? AND name = ?`, parent, name).Scan(&ino)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -261,7 +304,7 @@ func (sd side) lookup(parent uint64, name string) (uint64, bool, error) {
 
 // names lists the entries naming ino.
 func (sd side) names(ino uint64) ([]Dentry, error) {
-	rows, err := sd.d.q.QueryContext(sd.d.ctx, `SELECT parent, name FROM `+versionedTables[1].asOf(sd.gen)+` WHERE ino = ?`, ino)
+	rows, err := sd.d.query(`SELECT parent, name FROM `+versionedTables[1].asOf(sd.gen)+` WHERE ino = ?`, ino)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +368,7 @@ func (sd side) walk(p string, ino uint64, fn func(string)) error {
 	if err != nil || n == nil || !isDirMode(n.Mode) {
 		return err
 	}
-	rows, err := sd.d.q.QueryContext(sd.d.ctx, `SELECT name, ino FROM `+versionedTables[1].asOf(sd.gen)+` WHERE parent = ?`, ino)
+	rows, err := sd.d.query(`SELECT name, ino FROM `+versionedTables[1].asOf(sd.gen)+` WHERE parent = ?`, ino)
 	if err != nil {
 		return err
 	}
@@ -368,7 +411,7 @@ func (sd side) resolve(p string) (*Inode, error) {
 }
 
 func (sd side) xattrs(ino uint64) ([]Xattr, error) {
-	rows, err := sd.d.q.QueryContext(sd.d.ctx, `SELECT name, value FROM `+versionedTables[3].asOf(sd.gen)+` WHERE ino = ? ORDER BY name`, ino)
+	rows, err := sd.d.query(`SELECT name, value FROM `+versionedTables[3].asOf(sd.gen)+` WHERE ino = ? ORDER BY name`, ino)
 	if err != nil {
 		return nil, err
 	}
