@@ -33,7 +33,7 @@ key (STORE.publish-key), which ends every link made so far.
 
 // servePublic serves published links on addr until ctx ends and records
 // the base URL beside the store for `sqlfs-exec publish`.
-func servePublic(ctx context.Context, store string, f *sfs.FS, addr, base string, log *slog.Logger) error {
+func servePublic(ctx context.Context, store string, f *sfs.FS, addr, base string, o publish.ServerOptions, log *slog.Logger) error {
 	links, err := publish.Open(store, base)
 	if err != nil {
 		return err
@@ -46,7 +46,7 @@ func servePublic(ctx context.Context, store string, f *sfs.FS, addr, base string
 		ln.Close()
 		return fmt.Errorf("public listener: %w", err)
 	}
-	srv := &http.Server{Handler: publish.Handler(f, links, log), ReadHeaderTimeout: 10 * time.Second}
+	srv, ln := publish.NewServer(publish.Handler(f, links, log), ln, o, log)
 	go func() {
 		<-ctx.Done()
 		os.Remove(publish.BaseURLPath(store))

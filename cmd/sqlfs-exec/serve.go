@@ -11,10 +11,12 @@ import (
 
 	"github.com/sqlfs/sqlfs/egress"
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/container"
+	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
@@ -96,11 +98,14 @@ func runServe(ctx context.Context, args []string) int {
 		metricsAddr = fs.String("metrics-addr", "", "also serve Prometheus metrics at http://`HOST:PORT`/metrics (the API serves /metrics too)")
 		publicAddr  = fs.String("public-addr", "", "serve published links (sqlfs-exec publish) on `HOST:PORT`, without authentication (off by default)")
 		publicURL   = fs.String("public-url", "", "base `URL` published links start with (default http://PUBLIC-ADDR)")
+		apiConns    = fs.Int("api-max-conns", api.DefaultMaxConns, "most connections the API listener holds open at once (a TCP client address at most a quarter of them); more are closed on accept")
 		cf          containerFlags
 		wf          workspace.Flags
+		public      = publish.DefaultServerOptions
 	)
 	cf.register(fs)
 	wf.Register(fs)
+	public.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
 		fs.PrintDefaults()
@@ -117,6 +122,12 @@ func runServe(ctx context.Context, args []string) int {
 	token, err := readToken(*tokenFile)
 	if err != nil {
 		return fail("serve", err)
+	}
+	if *publicAddr != "" {
+		// Facing the internet, the caps must leave the owner its files.
+		if err := netlimit.CheckFiles(*apiConns, public.MaxConns); err != nil {
+			return fail("serve", err)
+		}
 	}
 	addr := *listen
 	if addr == "" {
@@ -137,7 +148,7 @@ func runServe(ctx context.Context, args []string) int {
 		return fail("serve", errors.Join(err, ws.Close()))
 	}
 	if *publicAddr != "" {
-		if err := servePublic(ctx, *store, ws.FS, *publicAddr, publicBase(*publicAddr, *publicURL), log); err != nil {
+		if err := servePublic(ctx, *store, ws.FS, *publicAddr, publicBase(*publicAddr, *publicURL), public, log); err != nil {
 			return fail("serve", errors.Join(err, ln.Close(), ws.Close()))
 		}
 	}
@@ -148,7 +159,7 @@ func runServe(ctx context.Context, args []string) int {
 			}
 		}()
 	}
-	srv := api.NewServer(api.Config{Tools: ws.Tools, Token: token, Grace: *grace, Version: metrics.Version, Logger: log})
+	srv := api.NewServer(api.Config{Tools: ws.Tools, Token: token, MaxConns: *apiConns, Grace: *grace, Version: metrics.Version, Logger: log})
 	log.Info("serving", "store", *store, "listen", ln.Addr().String(), "pid", os.Getpid(), "backends", ws.Tools.Backends())
 	code := 0
 	if err := srv.Serve(ctx, ln); err != nil {

@@ -78,7 +78,13 @@ func sqlfsExec(t *testing.T, stdin string, args ...string) (string, string, int)
 // failure; stop does the same earlier and returns the exit code.
 func startOwner(t *testing.T, store string, extra ...string) (stop func() int) {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"serve", "--store", store}, extra...)...)
+	return startOwnerCmd(t, store, exec.Command(binary(t), append([]string{"serve", "--store", store}, extra...)...))
+}
+
+// startOwnerCmd is startOwner with the command that runs the owner of
+// store (e.g. under a shell that lowers its file limit first).
+func startOwnerCmd(t *testing.T, store string, cmd *exec.Cmd) (stop func() int) {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs

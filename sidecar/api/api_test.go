@@ -588,3 +588,43 @@ func TestDialWaitsForAStartingOwner(t *testing.T) {
 		t.Errorf("dial of a socket that never comes: %v after %v, want an error after %v", err, took, DialWait)
 	}
 }
+
+// TestConnectionCap: past MaxConns the API closes a connection on accept
+// instead of holding it, and a slot frees when a connection ends; headers
+// past 64 KiB are refused.
+func TestConnectionCap(t *testing.T) {
+	e := serve(t, Config{MaxConns: 3}, false)
+	// e.c holds one kept-alive connection; take the other two.
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("unix", e.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	time.Sleep(50 * time.Millisecond) // accepted
+	extra, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	extra.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := extra.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("a connection past the cap: read %v, want EOF", err)
+	}
+	held[0].Close()
+	time.Sleep(50 * time.Millisecond)
+	c, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Big: %s\r\n\r\n", strings.Repeat("a", 70<<10))
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("after a slot freed, a 70 KiB header: %v %v", resp, err)
+	}
+}

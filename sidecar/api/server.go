@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -40,12 +41,20 @@ type Config struct {
 	// WriteTimeout is how long one streamed event may take to reach the
 	// client before the exec is cancelled as abandoned. Default 30s.
 	WriteTimeout time.Duration
+	// MaxConns caps the connections open at once (DefaultMaxConns when 0);
+	// one TCP client address may hold a quarter of them. Past the cap a
+	// connection is closed on accept, so a flood cannot take the file
+	// descriptors the store and the mount need.
+	MaxConns int
 	// Grace is how long a shutdown lets running execs finish before it
 	// cancels them. Default 10s.
 	Grace   time.Duration
 	Version string
 	Logger  *slog.Logger
 }
+
+// DefaultMaxConns is Config.MaxConns's default.
+const DefaultMaxConns = 256
 
 // Server is the HTTP API of one workspace.
 type Server struct {
@@ -68,6 +77,9 @@ func NewServer(cfg Config) *Server {
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = 10 * time.Second
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -146,9 +158,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return s.base },
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
 	}
+	ln = netlimit.Listen(ln, netlimit.Limits{Name: "api", MaxConns: s.cfg.MaxConns, PerClient: max(1, s.cfg.MaxConns/4)})
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

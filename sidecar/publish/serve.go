@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -34,6 +35,10 @@ var (
 
 // Actor is whom the audit trail names for downloads.
 const Actor = "publish:download"
+
+// MaxRanges is the most ranges a request gets as parts; more, or overlapping
+// or unsorted ones, get the whole file.
+const MaxRanges = 16
 
 // Handler serves GET and HEAD /p/PATH?e=EXPIRY&s=SIGNATURE: a file with its
 // content type, Range and ETag/If-None-Match, or a directory as a .tar.gz
@@ -108,9 +113,58 @@ func serveFile(w http.ResponseWriter, r *http.Request, fsys *sfs.FS, p string, a
 	// The inode, size and change time name one version of the contents.
 	w.Header().Set("ETag", fmt.Sprintf(`"%x-%x-%x"`, a.Ino, a.Size, a.Mtime.UnixNano()))
 	w.Header().Set("Cache-Control", "private, max-age=0")
+	if !fewSortedRanges(r.Header.Get("Range"), a.Size) {
+		r.Header.Del("Range")
+	}
 	cw := &countingWriter{ResponseWriter: w}
 	http.ServeContent(cw, r, path.Base(p), a.Mtime, f)
 	return cw.n, nil
+}
+
+// fewSortedRanges reports whether a Range header may be served as parts:
+// at most MaxRanges byte ranges, in order, none overlapping another. Many
+// small or overlapping ranges cost far more to serve than the file (as in
+// CVE-2011-3192), so they get the whole file instead, as Apache and nginx
+// answer. A header this cannot read is left to http.ServeContent.
+func fewSortedRanges(h string, size int64) bool {
+	spec, ok := strings.CutPrefix(h, "bytes=")
+	if !ok {
+		return true
+	}
+	if strings.Count(spec, ",") >= MaxRanges {
+		return false
+	}
+	end := int64(-1) // last byte of the previous range
+	for _, r := range strings.Split(spec, ",") {
+		first, last, ok := strings.Cut(strings.TrimSpace(r), "-")
+		if !ok {
+			return true
+		}
+		var lo, hi int64
+		var err error
+		if first == "" { // the last N bytes
+			n, err := strconv.ParseInt(last, 10, 64)
+			if err != nil {
+				return true
+			}
+			lo, hi = max(size-n, 0), size-1
+		} else {
+			if lo, err = strconv.ParseInt(first, 10, 64); err != nil {
+				return true
+			}
+			hi = size - 1
+			if last != "" {
+				if hi, err = strconv.ParseInt(last, 10, 64); err != nil {
+					return true
+				}
+			}
+		}
+		if lo <= end {
+			return false
+		}
+		end = hi
+	}
+	return true
 }
 
 // serveDir streams the tree below p as a gzipped tar: regular files,
