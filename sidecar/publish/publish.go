@@ -6,6 +6,7 @@
 package publish
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -13,8 +14,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,16 +42,16 @@ func BaseURLPath(storePath string) string { return storePath + ".publish-url" }
 // ErrNoBaseURL is returned when nobody serves links for the store.
 var ErrNoBaseURL = errors.New("no public listener: start `sqlfs-exec serve --public-addr HOST:PORT` or pass --base-url")
 
-// Links signs and checks the links of one store. The key is read from its
-// file again when the file changes, so a rotation by another process
-// takes effect at the next request.
+// Links signs and checks the links of one store. The key file is read
+// again at every use, so a rotation by another process (sqlfs-exec publish
+// --revoke-all) holds from the next request on.
 type Links struct {
 	keyPath string
 	BaseURL string // e.g. http://host:8080; links are BaseURL/p/PATH?e=..&s=..
 
-	mu      sync.Mutex
-	key     []byte
-	modTime time.Time
+	mu  sync.Mutex
+	key []byte
+	raw []byte // the file's contents key was decoded from
 }
 
 // Open returns the links of the store at storePath, creating its key when
@@ -72,39 +75,53 @@ func RotateKey(storePath string) error {
 		return fmt.Errorf("publish key: %w", err)
 	}
 	path := KeyPath(storePath)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
+	// A temporary file of its own (mode 0600), so two rotations at once
+	// cannot mix their keys.
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("publish key: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	_, err = f.WriteString(hex.EncodeToString(key) + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
 		return fmt.Errorf("publish key: %w", err)
 	}
 	return nil
 }
 
 func (l *Links) currentKey() ([]byte, error) {
-	fi, err := os.Stat(l.keyPath)
+	f, err := os.Open(l.keyPath)
+	if err != nil {
+		return nil, fmt.Errorf("publish key: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("publish key: %w", err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("publish key %s: mode %v lets others read it; it must be 0600", l.keyPath, fi.Mode().Perm())
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.key != nil && fi.ModTime().Equal(l.modTime) {
-		return l.key, nil
-	}
-	data, err := os.ReadFile(l.keyPath)
+	data, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
 		return nil, fmt.Errorf("publish key: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.key != nil && bytes.Equal(data, l.raw) {
+		return l.key, nil
 	}
 	key, err := hex.DecodeString(strings.TrimSpace(string(data)))
 	if err != nil || len(key) < 16 {
 		return nil, fmt.Errorf("publish key %s: not a hex key of at least 16 bytes", l.keyPath)
 	}
-	l.key, l.modTime = key, fi.ModTime()
+	l.key, l.raw = key, data
 	return key, nil
 }
 
