@@ -77,16 +77,23 @@ func TestCheckpointsFollowWALGrowth(t *testing.T) {
 	defer st.Close()
 
 	// Each commit writes a 64 KiB chunk and its rows, some 230 KiB of WAL
-	// in 32 KiB pages: a checkpoint every ~5 commits. The pause lets a
-	// checkpoint finish before the next commit, as between synced commits,
-	// so that SQLite starts the WAL over.
+	// in 32 KiB pages: a checkpoint every ~5 commits. Waiting for a
+	// checkpoint the commit started to finish before the next commit, as
+	// between synced commits, lets SQLite start the WAL over (a fixed pause
+	// did not on a loaded machine, where the keeper then ran one checkpoint
+	// per commit: 170 for 300 in a CI run beside other builds).
 	data := bytes.Repeat([]byte("x"), 64<<10)
 	const commits = 300
 	for i := range uint64(commits) {
 		if err := st.Commit(t.Context(), fileBatch(100+i, data)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+			if _, pending := st.WALBytes(); pending < threshold {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
 	_, walFile := st.FileBytes()
 	runs := st.WALCheckpoints()
