@@ -105,9 +105,17 @@ func (f *FS) Restore(ctx context.Context, ref string) error {
 }
 
 // RestorePaths puts back exactly the given paths (and what is below them)
-// as they were at checkpoint ref, in one commit, leaving every other path
-// as it is; what a path needs above it (its parent directories) is put
-// back too when missing. Policy, quota and kernel notification as Restore.
+// as they were at checkpoint ref, in one step (one commit holds all of
+// it), leaving every other path as it is: what is at a path now goes, as
+// an unlink would take it (a handle open on it keeps it), and the
+// checkpoint's files come back as new inodes with its data, attributes
+// and the hard links among them; missing parent directories are made with
+// the checkpoint's attributes. A path the checkpoint lacks is removed.
+// Paths are taken as named: no symlink is followed on the way. A
+// directory now where the checkpoint had a non-directory above a path
+// fails with ENOTDIR. "/" restores the whole tree (Restore). Policy, quota
+// and kernel notification as Restore. The data put back waits in RAM for
+// the next commit, as written data does.
 func (f *FS) RestorePaths(ctx context.Context, ref string, paths []string) error {
 	if len(paths) == 0 {
 		return nil
@@ -119,7 +127,7 @@ func (f *FS) RestorePaths(ctx context.Context, ref string, paths []string) error
 // live tree when to is "", sorted by path, in time that grows with what
 // changed rather than with the tree.
 func (f *FS) Diff(ctx context.Context, from, to string) ([]DiffEntry, error) {
-	return f.diff(ctx, from, to, nil)
+	return f.diff(ctx, from, to, nil, false)
 }
 
 // DiffPaths is Diff from checkpoint ref to the live tree restricted to the
@@ -128,7 +136,7 @@ func (f *FS) DiffPaths(ctx context.Context, ref string, paths []string) ([]DiffE
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	return f.diff(ctx, ref, "", paths)
+	return f.diff(ctx, ref, "", paths, false)
 }
 
 // DeleteCheckpoint removes checkpoint ref. The rows and chunks only it

@@ -191,6 +191,12 @@ func TestRestorePolicyAndQuota(t *testing.T) {
 	if b, _ := g.ReadFile("/ro/conf"); string(b) != "v2" {
 		t.Fatalf("a refused restore changed /ro/conf: %q", b)
 	}
+	if err := g.RestorePaths(ctx, "c", []string{"/small", "/ro"}); !errors.As(err, &refused) || !slices.Equal(refused.Paths, []string{"/ro/conf"}) {
+		t.Fatalf("RestorePaths over a read-only path: %v", err)
+	}
+	if _, err := g.Stat("/small"); err != nil {
+		t.Fatalf("a refused RestorePaths changed the tree: %v", err)
+	}
 	h := reopen(t, g, store, sfs.Options{Policy: sfs.Policy{QuotaBytes: 50_000}})
 	if err := h.Restore(ctx, "c"); !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("restore past the quota: %v, want ENOSPC", err)
@@ -269,4 +275,68 @@ func TestCheckpointsOnMigratedStore(t *testing.T) {
 		t.Fatalf("restore on a migrated store: %q", b)
 	}
 	check(t, g)
+}
+
+// RestorePaths puts back exactly the paths given, as an undo of one exec
+// needs: the others keep their later changes.
+func TestRestorePaths(t *testing.T) {
+	ctx := t.Context()
+	f, _ := open(t, sfs.Options{Policy: sfs.Policy{ReadOnly: []string{"locked"}}})
+	must(t, f.MkdirAll("/a/deep", 0o755))
+	must(t, f.WriteFile("/a/deep/x", []byte("x1"), 0o600))
+	must(t, f.Setxattr("/a/deep/x", "user.k", []byte("v"), 0))
+	must(t, f.Link("/a/deep/x", "/a/x-link"))
+	must(t, f.WriteFile("/b", []byte("b1"), 0o644))
+	_, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "pre-exec"})
+	must(t, err)
+	// The exec: /a replaced, /b changed, /c made; a later one: /d.
+	must(t, f.RemoveAll("/a"))
+	must(t, f.WriteFile("/a", []byte("now a file"), 0o644))
+	must(t, f.WriteFile("/b", []byte("b2"), 0o644))
+	must(t, f.WriteFile("/c", []byte("c"), 0o644))
+	must(t, f.WriteFile("/d", []byte("later"), 0o644))
+
+	d, err := f.DiffPaths(ctx, "pre-exec", []string{"/a", "/c"})
+	must(t, err)
+	var got []string
+	for _, e := range d {
+		got = append(got, e.String())
+	}
+	want := []string{"M\t/a", "D\t/a/deep", "D\t/a/deep/x", "D\t/a/x-link", "A\t/c"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("DiffPaths: %q, want %q", got, want)
+	}
+	must(t, f.RestorePaths(ctx, "pre-exec", []string{"/a", "/c", "/a/deep"}))
+	if b, _ := f.ReadFile("/a/deep/x"); string(b) != "x1" {
+		t.Fatalf("/a/deep/x after RestorePaths: %q", b)
+	}
+	if v, err := f.Getxattr("/a/deep/x", "user.k"); err != nil || string(v) != "v" {
+		t.Fatalf("xattr after RestorePaths: %q %v", v, err)
+	}
+	x, err := f.Stat("/a/deep/x")
+	must(t, err)
+	l, err := f.Stat("/a/x-link")
+	must(t, err)
+	if x.Ino != l.Ino || x.Nlink != 2 || x.Mode&0o777 != 0o600 {
+		t.Fatalf("hard link not restored: %+v %+v", x, l)
+	}
+	if _, err := f.Stat("/c"); !errors.Is(err, syscall.ENOENT) {
+		t.Fatalf("/c after RestorePaths: %v", err)
+	}
+	for p, want := range map[string]string{"/b": "b2", "/d": "later"} {
+		if b, _ := f.ReadFile(p); string(b) != want {
+			t.Fatalf("%s, not restored, holds %q, want %q", p, b, want)
+		}
+	}
+	check(t, f)
+
+	// A read-only path that did not change does not stand in the way.
+	must(t, f.RestorePaths(ctx, "pre-exec", []string{"/b", "/locked"}))
+	if b, _ := f.ReadFile("/b"); string(b) != "b1" {
+		t.Fatalf("/b: %q", b)
+	}
+	if err := f.RestorePaths(ctx, "nope", []string{"/b"}); !errors.Is(err, sfs.ErrCheckpointNotFound) {
+		t.Fatalf("unknown checkpoint: %v", err)
+	}
+	check(t, f)
 }

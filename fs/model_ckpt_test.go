@@ -6,7 +6,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -76,7 +78,7 @@ const maxModelCheckpoints = 2
 
 // genCheckpointOp makes a checkpoint operation now and then; Off picks
 // the checkpoint (modulo how many there are).
-func genCheckpointOp(r *rand.Rand) (op, bool) {
+func genCheckpointOp(r *rand.Rand, m *model) (op, bool) {
 	if r.IntN(100) >= 4 {
 		return op{}, false
 	}
@@ -88,8 +90,16 @@ func genCheckpointOp(r *rand.Rand) (op, bool) {
 			name = "c" + strconv.Itoa(r.IntN(4))
 		}
 		return op{Kind: "checkpoint", A: name}, true
-	case k < 5:
+	case k < 4:
 		return op{Kind: "restore", Off: pick}, true
+	case k < 5:
+		// A path now, or one a checkpoint may have had.
+		ps := slices.Sorted(maps.Keys(m.paths))
+		p := ps[r.IntN(len(ps))]
+		if p == "/" || r.IntN(3) == 0 { // "/" is a whole restore: op restore
+			p = path.Join(p, "f"+strconv.Itoa(r.IntN(4)))
+		}
+		return op{Kind: "restorepaths", A: p, Off: pick}, true
 	case k < 7:
 		return op{Kind: "diff", Off: pick}, true
 	case k < 8:
@@ -112,6 +122,8 @@ func (h *harness) applyCheckpointOp(o op) (got error, want syscall.Errno, msg st
 		switch o.Kind {
 		case "restore":
 			err = h.f.Restore(ctx, "999")
+		case "restorepaths":
+			err = h.f.RestorePaths(ctx, "999", []string{o.A})
 		case "diff":
 			_, err = h.f.Diff(ctx, "999", "")
 		case "cdelete":
@@ -162,6 +174,12 @@ func (h *harness) applyCheckpointOp(o op) (got error, want syscall.Errno, msg st
 			if id, ok := ck.id(hd.obj); ok && byID[id] != nil {
 				hd.obj = byID[id] // restored in place
 			}
+		}
+	case "restorepaths":
+		err := h.f.RestorePaths(ctx, ref(), []string{o.A})
+		want := h.m.restorePaths(cp.paths, o.A)
+		if errnoOf(err) != want {
+			return nil, 0, fmt.Sprintf("restore %s of %s: %v, model says %v", ref(), o.A, err, want)
 		}
 	case "diff":
 		d, err := h.f.Diff(ctx, ref(), "")
@@ -292,4 +310,41 @@ func downgradeToV3(db *sql.DB) error {
 	}
 	_, err := db.Exec(q)
 	return err
+}
+
+// restorePaths puts back p as old had it: what is at p now goes, and
+// old's objects at p and below come back as new objects (new inodes), with
+// the directories above p that are missing.
+func (m *model) restorePaths(old map[string]*mobj, p string) syscall.Errno {
+	if old[p] != nil {
+		for _, a := range ancestors(path.Dir(p)) {
+			if o := m.paths[a]; o != nil && o.kind != 'd' {
+				return syscall.ENOTDIR
+			}
+		}
+	}
+	for q := range m.paths {
+		if q == p || under(q, p) {
+			delete(m.paths, q)
+		}
+	}
+	if old[p] == nil {
+		return 0
+	}
+	for _, a := range ancestors(path.Dir(p)) {
+		if m.paths[a] == nil {
+			m.paths[a] = &mobj{kind: 'd'}
+		}
+	}
+	copies := map[*mobj]*mobj{}
+	for q, o := range old {
+		if q != p && !under(q, p) {
+			continue
+		}
+		if copies[o] == nil {
+			copies[o] = &mobj{kind: o.kind, data: slices.Clone(o.data), target: o.target}
+		}
+		m.paths[q] = copies[o]
+	}
+	return 0
 }

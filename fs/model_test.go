@@ -195,7 +195,7 @@ func gen(r *rand.Rand, m *model, handles int) op {
 	}
 	size := func() int64 { return int64(r.IntN(5 * modelChunk)) }
 	fillByte := byte('A' + r.IntN(26))
-	if o, ok := genCheckpointOp(r); ok {
+	if o, ok := genCheckpointOp(r, m); ok {
 		return o
 	}
 	switch k := r.IntN(100); {
@@ -463,7 +463,7 @@ func (h *harness) apply(o op) string {
 		if err != nil || len(problems) > 0 {
 			return fmt.Sprintf("store check after commit: %v\n%s", err, sqlstore.FormatProblems(problems))
 		}
-	case "checkpoint", "restore", "diff", "cdelete", "fork":
+	case "checkpoint", "restore", "restorepaths", "diff", "cdelete", "fork":
 		var msg string
 		if got, want, msg = h.applyCheckpointOp(o); msg != "" {
 			return msg

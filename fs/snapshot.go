@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -164,7 +165,9 @@ func (f *FS) genOf(ctx context.Context, ref string) (int64, error) {
 	return ci.Gen, nil
 }
 
-func (f *FS) diff(ctx context.Context, from, to string, only []string) ([]DiffEntry, error) {
+// diff is Diff restricted to the paths only (all when nil); hidden paths
+// are left out unless all is set (the policy check of a restore needs them).
+func (f *FS) diff(ctx context.Context, from, to string, only []string, all bool) ([]DiffEntry, error) {
 	if from == "" {
 		return nil, fmt.Errorf("diff: %w: no checkpoint to diff from", ErrBadCheckpointRef)
 	}
@@ -188,7 +191,7 @@ func (f *FS) diff(ctx context.Context, from, to string, only []string) ([]DiffEn
 	}
 	var out []DiffEntry
 	for _, ch := range changes {
-		if f.c.opts.Policy.refuse(ch.Path, false) != "" || !under(ch.Path, only) {
+		if !all && f.c.opts.Policy.refuse(ch.Path, false) != "" || !under(ch.Path, only) {
 			continue
 		}
 		out = append(out, DiffEntry{Status: ch.Status, Path: ch.Path})
@@ -223,24 +226,9 @@ func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
 	if paths != nil {
 		return f.restorePaths(ctx, ref, paths)
 	}
-	ci, err := c.store.ResolveCheckpoint(ctx, ref)
+	ci, err := f.prepareRestore(ctx, ref, nil)
 	if err != nil {
 		return fail(err)
-	}
-	// What the restore will change, to hold it to the policy and to have
-	// the kernel write back its dirty pages of those files first (after the
-	// restore they would land on the restored ones).
-	changes, err := f.diff(ctx, ref, "", nil)
-	if err != nil {
-		return fail(err)
-	}
-	if err := f.policyAllows(changes); err != nil {
-		return fail(err)
-	}
-	for _, ch := range changes {
-		if ch.Status != 'A' {
-			f.flushKernel(ch.Path, false)
-		}
 	}
 	var stale []Change
 	err = c.onWriter(ctx, func() error {
@@ -260,13 +248,43 @@ func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", ref, err)
 	}
+	f.tellKernel(stale)
+	return nil
+}
+
+// prepareRestore resolves ref and looks at what a restore of the paths
+// only (all when nil) will change, to hold it to the policy and to have the
+// kernel write back its dirty pages of those files first (after the
+// restore they would land on the restored ones).
+func (f *FS) prepareRestore(ctx context.Context, ref string, only []string) (CheckpointInfo, error) {
+	ci, err := f.c.store.ResolveCheckpoint(ctx, ref)
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	changes, err := f.diff(ctx, ref, "", only, true)
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	if err := f.policyAllows(changes); err != nil {
+		return CheckpointInfo{}, err
+	}
+	for _, ch := range changes {
+		if ch.Status != 'A' {
+			f.flushKernel(ch.Path, false)
+		}
+	}
+	return ci, nil
+}
+
+// tellKernel passes a restore's changes to the mount.
+func (f *FS) tellKernel(stale []Change) {
+	c := f.c
 	c.mu.Lock()
 	inv := c.invalidate
 	c.mu.Unlock()
 	if inv != nil && !f.who.Kernel && len(stale) > 0 {
 		inv(stale)
 	}
-	return nil
 }
 
 // policyAllows refuses changes to paths the policy keeps from changing.
@@ -460,7 +478,233 @@ func (f *FS) fork(ctx context.Context, ref, dst string) error {
 	return nil
 }
 
-// restorePaths puts back the given paths as checkpoint ref had them.
+// restoreSet is one path of a RestorePaths as the checkpoint had it.
+type restoreSet struct {
+	root  string
+	above []sqlstore.TreeEntry // the directories above root
+	tree  []sqlstore.TreeEntry // root and below; nil: root did not exist
+	data  map[uint64]map[int64][]byte
+}
+
+// restorePaths puts back the given paths as checkpoint ref had them: what
+// is there now goes (as an unlink would take it), and the checkpoint's
+// files come back as new inodes with its data, attributes and hard links
+// among them, in one step under core.mu, so one commit holds all of it.
 func (f *FS) restorePaths(ctx context.Context, ref string, paths []string) error {
-	return fmt.Errorf("restore %s of %d paths: %w", ref, len(paths), errors.ErrUnsupported)
+	c := f.c
+	var roots []string
+	for _, p := range paths {
+		roots = append(roots, Clean(p))
+	}
+	slices.Sort(roots)
+	roots = slices.Compact(roots)
+	roots = slices.DeleteFunc(roots, func(p string) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return r != p && under(p, []string{r}) })
+	})
+	if slices.Contains(roots, "/") {
+		return f.restore(ctx, ref, nil)
+	}
+	fail := func(err error) error {
+		for _, r := range roots {
+			f.auditCkpt("restore", r, "checkpoint:"+ref, err)
+		}
+		return fmt.Errorf("restore %s of %s: %w", ref, strings.Join(roots, ", "), err)
+	}
+	ci, err := f.prepareRestore(ctx, ref, roots)
+	if err != nil {
+		return fail(err)
+	}
+	// The checkpoint's side is read without the lock: it never changes.
+	var sets []restoreSet
+	for _, r := range roots {
+		set := restoreSet{root: r, data: map[uint64]map[int64][]byte{}}
+		if set.above, set.tree, err = c.store.TreeAt(ctx, ci.Gen, r); err != nil {
+			return fail(err)
+		}
+		for _, e := range set.tree {
+			if e.Inode.Mode&syscall.S_IFMT != syscall.S_IFREG || set.data[e.Inode.Ino] != nil {
+				continue
+			}
+			chunks := map[int64][]byte{}
+			if err := c.store.ReadChunksAt(ctx, ci.Gen, e.Inode.Ino, func(idx int64, data []byte) { chunks[idx] = data }); err != nil {
+				return fail(err)
+			}
+			set.data[e.Inode.Ino] = chunks
+		}
+		sets = append(sets, set)
+	}
+	var stale []Change
+	err = func() error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.closed {
+			return errClosed
+		}
+		if err := c.restorableLocked(sets); err != nil {
+			return err
+		}
+		for _, set := range sets {
+			stale = append(stale, c.restoreSetLocked(f.who, set)...)
+		}
+		return nil
+	}()
+	for _, r := range roots {
+		f.auditCkpt("restore", r, ckptPath(ci), err)
+	}
+	if err != nil {
+		return fmt.Errorf("restore %s of %s: %w", ref, strings.Join(roots, ", "), err)
+	}
+	f.tellKernel(stale)
+	return nil
+}
+
+// restorableLocked refuses sets that cannot be put back whole: a live
+// non-directory where the checkpoint had a directory above a path, or
+// data past the quota. Called with c.mu held.
+func (c *core) restorableLocked(sets []restoreSet) error {
+	var added, freed int64
+	for _, set := range sets {
+		if parent, name, ok := c.physicalParent(set.root); ok {
+			if n := c.inodes[parent.children[name]]; n != nil && n.isRegular() && n.nlink == 1 {
+				freed += n.size
+			}
+		}
+		if set.tree == nil {
+			continue
+		}
+		dir := c.inodes[sqlstore.Root]
+		for _, a := range set.above {
+			n := c.inodes[dir.children[path.Base(a.Path)]]
+			if n == nil {
+				break // made by the restore
+			}
+			if !n.isDir() {
+				return fmt.Errorf("%s is not a directory now: %w", a.Path, syscall.ENOTDIR)
+			}
+			dir = n
+		}
+		seen := map[uint64]bool{}
+		for _, e := range set.tree {
+			if e.Inode.Mode&syscall.S_IFMT == syscall.S_IFREG && !seen[e.Inode.Ino] {
+				seen[e.Inode.Ino] = true
+				added += e.Inode.Size
+			}
+		}
+	}
+	if q := c.opts.Policy.QuotaBytes; q > 0 && added > freed && c.used+added-freed > q {
+		metrics.PolicyRefusals.WithLabelValues("quota").Inc()
+		return fmt.Errorf("restoring %d bytes would pass the quota of %d: %w", added-freed, q, syscall.ENOSPC)
+	}
+	return nil
+}
+
+// restoreSetLocked replaces what is at set.root with the checkpoint's
+// tree. Called with c.mu held, after restorableLocked.
+func (c *core) restoreSetLocked(who Caller, set restoreSet) []Change {
+	t := now()
+	var stale []Change
+	if parent, name, ok := c.physicalParent(set.root); ok {
+		if ino, ok := parent.children[name]; ok {
+			c.removeTree(parent, name, t)
+			stale = append(stale, Change{Path: set.root, Name: true, Ino: ino})
+		}
+	}
+	if set.tree == nil {
+		return stale
+	}
+	dir := c.inodes[sqlstore.Root]
+	for _, a := range set.above {
+		name := path.Base(a.Path)
+		if ino, ok := dir.children[name]; ok {
+			dir = c.inodes[ino]
+			continue
+		}
+		if dir = c.restoreInode(who, dir, name, a, nil); dir == nil {
+			return stale
+		}
+		stale = append(stale, Change{Path: a.Path, Name: true})
+	}
+	made := map[string]*inode{path.Dir(set.root): dir}
+	byIno := map[uint64]*inode{}
+	for _, e := range set.tree {
+		parent, name := made[path.Dir(e.Path)], path.Base(e.Path)
+		if parent == nil {
+			continue // below a directory that could not be made
+		}
+		if n := byIno[e.Inode.Ino]; n != nil {
+			// Another name of a hard-linked file.
+			parent.addChild(name, n.ino)
+			n.nlink++
+			c.touchInode(n)
+			c.touchInode(parent)
+			c.touchDentry(parent.ino, name)
+			continue
+		}
+		if n := c.restoreInode(who, parent, name, e, set.data[e.Inode.Ino]); n != nil {
+			byIno[e.Inode.Ino] = n
+			made[e.Path] = n
+		}
+	}
+	return append(stale, Change{Path: set.root, Name: true})
+}
+
+// restoreInode makes a new inode named name in parent with a checkpoint
+// entry's attributes, extended attributes and data. Called with c.mu held.
+func (c *core) restoreInode(who Caller, parent *inode, name string, e sqlstore.TreeEntry, data map[int64][]byte) *inode {
+	r := e.Inode
+	n, err := c.newInode(who, parent, name, r.Mode, r.Rdev, r.Target)
+	if err != nil {
+		// restoreSetLocked removed the name and checked the parents.
+		c.log.Error("restore: cannot make a path", "name", name, "err", err)
+		return nil
+	}
+	n.uid, n.gid, n.atime, n.mtime, n.ctime = r.Uid, r.Gid, r.Atime, r.Mtime, r.Ctime
+	for _, x := range e.Xattrs {
+		if n.xattrs == nil {
+			n.xattrs = make(map[string][]byte)
+		}
+		n.xattrs[x.Name] = x.Value
+		c.dirty.xattrs[sqlstore.XattrKey{Ino: n.ino, Name: x.Name}] = struct{}{}
+	}
+	if n.isRegular() {
+		n.size = r.Size
+		c.used += r.Size
+		for idx, d := range data {
+			n.chunks = ensureChunks(n.chunks)
+			n.chunks[idx] = &chunk{data: d}
+			c.dirtyBytes += int64(cap(d))
+		}
+		if len(data) > 0 {
+			c.dirty.chunked[n.ino] = struct{}{}
+		}
+	}
+	return n
+}
+
+// physicalParent finds the directory holding p's last name without
+// following any symlink (a restore puts back the path named, not what a
+// link now leads to); ok is false when there is none.
+func (c *core) physicalParent(p string) (*inode, string, bool) {
+	dir := c.inodes[sqlstore.Root]
+	names := strings.Split(strings.Trim(p, "/"), "/")
+	for _, name := range names[:len(names)-1] {
+		n := c.inodes[dir.children[name]]
+		if n == nil || !n.isDir() {
+			return nil, "", false
+		}
+		dir = n
+	}
+	return dir, names[len(names)-1], true
+}
+
+// removeTree removes name from parent and, for a directory, everything
+// below it first. Called with c.mu held.
+func (c *core) removeTree(parent *inode, name string, t int64) {
+	n := c.inodes[parent.children[name]]
+	if n != nil && n.isDir() {
+		for _, child := range slices.Sorted(maps.Keys(n.children)) {
+			c.removeTree(n, child, t)
+		}
+	}
+	c.dropName(parent, name, t)
 }

@@ -426,3 +426,87 @@ func (sd side) xattrs(ino uint64) ([]Xattr, error) {
 	}
 	return out, rows.Err()
 }
+
+// TreeEntry is one path of a checkpoint's tree.
+type TreeEntry struct {
+	Path   string
+	Inode  Inode
+	Xattrs []Xattr
+}
+
+// TreeAt lists path p and everything below it as generation gen had them,
+// parents before children (nil when p did not exist then), and the
+// directories above p, the root excluded, outermost first.
+func (s *Store) TreeAt(ctx context.Context, gen int64, p string) (above, tree []TreeEntry, err error) {
+	conn, err := s.r.Conn(ctx)
+	if err != nil {
+		return nil, nil, s.classify(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, nil, s.classify(err)
+	}
+	defer tx.Rollback()
+	d := &differ{ctx: ctx, q: tx, from: gen, to: gen}
+	defer d.close()
+	sd := side{d, gen}
+	// entry is q's entry; ok is false when q did not exist.
+	entry := func(q string) (e TreeEntry, ok bool, err error) {
+		n, err := sd.resolve(q)
+		if err != nil || n == nil {
+			return e, false, err
+		}
+		xs, err := sd.xattrs(n.Ino)
+		return TreeEntry{Path: q, Inode: *n, Xattrs: xs}, err == nil, err
+	}
+	p = path.Clean("/" + p)
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	for i := range len(parts) - 1 {
+		e, ok, err := entry("/" + strings.Join(parts[:i+1], "/"))
+		if err != nil || !ok {
+			return nil, nil, s.classify(err)
+		}
+		above = append(above, e)
+	}
+	root, ok, err := entry(p)
+	if err != nil || !ok {
+		return above, nil, s.classify(err)
+	}
+	var paths []string
+	if err := sd.walk(p, root.Inode.Ino, func(q string) { paths = append(paths, q) }); err != nil {
+		return nil, nil, s.classify(err)
+	}
+	for _, q := range paths {
+		e, ok, err := entry(q)
+		if err != nil || !ok {
+			return nil, nil, s.classify(err)
+		}
+		tree = append(tree, e)
+	}
+	return above, tree, nil
+}
+
+// ReadChunksAt calls fn with each chunk of ino as generation gen had it,
+// in order. A chunk that does not match its checksum ends the read with
+// a *ChecksumError.
+func (s *Store) ReadChunksAt(ctx context.Context, gen int64, ino uint64, fn func(idx int64, data []byte)) error {
+	rows, err := s.r.QueryContext(ctx, `SELECT key, crc, data FROM `+versionedTables[2].asOf(gen)+` WHERE key >= ? AND key < ? ORDER BY key`,
+		chunkKey(ino, 0), chunkKey(ino+1, 0))
+	if err != nil {
+		return s.classify(fmt.Errorf("read chunks of inode %d at generation %d: %w", ino, gen, err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var key, crc int64
+		var data []byte
+		if err := rows.Scan(&key, &crc, &data); err != nil {
+			return s.classify(err)
+		}
+		if data, err = verify(key, crc, data); err != nil {
+			return err
+		}
+		fn(key&(MaxChunks-1), data)
+	}
+	return s.classify(rows.Err())
+}
