@@ -116,7 +116,9 @@
 //     known to the kernel) lives on without names until its last close, as
 //     if unlinked. The kernel writes back its dirty pages of the changed
 //     files before the restore, and is told of every changed name and inode
-//     before Restore returns. The policy is applied to the diff first: a
+//     before Restore returns (with the writeback cache the kernel keeps its
+//     own size of a file held open, as for any change made outside it, until
+//     the last holder lets go). The policy is applied to the diff first: a
 //     read-only or hidden path that would change refuses the whole restore;
 //     a quota the restored tree would exceed refuses it too (ENOSPC).
 //   - Diff reads the rows born or dead between its two sides, the paths of
