@@ -37,6 +37,11 @@ var (
 	_ billy.Change     = (*billyFS)(nil)
 )
 
+// umask is applied to the modes go-git asks for (0777 directories, 0666
+// files, as osfs leaves to the process's umask): the store has no umask,
+// and git's own modes are 0755 and 0644.
+const umask = 0o022
+
 func newBillyFS(ctx context.Context, fsys builtin.FS, root string) *billyFS {
 	return &billyFS{ctx: ctx, fsys: fsys, root: path.Clean(root)}
 }
@@ -69,7 +74,7 @@ func (b *billyFS) OpenFile(name string, flag int, perm os.FileMode) (billy.File,
 			return nil, err
 		}
 	}
-	f, err := b.fsys.OpenFile(p, flag, perm)
+	f, err := b.fsys.OpenFile(p, flag, perm&^umask)
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +167,7 @@ func (b *billyFS) MkdirAll(name string, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return b.fsys.MkdirAll(p, perm)
+	return b.fsys.MkdirAll(p, perm&^umask)
 }
 
 func (b *billyFS) Symlink(target, link string) error {

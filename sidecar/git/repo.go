@@ -3,6 +3,7 @@ package git
 import (
 	"errors"
 	"io"
+	"path"
 	"syscall"
 	"time"
 
@@ -116,6 +117,9 @@ func (r *repo) treeSnapshot(t *object.Tree) (snapshot, error) {
 		if files, err = r.flatten(t); err != nil {
 			return nil, err
 		}
+		if err := checkTreePaths(files); err != nil {
+			return nil, err
+		}
 		cacheTree(t.Hash, files)
 	}
 	s := make(snapshot, len(files))
@@ -146,6 +150,29 @@ func (r *repo) flatten(t *object.Tree) ([]treeFile, error) {
 		}
 		files = append(files, treeFile{path: name, mode: e.Mode, hash: e.Hash})
 	}
+}
+
+// checkTreePaths refuses a tree git itself would not check out (git fsck
+// flags each): a name twice, or a path that is both a file and a
+// directory, as a crafted tree holding a symlink "a" and a directory "a"
+// does to write through the link. It runs before a checkout writes
+// anything, so a refused tree changes nothing.
+func checkTreePaths(files []treeFile) error {
+	seen := make(map[string]bool, len(files))
+	for _, f := range files {
+		if seen[f.path] {
+			return errorf(128, "fatal: invalid tree: %s appears twice\n", f.path)
+		}
+		seen[f.path] = true
+	}
+	for _, f := range files {
+		for d := path.Dir(f.path); d != "."; d = path.Dir(d) {
+			if seen[d] {
+				return errorf(128, "fatal: invalid tree: %s is a file and a directory\n", d)
+			}
+		}
+	}
+	return nil
 }
 
 func (r *repo) commitSnapshot(c *object.Commit) (snapshot, error) {
