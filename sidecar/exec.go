@@ -79,6 +79,22 @@ func (l Limits) Or(d Limits) Limits {
 	return l
 }
 
+// Within returns l with every zero field set from ceiling and every other
+// field lowered to ceiling's where it is above: what a request asks may
+// lower the operator's limits, never raise them.
+func (l Limits) Within(ceiling Limits) Limits {
+	l = l.Or(ceiling)
+	l.Timeout = min(l.Timeout, ceiling.Timeout)
+	l.MaxOutputBytes = min(l.MaxOutputBytes, ceiling.MaxOutputBytes)
+	l.MaxWriteBytes = min(l.MaxWriteBytes, ceiling.MaxWriteBytes)
+	l.MaxCommands = min(l.MaxCommands, ceiling.MaxCommands)
+	l.MaxCallDepth = min(l.MaxCallDepth, ceiling.MaxCallDepth)
+	l.MaxGlobMatches = min(l.MaxGlobMatches, ceiling.MaxGlobMatches)
+	l.MaxMemoryBytes = min(l.MaxMemoryBytes, ceiling.MaxMemoryBytes)
+	l.MaxProcs = min(l.MaxProcs, ceiling.MaxProcs)
+	return l
+}
+
 // positiveOr is v, or d when v is zero or negative (unset).
 func positiveOr[T int | int64 | time.Duration](v, d T) T {
 	if v > 0 {

@@ -27,8 +27,9 @@ import (
 
 // Options configure a Backend.
 type Options struct {
-	// Limits apply to requests that leave a field zero; fields zero here
-	// too take sidecar.DefaultLimits.
+	// Limits apply to requests that leave a field zero and bound those
+	// that set one (a request may only lower them); fields zero here take
+	// sidecar.DefaultLimits.
 	Limits sidecar.Limits
 	// Logger receives operational events (a command that ignored
 	// cancellation, a recovered panic). Nil means slog.Default().
@@ -110,8 +111,10 @@ func (b *Backend) Close() error {
 // Exec runs req.Command. See sidecar.Backend.
 func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result, error) {
 	start := time.Now()
-	// Each limit: the request's, else the backend's, else the default.
-	limits := req.Limits.Or(b.opts.Limits.WithDefaults())
+	// Each limit: the request's, else the backend's (the operator's, e.g.
+	// --exec-memory), else the default; a request may lower the backend's,
+	// never raise it.
+	limits := req.Limits.Within(b.opts.Limits.WithDefaults())
 	if req.Timeout > 0 {
 		limits.Timeout = req.Timeout
 	}

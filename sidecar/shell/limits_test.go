@@ -268,3 +268,29 @@ func TestRedirectedInputCopierStops(t *testing.T) {
 	}
 	settled(t, baseline)
 }
+
+// TestRequestCannotRaiseLimits: the backend's limits (the operator's
+// --exec-memory) are a ceiling: a request may lower them, and one asking
+// for more gets the backend's.
+func TestRequestCannotRaiseLimits(t *testing.T) {
+	b, _ := newTestBackend(t, Options{Limits: sidecar.Limits{MaxMemoryBytes: 1 << 20, MaxOutputBytes: 1000}})
+	cmd := `x=$(yes | head -c 4000000); echo ${#x}; yes | head -c 5000`
+	for _, tc := range []struct {
+		name   string
+		limits sidecar.Limits
+		mem    string
+	}{
+		{"asks for more", sidecar.Limits{MaxMemoryBytes: 1 << 30, MaxOutputBytes: 1 << 20}, "memory limit of 1048576 bytes exceeded"},
+		{"asks for nothing", sidecar.Limits{}, "memory limit of 1048576 bytes exceeded"},
+		{"asks for less", sidecar.Limits{MaxMemoryBytes: 64 << 10, MaxOutputBytes: 100}, "memory limit of 65536 bytes exceeded"},
+	} {
+		r := execReq(t, b, sidecar.Request{Command: cmd, Limits: tc.limits})
+		if r.LimitHit != "max_memory_bytes" || !strings.Contains(r.stderr, tc.mem) {
+			t.Errorf("%s: limit %q stderr %q; want %q", tc.name, r.LimitHit, r.stderr, tc.mem)
+		}
+	}
+	r := execReq(t, b, sidecar.Request{Command: "yes | head -c 5000", Limits: sidecar.Limits{MaxOutputBytes: 1 << 20}})
+	if !r.Truncated || !strings.Contains(r.stdout+r.stderr, "truncated at 1000 bytes") {
+		t.Errorf("output asking for more than the backend's 1000 bytes: %d bytes, truncated %v", len(r.stdout), r.Truncated)
+	}
+}
