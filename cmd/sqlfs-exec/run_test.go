@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -42,6 +43,23 @@ func TestRunAllowNetwork(t *testing.T) {
 				t.Errorf("exit %d stdout %q stderr %q; want exit %d stdout %q stderr containing %q", code, out, stderr, tc.code, tc.out, tc.err)
 			}
 		})
+	}
+	// Every connection tried is audited under its exec: the allowed one
+	// and the refused one.
+	audit, stderr, code := sqlfsExec(t, "", "log", "--store", store, "--op", "connect", "--json")
+	if code != 0 {
+		t.Fatalf("log: %d %s", code, stderr)
+	}
+	results := map[bool]int{}
+	for _, line := range strings.Split(strings.TrimSpace(audit), "\n") {
+		var ev struct{ Actor, Path, Result string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || !strings.HasPrefix(ev.Actor, "exec:") || ev.Path != "/"+strings.TrimPrefix(pong.URL, "http://") {
+			t.Errorf("connect event %q: %+v %v", line, ev, err)
+		}
+		results[ev.Result == "ok"]++
+	}
+	if results[true] != 1 || results[false] != 1 {
+		t.Errorf("connect events: %d allowed, %d refused; want one each:\n%s", results[true], results[false], audit)
 	}
 }
 
