@@ -119,7 +119,7 @@ func fail(cmd string, err error) int {
 }
 
 func init() {
-	register("tool", "call an agent tool (read, ls, find, grep, write, edit, delete, exec)", runTool)
+	register("tool", "call an agent tool (read, ls, find, grep, write, edit, delete, exec, checkpoint, restore, undo, …)", runTool)
 }
 
 const toolUsage = `usage: sqlfs-exec tool --store STORE [--json] NAME [ARGS]

@@ -34,6 +34,18 @@ type Conn interface {
 	// Import unpacks a tar stream below dest; Export writes src as one.
 	Import(ctx context.Context, dest string, tar io.Reader, opts tools.ImportOptions) (tools.ImportStats, error)
 	Export(ctx context.Context, src string, tar io.Writer) error
+	// The checkpoint operations; ref is a checkpoint's id or name.
+	CreateCheckpoint(ctx context.Context, name string) (tools.CheckpointInfo, error)
+	Checkpoints(ctx context.Context) ([]tools.CheckpointInfo, error)
+	Restore(ctx context.Context, ref string) (tools.CheckpointInfo, error)
+	// Diff compares checkpoint from with checkpoint to, or with the live
+	// tree when to is "".
+	Diff(ctx context.Context, from, to string) ([]tools.Change, error)
+	DeleteCheckpoint(ctx context.Context, ref string) (tools.CheckpointInfo, error)
+	// Fork writes a new store at dst, an absolute path on the owner's
+	// host, from checkpoint ref or the live tree when ref is "".
+	Fork(ctx context.Context, ref, dst string) error
+	Undo(ctx context.Context, execID string) (tools.UndoResult, error)
 }
 
 // Local is a Conn over an in-process Service.
@@ -69,6 +81,28 @@ func (l Local) Import(ctx context.Context, dest string, r io.Reader, opts tools.
 }
 func (l Local) Export(ctx context.Context, src string, w io.Writer) error {
 	return l.S.Export(ctx, src, w)
+}
+
+func (l Local) CreateCheckpoint(ctx context.Context, name string) (tools.CheckpointInfo, error) {
+	return l.S.CreateCheckpoint(ctx, tools.CheckpointActor, name)
+}
+func (l Local) Checkpoints(ctx context.Context) ([]tools.CheckpointInfo, error) {
+	return l.S.ListCheckpoints(ctx)
+}
+func (l Local) Restore(ctx context.Context, ref string) (tools.CheckpointInfo, error) {
+	return l.S.RestoreCheckpoint(ctx, tools.CheckpointActor, ref)
+}
+func (l Local) Diff(ctx context.Context, from, to string) ([]tools.Change, error) {
+	return l.S.DiffCheckpoints(ctx, from, to)
+}
+func (l Local) DeleteCheckpoint(ctx context.Context, ref string) (tools.CheckpointInfo, error) {
+	return l.S.DeleteCheckpoint(ctx, tools.CheckpointActor, ref)
+}
+func (l Local) Fork(ctx context.Context, ref, dst string) error {
+	return l.S.Fork(ctx, tools.ForkActor, ref, dst)
+}
+func (l Local) Undo(ctx context.Context, id string) (tools.UndoResult, error) {
+	return l.S.Undo(ctx, tools.UndoActor, id)
 }
 
 // Client talks to an owner's API.
@@ -351,4 +385,76 @@ func (c *Client) Export(ctx context.Context, src string, w io.Writer) error {
 		return &tools.Error{Code: tools.Code(code), Msg: text}
 	}
 	return nil
+}
+
+// checkpointPath is the endpoint of checkpoint ref; a name may hold any
+// byte, "/" included.
+func checkpointPath(ref, op string) (string, error) {
+	if ref == "" {
+		return "", &tools.Error{Code: tools.CodeInvalid, Msg: "no checkpoint given: pass its id or name"}
+	}
+	return "/v1/checkpoints/" + url.PathEscape(ref) + op, nil
+}
+
+func (c *Client) CreateCheckpoint(ctx context.Context, name string) (tools.CheckpointInfo, error) {
+	var out tools.CheckpointInfo
+	err := c.do(ctx, http.MethodPost, "/v1/checkpoints", tools.CheckpointInput{Name: name}, &out)
+	return out, err
+}
+
+func (c *Client) Checkpoints(ctx context.Context) ([]tools.CheckpointInfo, error) {
+	var out struct {
+		Checkpoints []tools.CheckpointInfo `json:"checkpoints"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/checkpoints", nil, &out)
+	return out.Checkpoints, err
+}
+
+func (c *Client) Restore(ctx context.Context, ref string) (tools.CheckpointInfo, error) {
+	var out tools.RestoreOutput
+	p, err := checkpointPath(ref, "/restore")
+	if err == nil {
+		err = c.do(ctx, http.MethodPost, p, nil, &out)
+	}
+	return out.Restored, err
+}
+
+func (c *Client) Diff(ctx context.Context, from, to string) ([]tools.Change, error) {
+	var out struct {
+		Changes []tools.Change `json:"changes"`
+	}
+	p, err := checkpointPath(from, "/diff")
+	if err == nil {
+		if to != "" {
+			p += "?" + url.Values{"to": {to}}.Encode()
+		}
+		err = c.do(ctx, http.MethodGet, p, nil, &out)
+	}
+	return out.Changes, err
+}
+
+func (c *Client) DeleteCheckpoint(ctx context.Context, ref string) (tools.CheckpointInfo, error) {
+	var out tools.CheckpointInfo
+	p, err := checkpointPath(ref, "")
+	if err == nil {
+		err = c.do(ctx, http.MethodDelete, p, nil, &out)
+	}
+	return out, err
+}
+
+// ForkInput is the body of POST /v1/fork.
+type ForkInput struct {
+	Checkpoint string `json:"checkpoint,omitempty"`
+	Store      string `json:"store"`
+}
+
+func (c *Client) Fork(ctx context.Context, ref, dst string) error {
+	var out ForkInput
+	return c.do(ctx, http.MethodPost, "/v1/fork", ForkInput{Checkpoint: ref, Store: dst}, &out)
+}
+
+func (c *Client) Undo(ctx context.Context, id string) (tools.UndoResult, error) {
+	var out tools.UndoResult
+	err := c.do(ctx, http.MethodPost, "/v1/execs/"+url.PathEscape(id)+"/undo", nil, &out)
+	return out, err
 }

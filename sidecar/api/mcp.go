@@ -11,6 +11,7 @@ import (
 const instructions = "These tools work on one workspace: a POSIX file tree mounted at /workspace. " +
 	"Use ls, find, grep and read to explore, edit for targeted changes, write for new files, delete to remove, " +
 	"and exec to run shell commands (backend shell for file work, container for real programs). " +
+	"checkpoint saves the whole workspace instantly and restore goes back to it; undo takes back one exec (every exec takes a checkpoint first). " +
 	"Every change is audited; some paths may be read-only or hidden by policy."
 
 // NewMCPServer returns an MCP server offering every tool of conn: a Local

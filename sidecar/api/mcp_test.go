@@ -46,7 +46,7 @@ func checkMCP(t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if strings.Join(names, " ") != "delete edit exec find grep ls publish read write" {
+	if strings.Join(names, " ") != "checkpoint delete diff_checkpoint edit exec find grep ls publish read restore undo write" {
 		t.Errorf("tools %v", names)
 	}
 	for _, tc := range []struct {
@@ -70,6 +70,18 @@ func checkMCP(t *testing.T, cs *mcp.ClientSession) {
 		{"delete", map[string]any{"path": "m"}, true, "recursive=true"},
 		{"write", map[string]any{"path": "x", "content": "c", "bogus": 1}, true, "bogus"},
 		{"read", map[string]any{}, true, "path"},
+		// An agent saves and rolls back its own work.
+		{"checkpoint", map[string]any{"name": "before b"}, false, "created checkpoint"},
+		{"write", map[string]any{"path": "m/b.txt", "content": "b"}, false, "created m/b.txt"},
+		{"diff_checkpoint", map[string]any{"from": "before b"}, false, "A\tm/b.txt\n"},
+		{"restore", map[string]any{"checkpoint": "before b"}, false, "restored the whole workspace to checkpoint"},
+		{"diff_checkpoint", map[string]any{"from": "before b"}, false, "no changes"},
+		{"read", map[string]any{"path": "m/b.txt"}, true, "no such file"},
+		{"restore", map[string]any{"checkpoint": "nope"}, true, `no checkpoint "nope"`},
+		{"checkpoint", map[string]any{"name": "before b"}, true, "exists already"},
+		{"checkpoint", map[string]any{"name": "12"}, true, "all digits"},
+		{"diff_checkpoint", map[string]any{}, true, "from"},
+		{"undo", map[string]any{"exec_id": "nosuchexec"}, true, "no checkpoint to undo it from"},
 		{"delete", map[string]any{"path": "m", "recursive": true}, false, "deleted dir m"},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})

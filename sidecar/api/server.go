@@ -5,7 +5,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,6 +92,13 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/execs/{id}", s.execInfo)
 	s.mux.HandleFunc("POST /v1/execs/{id}/kill", s.kill)
 	s.mux.HandleFunc("GET /v1/execs/{id}/changes", s.changes)
+	s.mux.HandleFunc("POST /v1/execs/{id}/undo", s.undo)
+	s.mux.HandleFunc("POST /v1/checkpoints", s.createCheckpoint)
+	s.mux.HandleFunc("GET /v1/checkpoints", s.listCheckpoints)
+	s.mux.HandleFunc("POST /v1/checkpoints/{ref}/restore", s.restore)
+	s.mux.HandleFunc("GET /v1/checkpoints/{ref}/diff", s.diff)
+	s.mux.HandleFunc("DELETE /v1/checkpoints/{ref}", s.deleteCheckpoint)
+	s.mux.HandleFunc("POST /v1/fork", s.fork)
 	s.mux.HandleFunc("GET /v1/tools", s.listTools)
 	s.mux.HandleFunc("POST /v1/tools/{name}", s.callTool)
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
@@ -307,14 +313,7 @@ func (c chunkWriter) Write(p []byte) (int, error) {
 
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	var in tools.ExecInput
-	b, err := s.readBody(w, r)
-	if err == nil {
-		err = checkUTF8JSON(b)
-	}
-	if err == nil {
-		err = decodeStrict(bytes.NewReader(b), &in)
-	}
-	if err != nil {
+	if err := s.decodeBody(w, r, &in); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -124,6 +124,22 @@ var toolset = []tool{
 		"Make a public, signed link to a workspace file or directory that anyone can download until it expires (default 1 hour, at most 30 days); "+
 			"a directory downloads as a .tar.gz. Use it to hand the user an artifact (an image, a report, a build). Links cannot be revoked one by one."+pathNote,
 		true, false, (*tools.Service).Publish),
+	def("checkpoint", "Checkpoint workspace",
+		"Save the whole workspace as it is now in a checkpoint (instant, whatever its size; optionally named) that restore can go back to. "+
+			"Take one before a risky change. Every exec also takes one automatically just before it runs (its result gives the id) so it can be undone.",
+		false, false, (*tools.Service).CheckpointTool),
+	def("restore", "Restore checkpoint",
+		"Replace the whole workspace with a checkpoint taken earlier (by id or name): every change made since is gone, files created since are deleted. "+
+			"To take back a single exec instead, use undo. Read-only paths are never rewritten: a restore that would is refused.",
+		false, true, (*tools.Service).RestoreTool),
+	def("diff_checkpoint", "Diff checkpoint",
+		"List what changed between a checkpoint and the workspace now, or between two checkpoints, as git's name-status: "+
+			"A (added), M (modified) or D (deleted), a tab and the path, one per line, sorted. Paginated with offset and limit.",
+		true, false, (*tools.Service).DiffTool),
+	def("undo", "Undo exec",
+		"Undo one exec: put back exactly the paths it changed as they were just before it ran, leaving everything else as it is. "+
+			"Refused, naming the paths, when a later exec or tool changed the same paths (their work would be lost): restore a checkpoint instead.",
+		false, true, (*tools.Service).UndoTool),
 }
 
 func findTool(name string) (tool, bool) {

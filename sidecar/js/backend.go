@@ -31,6 +31,9 @@ type Options struct {
 	// Publish serves sqlfs:publish; nil makes publish fail with a clear
 	// error.
 	Publish PublishFunc
+	// Checkpoint serves sqlfs:checkpoint; nil makes it fail with a clear
+	// error.
+	Checkpoint CheckpointFunc
 }
 
 // PublishFunc makes a public link for sqlfs:publish: a URL serving
@@ -50,7 +53,7 @@ var _ sidecar.Backend = (*Backend)(nil)
 // shell backend, which knows the `node` command this package registers).
 // The caller keeps ownership of shell.
 func New(shell sidecar.Backend, opts Options) *Backend {
-	cfg := config{maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish}
+	cfg := config{maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish, checkpoint: opts.Checkpoint}
 	if opts.Egress != nil {
 		cfg.fetch = &http.Client{Transport: opts.Egress}
 	}

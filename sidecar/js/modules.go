@@ -87,6 +87,7 @@ func (v *vm) nativeModules() map[string]require.ModuleLoader {
 	mods["util/types"] = reexport("util", "types")
 	mods["sqlfs:publish"] = v.libLoader("publish")
 	mods["sqlfs:git"] = v.libLoader("git")
+	mods["sqlfs:checkpoint"] = v.libLoader("checkpoint")
 	mods["console"] = reexportGlobal("console")
 	mods["process"] = reexportGlobal("process")
 	return mods

@@ -29,6 +29,7 @@ type config struct {
 	fetch        *http.Client // nil: the network is off for this exec
 	maxHeapBytes int64
 	publish      PublishFunc
+	checkpoint   CheckpointFunc
 	actor        string // whom publish records in the audit trail
 }
 

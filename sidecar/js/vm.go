@@ -186,6 +186,7 @@ func (v *vm) natives() map[string]any {
 		"fetchAllowed": func() bool { return v.cfg.fetch != nil },
 		"fetch":        v.fetch,
 		"publish":      v.publish,
+		"checkpoint":   v.checkpoint,
 		"git":          v.git,
 		"promiseState": func(val goja.Value) map[string]any {
 			p, ok := val.Export().(*goja.Promise)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
@@ -52,5 +53,42 @@ func TestExecReportsItsOwnChanges(t *testing.T) {
 	// the name must not hide it.
 	if hidden := run("echo x > .sqlfs-tar-AAAAAAAAAAAA && mkdir -p d && echo y > d/.sqlfs-tar-b"); !slices.Equal(hidden.Changed, []string{".sqlfs-tar-AAAAAAAAAAAA", "d", "d/.sqlfs-tar-b"}) {
 		t.Errorf("changes = %q, want the temporary-looking names too", hidden.Changed)
+	}
+}
+
+// TestChangesPagesPastRefusals is a regression test: the audit query for
+// an exec's changes moved its cursor only past successful events, so a
+// full page of refused ones was fetched again forever.
+func TestChangesPagesPastRefusals(t *testing.T) {
+	f, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), sfs.Options{Policy: sfs.Policy{ReadOnly: []string{"ro"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	svc := tools.NewForCore(f, nil, tools.Options{})
+	exec := f.WithActor(tools.Actor("refused"))
+	for range 10_001 { // one page is 10,000 events
+		if err := exec.WriteFile("/ro", []byte("x"), 0o644); err == nil {
+			t.Fatal("write to a read-only path succeeded")
+		}
+	}
+	if err := exec.WriteFile("/ok", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string, 1)
+	go func() {
+		ch, err := svc.Changes(t.Context(), "refused")
+		if err != nil {
+			t.Error(err)
+		}
+		done <- ch
+	}()
+	select {
+	case ch := <-done:
+		if !slices.Equal(ch, []string{"ok"}) {
+			t.Errorf("changes = %q, want only ok", ch)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Changes did not return: it keeps fetching the same page")
 	}
 }

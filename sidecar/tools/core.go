@@ -28,7 +28,9 @@ func NewForCore(f *sfs.FS, backends map[string]sidecar.Backend, opts Options) *S
 			return f.Store().Audit(ctx, filter)
 		}
 	}
-	return New(func(actor string) FS { return coreFS{f.WithActor(actor)} }, backends, opts)
+	s := New(func(actor string) FS { return coreFS{f.WithActor(actor)} }, backends, opts)
+	s.core = f
+	return s
 }
 
 // coreFS adapts *sfs.FS to FS.

@@ -16,24 +16,27 @@ type Code string
 
 // The codes a tool reports.
 const (
-	CodeInvalid   Code = "invalid_argument"
-	CodeNotFound  Code = "not_found"
-	CodeExists    Code = "already_exists"
-	CodeEscape    Code = "path_escapes_workspace"
-	CodeDenied    Code = "permission_denied" // policy: read-only path, EACCES/EPERM/EROFS
-	CodeIsDir     Code = "is_a_directory"
-	CodeNotDir    Code = "not_a_directory"
-	CodeNotEmpty  Code = "directory_not_empty"
-	CodeBinary    Code = "binary_file"
-	CodeTooLarge  Code = "too_large"
-	CodeNoSpace   Code = "no_space" // workspace quota
-	CodeNoMatch   Code = "edit_no_match"
-	CodeAmbiguous Code = "edit_ambiguous"
-	CodeBackend   Code = "unknown_backend"
-	CodeCanceled  Code = "canceled"
-	CodeInternal  Code = "internal"
-	CodeNoExec    Code = "unknown_exec"
-	CodeNoPublish Code = "publishing_unavailable"
+	CodeInvalid      Code = "invalid_argument"
+	CodeNotFound     Code = "not_found"
+	CodeExists       Code = "already_exists"
+	CodeEscape       Code = "path_escapes_workspace"
+	CodeDenied       Code = "permission_denied" // policy: read-only path, EACCES/EPERM/EROFS
+	CodeIsDir        Code = "is_a_directory"
+	CodeNotDir       Code = "not_a_directory"
+	CodeNotEmpty     Code = "directory_not_empty"
+	CodeBinary       Code = "binary_file"
+	CodeTooLarge     Code = "too_large"
+	CodeNoSpace      Code = "no_space" // workspace quota
+	CodeNoMatch      Code = "edit_no_match"
+	CodeAmbiguous    Code = "edit_ambiguous"
+	CodeBackend      Code = "unknown_backend"
+	CodeCanceled     Code = "canceled"
+	CodeInternal     Code = "internal"
+	CodeNoExec       Code = "unknown_exec"
+	CodeNoPublish    Code = "publishing_unavailable"
+	CodeNoCheckpoint Code = "unknown_checkpoint"
+	// CodeConflict: undo would overwrite later changes (the message names them).
+	CodeConflict Code = "conflict"
 )
 
 // Error is a tool failure with a message written for the model.
@@ -45,6 +48,10 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode is the code as a string, for callers that cannot import this
+// package (the js backend).
+func (e *Error) ErrorCode() string { return string(e.Code) }
 
 func toolErr(code Code, cause error, format string, args ...any) *Error {
 	return &Error{Code: code, Msg: fmt.Sprintf(format, args...), Err: cause}

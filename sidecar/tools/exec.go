@@ -41,6 +41,7 @@ type ExecResult struct {
 	Killed     bool     `json:"killed,omitempty" jsonschema:"stopped by a kill request or a vanished client"`
 	LimitHit   string   `json:"limit_hit,omitempty" jsonschema:"the limit that stopped the command"`
 	Changed    []string `json:"changed,omitempty" jsonschema:"workspace paths the command changed"`
+	Checkpoint string   `json:"checkpoint,omitempty" jsonschema:"id of the checkpoint taken just before the command: undo this exec, or restore the checkpoint, to go back"`
 }
 
 // ExecOutput is what the exec tool returns: the result and the output.
@@ -79,6 +80,9 @@ func (o ExecOutput) Text() string {
 	}
 	if len(o.Changed) > 0 {
 		fmt.Fprintf(&b, "[changed: %s]\n", strings.Join(o.Changed, ", "))
+	}
+	if o.Checkpoint != "" && len(o.Changed) > 0 {
+		fmt.Fprintf(&b, "[to take this back: undo exec_id %s, or restore checkpoint %s]\n", o.ID, o.Checkpoint)
 	}
 	return b.String()
 }
@@ -167,6 +171,10 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if started != nil {
 		started(e.info.ID)
 	}
+	var checkpoint string
+	if s.opts.AutoCheckpoint != nil && s.core != nil {
+		checkpoint = s.autoCheckpoint(ctx, e.info.ID)
+	}
 	var stdin io.Reader
 	if in.Stdin != "" {
 		stdin = strings.NewReader(in.Stdin)
@@ -187,7 +195,7 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	})
 	m.Running.Dec()
 	res := ExecResult{ID: e.info.ID, ExitCode: r.ExitCode, DurationMS: float64(r.Duration) / float64(time.Millisecond),
-		Truncated: r.Truncated, TimedOut: r.TimedOut, LimitHit: r.LimitHit}
+		Truncated: r.Truncated, TimedOut: r.TimedOut, LimitHit: r.LimitHit, Checkpoint: checkpoint}
 	s.mu.Lock()
 	res.Killed = e.killed || (ctx.Err() != nil && !r.TimedOut)
 	s.mu.Unlock()
@@ -202,6 +210,9 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 		}
 	}
 	s.finish(e, res)
+	if checkpoint != "" {
+		s.pruneCheckpoints(context.WithoutCancel(ctx))
+	}
 	if err != nil {
 		return res, fmt.Errorf("exec %s on %s: %w", e.info.ID, name, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/egress"
+	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/archive"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -45,6 +46,9 @@ type Options struct {
 	// ask for allow_network are refused while it allows nothing (nil or
 	// empty): the operator's word beats the caller's.
 	Egress *egress.Policy
+	// AutoCheckpoint, when set, takes a checkpoint before every exec so it
+	// can be undone, and bounds how many of those stay. Nil takes none.
+	AutoCheckpoint *CheckpointRetention
 }
 
 func (o Options) withDefaults() Options {
@@ -75,6 +79,7 @@ func (o Options) withDefaults() Options {
 // Service runs tool calls against one workspace.
 type Service struct {
 	view     func(actor string) FS
+	core     *sfs.FS // for checkpoints; nil without (New)
 	backends map[string]sidecar.Backend
 	opts     Options
 
@@ -125,29 +130,63 @@ func (s *Service) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore
 // failure). A file left under such a name is listed: the name alone must
 // not hide a change.
 func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) {
+	ch, err := s.changes(ctx, execID)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(ch.paths))
+	for i, p := range ch.paths {
+		paths[i] = display(p)
+	}
+	slices.Sort(paths)
+	return paths, nil
+}
+
+// recordOnly are the audited operations that change no path (fs.FS.Record
+// and the checkpoint bookkeeping): not an exec's changes.
+var recordOnly = map[string]bool{"publish": true, "download": true, "checkpoint": true, "checkpoint-delete": true, "fork": true, "connect": true}
+
+// changedPaths are the workspace paths a successful audit event changed:
+// none for recordOnly operations, and a restore names its checkpoint in
+// Path2.
+func changedPaths(e sqlstore.AuditEvent) []string {
+	switch {
+	case e.Result != "ok" || recordOnly[e.Op]:
+		return nil
+	case e.Op == "restore" || e.Path2 == "":
+		return []string{e.Path}
+	}
+	return []string{e.Path, e.Path2}
+}
+
+// execChanges is what the audit trail says an exec changed.
+type execChanges struct {
+	paths []string // workspace paths, sorted
+	first int64    // sequence number of its first event, 0 without any
+}
+
+func (s *Service) changes(ctx context.Context, execID string) (execChanges, error) {
+	var ch execChanges
 	seen := map[string]bool{}
 	tempGone := map[string]bool{} // temporary name → renamed away or removed by now
 	f := sqlstore.AuditFilter{Actor: Actor(execID), Limit: 10_000}
 	for {
 		ev, err := s.Audit(ctx, f)
 		if err != nil {
-			return nil, err
+			return ch, err
 		}
 		for _, e := range ev {
-			if e.Result != "ok" {
-				continue
+			if ch.first == 0 {
+				ch.first = e.Seq
 			}
-			for i, p := range []string{e.Path, e.Path2} {
-				if p == "" {
-					continue
-				}
+			f.AfterSeq = e.Seq
+			for i, p := range changedPaths(e) {
 				if archive.IsTempName(p) {
 					tempGone[p] = i == 0 && (e.Op == "rename" || e.Op == "unlink" || e.Op == "remove")
 					continue
 				}
-				seen[display(p)] = true
+				seen[p] = true
 			}
-			f.AfterSeq = e.Seq
 		}
 		if len(ev) < f.Limit {
 			break
@@ -155,15 +194,15 @@ func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) 
 	}
 	for p, gone := range tempGone {
 		if !gone {
-			seen[display(p)] = true
+			seen[p] = true
 		}
 	}
-	paths := make([]string, 0, len(seen))
+	ch.paths = make([]string, 0, len(seen))
 	for p := range seen {
-		paths = append(paths, p)
+		ch.paths = append(ch.paths, p)
 	}
-	slices.Sort(paths)
-	return paths, nil
+	slices.Sort(ch.paths)
+	return ch, nil
 }
 
 // page clamps a caller's offset and limit.

@@ -14,6 +14,7 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -31,6 +32,8 @@ type Flags struct {
 	egressAllow    ListFlag
 	noNetwork      bool
 	retention      sqlstore.AuditRetention
+	autoCheckpoint bool
+	checkpoints    tools.CheckpointRetention
 }
 
 // Register defines the flags on fs.
@@ -46,6 +49,10 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noNetwork, "no-network", false, "deprecated, now the default: refuse every exec that asks for network access, overriding --egress-allow")
 	f.retention = sqlstore.DefaultAuditRetention
 	f.retention.AddFlags(fs)
+	d := tools.DefaultCheckpointRetention
+	fs.BoolVar(&f.autoCheckpoint, "auto-checkpoint", true, "take a checkpoint before every exec of the API, MCP and sqlfs-exec run, so sqlfs-exec undo EXEC_ID can take it back (--auto-checkpoint=false: none)")
+	fs.IntVar(&f.checkpoints.Keep, "checkpoint-keep", d.Keep, "keep the newest `N` automatic checkpoints, deleting older ones (0: no count bound; named checkpoints stay until deleted)")
+	fs.DurationVar(&f.checkpoints.MaxAge, "checkpoint-max-age", d.MaxAge, "delete automatic checkpoints older than `D` (0: no age bound)")
 }
 
 // Apply checks the flags' values and sets what they configure in o.
@@ -72,6 +79,12 @@ func (f *Flags) Apply(o *Options, log *slog.Logger) error {
 			return fmt.Errorf("--egress-allow: %w", err)
 		}
 	}
+	if f.checkpoints.Keep < 0 || f.checkpoints.MaxAge < 0 {
+		return fmt.Errorf("--checkpoint-keep and --checkpoint-max-age must not be negative, got %d and %s", f.checkpoints.Keep, f.checkpoints.MaxAge)
+	}
+	o.NoAutoCheckpoint = !f.autoCheckpoint
+	keep := f.checkpoints
+	o.AutoCheckpoint = &keep
 	return nil
 }
 

@@ -52,6 +52,11 @@ type Options struct {
 	// reaches only what it allows, so an API caller cannot grant itself
 	// what the operator did not.
 	Egress *egress.Policy
+	// NoAutoCheckpoint turns off the checkpoint taken before every exec
+	// (which undo needs); AutoCheckpoint bounds how many stay, nil meaning
+	// tools.DefaultCheckpointRetention.
+	NoAutoCheckpoint bool
+	AutoCheckpoint   *tools.CheckpointRetention
 }
 
 // Workspace is an open store with what serves it.
@@ -149,8 +154,17 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		w.Egress = (&egress.Dialer{Policy: o.Egress, Audit: auditEgress(f, log)}).Transport()
 	}
 	// The JavaScript backend runs its programs through the shell backend.
-	w.Backends["js"] = js.New(sh, js.Options{Publish: pub, Egress: w.Egress})
-	w.Tools = tools.NewForCore(f, w.Backends, tools.Options{Publish: pub, Egress: o.Egress})
+	w.Backends["js"] = js.New(sh, js.Options{Publish: pub, Egress: w.Egress, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
+		return w.Tools.CheckpointOp(ctx, actor, op, args) // set below, before any exec
+	}})
+	to := tools.Options{Publish: pub, Egress: o.Egress}
+	if !o.NoAutoCheckpoint {
+		to.AutoCheckpoint = &tools.DefaultCheckpointRetention
+		if o.AutoCheckpoint != nil {
+			to.AutoCheckpoint = o.AutoCheckpoint
+		}
+	}
+	w.Tools = tools.NewForCore(f, w.Backends, to)
 	return w, nil
 }
 
