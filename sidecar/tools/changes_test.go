@@ -58,7 +58,8 @@ func TestExecReportsItsOwnChanges(t *testing.T) {
 
 // TestChangesPagesPastRefusals is a regression test: the audit query for
 // an exec's changes moved its cursor only past successful events, so a
-// full page of refused ones was fetched again forever.
+// full page of refused ones was fetched again forever. And a connection
+// (egress) was listed as a changed path.
 func TestChangesPagesPastRefusals(t *testing.T) {
 	f, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), sfs.Options{Policy: sfs.Policy{ReadOnly: []string{"ro"}}})
 	if err != nil {
@@ -73,6 +74,12 @@ func TestChangesPagesPastRefusals(t *testing.T) {
 		}
 	}
 	if err := exec.WriteFile("/ok", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Neither is what the exec's network connections and checkpoint
+	// record: they change no path.
+	exec.Record("connect", "example.com:443", nil)
+	if _, err := exec.Checkpoint(t.Context(), sfs.CheckpointOptions{Auto: true, ExecID: "refused"}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan []string, 1)
