@@ -21,6 +21,13 @@
 // Every attempt is counted in sqlfs_egress_connections_total{outcome} and
 // handed to the Dialer's audit hook with the actor the context names
 // (WithActor).
+//
+// What is meant to build on it: a proxy for the container backend (one
+// DialContext per CONNECT, the actor from the exec's cgroup), credentials
+// injected per host by a RoundTripper wrapping Transport, git over HTTP
+// through the same Transport, and rules per actor (Policy.Allow already
+// takes the actor). A per-actor policy needs a Transport per actor, since
+// a pooled connection was checked only when it was opened.
 package egress
 
 import (

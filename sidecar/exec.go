@@ -27,8 +27,9 @@ type Request struct {
 	// Actor names the command in the audit trail (e.g. "exec:ID"), so the
 	// changes it made can be listed afterwards; "" uses the backend's own.
 	Actor string
-	// AllowNetwork lets the command reach the network where its backend
-	// decides per exec (the js backend's fetch); refused by default.
+	// AllowNetwork asks for the network where its backend decides per exec
+	// (the js backend's fetch): it can only use what the operator's egress
+	// policy allows (package egress), and without it the exec has none.
 	AllowNetwork bool
 }
 
