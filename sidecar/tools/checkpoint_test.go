@@ -253,3 +253,53 @@ func TestRestoreWhileExecWrites(t *testing.T) {
 		t.Errorf("diff after restoring again: %v, %v", d, err)
 	}
 }
+
+// TestRestorePolicyErrors: a restore that would rewrite a read-only path
+// or pass the quota is refused with the tools' codes, naming the paths,
+// and changes nothing.
+func TestRestorePolicyErrors(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "ws.db")
+	f, err := sfs.Open(t.Context(), store, sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(f.MkdirAll("/ro", 0o755))
+	must(f.WriteFile("/ro/x", []byte("old"), 0o644))
+	if _, err := f.Checkpoint(t.Context(), sfs.CheckpointOptions{Name: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	must(f.WriteFile("/ro/x", []byte("new"), 0o644))
+	must(f.Remove("/ro/x"))
+	must(f.WriteFile("/fat", make([]byte, 150), 0o644))
+	if _, err := f.Checkpoint(t.Context(), sfs.CheckpointOptions{Name: "fat"}); err != nil {
+		t.Fatal(err)
+	}
+	must(f.Remove("/fat"))
+	must(f.WriteFile("/big", make([]byte, 80), 0o644))
+	must(f.Close())
+
+	f, err = sfs.Open(t.Context(), store, sfs.Options{Policy: sfs.Policy{ReadOnly: []string{"ro/**"}, QuotaBytes: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	svc := tools.NewForCore(f, nil, tools.Options{})
+	_, err = svc.RestoreCheckpoint(t.Context(), "test", "old")
+	if codeOf(err) != tools.CodeDenied || !strings.Contains(err.Error(), "ro/x") {
+		t.Errorf("restore over a read-only path: %v (code %s)", err, codeOf(err))
+	}
+	// The quota counts the live tree: restoring 150 bytes passes 100.
+	_, err = svc.RestoreCheckpoint(t.Context(), "test", "fat")
+	if codeOf(err) != tools.CodeNoSpace {
+		t.Errorf("restore past the quota: %v (code %s)", err, codeOf(err))
+	}
+	if b, err := f.ReadFile("/big"); err != nil || len(b) != 80 {
+		t.Errorf("refused restore changed big: %d bytes, %v", len(b), err)
+	}
+}
