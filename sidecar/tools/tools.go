@@ -1,5 +1,7 @@
 // Package tools implements the agent tools (read, ls, find, grep, write,
-// edit, delete, exec) over the filesystem core and the exec backends. The
+// edit, delete, exec, publish, and checkpoint, restore, diff_checkpoint and
+// undo over the core's checkpoints) over the filesystem core and the exec
+// backends. The
 // HTTP API and the MCP server are thin transports over Service; every limit,
 // path check and error message lives here so both behave the same.
 package tools
