@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
 // TestFlags: both owners parse the same flags into the same options, and
@@ -25,7 +27,8 @@ func TestFlags(t *testing.T) {
 	}{
 		{"defaults", nil, "", func(o Options) bool {
 			return o.FS.CommitInterval == time.Second && o.Shell.MaxMemoryBytes == 1<<30 && o.Egress.Empty() &&
-				o.FS.AuditRetention != nil && o.FS.AuditRetention.MaxEvents == 1_000_000
+				o.FS.AuditRetention != nil && o.FS.AuditRetention.MaxEvents == 1_000_000 &&
+				!o.NoAutoCheckpoint && *o.AutoCheckpoint == tools.DefaultCheckpointRetention
 		}},
 		{"all set", []string{"--policy", pol, "--read-only-glob", "ro/**", "--quota", "9", "--commit-interval", "2s",
 			"--exec-memory", "1024", "--egress-allow", "*.example.com:443", "--egress-allow", "10.0.0.0/8", "--audit-max-events", "5"}, "", func(o Options) bool {
@@ -35,6 +38,11 @@ func TestFlags(t *testing.T) {
 		}},
 		{"no-network beats egress-allow", []string{"--egress-allow", "*", "--no-network"}, "", func(o Options) bool { return o.Egress.Empty() }},
 		{"bad egress rule", []string{"--egress-allow", "host:http"}, "--egress-allow", nil},
+		{"checkpoints", []string{"--checkpoint-keep", "3", "--checkpoint-max-age", "1h"}, "", func(o Options) bool {
+			return !o.NoAutoCheckpoint && o.AutoCheckpoint.Keep == 3 && o.AutoCheckpoint.MaxAge == time.Hour
+		}},
+		{"no auto checkpoint", []string{"--auto-checkpoint=false"}, "", func(o Options) bool { return o.NoAutoCheckpoint }},
+		{"negative checkpoint keep", []string{"--checkpoint-keep", "-1"}, "must not be negative", nil},
 		{"zero exec memory", []string{"--exec-memory", "0"}, "must be positive", nil},
 		{"negative shell memory", []string{"--shell-memory", "-1"}, "must be positive", nil},
 		{"zero commit interval", []string{"--commit-interval", "0s"}, "must be positive", nil},
