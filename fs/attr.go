@@ -5,53 +5,69 @@ import (
 	"time"
 )
 
-// target is the inode a setattr acts on: n for an open handle (which may
-// have no name left), else what name resolves to. Called with c.mu held.
-func (f *FS) target(name string, n *inode) (*inode, error) {
-	if n != nil {
-		return n, nil
-	}
-	return f.c.walk(name, true)
+// one is how a change of one file finds it: name resolved under the lock,
+// or an inode known already (an open file's, one the kernel names by
+// number) at the physical path at.
+type one struct {
+	name   string // what errors name, and what is resolved when find is nil
+	follow bool
+	at     string
+	find   func() (*inode, error) // called with c.mu held
 }
 
-// setattr runs fn on the inode of name (or on n, for an open handle) as one
-// audited change.
-func (f *FS) setattr(op, name string, n *inode, fn func(n *inode) error) error {
-	return f.mutate(op, name, "", func(m *mutation) error {
-		target, err := f.target(name, n)
+func byName(name string, follow bool) one { return one{name: name, follow: follow} }
+
+// changeOne runs fn on the file o finds as one audited change.
+func (f *FS) changeOne(op string, o one, fn func(m *mutation, n *inode) error) error {
+	run := func(m *mutation) error {
+		var n *inode
+		var err error
+		if o.find != nil {
+			n, err = o.find()
+		} else {
+			n, err = f.c.walk(o.name, o.follow, &m.path)
+		}
 		if err != nil {
 			return err
 		}
-		if err := fn(target); err != nil {
+		return fn(m, n)
+	}
+	if o.find != nil {
+		return f.mutateAt(op, o.name, o.at, "", run)
+	}
+	return f.mutate(op, o.name, "", run)
+}
+
+// setattr runs fn on the file o finds as one audited change.
+func (f *FS) setattr(op string, o one, fn func(n *inode) error) error {
+	return f.changeOne(op, o, func(m *mutation, n *inode) error {
+		if err := fn(n); err != nil {
 			return err
 		}
-		target.ctime = now()
-		f.c.touchInode(target)
+		n.ctime = now()
+		f.c.touchInode(n)
 		m.inodeChanged(m.path)
 		return nil
 	})
 }
 
-// truncateFile sets the size of name (or of n) as one audited change.
-func (f *FS) truncateFile(name string, n *inode, size int64) error {
-	return f.mutate("truncate", name, "", func(m *mutation) error {
-		target, err := f.target(name, n)
+// truncateFile sets the size of the file o finds as one audited change.
+func (f *FS) truncateFile(o one, size int64) error {
+	return f.changeOne("truncate", o, func(m *mutation, n *inode) error {
 		switch {
-		case err != nil:
-			return err
-		case target.isDir():
+		case n.isDir():
 			return syscall.EISDIR
-		case !target.isRegular():
+		case !n.isRegular():
 			return syscall.EINVAL
 		}
 		m.inodeChanged(m.path)
-		return f.c.truncate(target, size)
+		return f.c.truncate(n, size)
 	})
 }
 
 // Chmod sets the permission bits of name.
 func (f *FS) Chmod(name string, perm uint32) error {
-	return f.setattr("chmod", name, nil, chmodFn(perm))
+	return f.setattr("chmod", byName(name, true), chmodFn(perm))
 }
 
 func chmodFn(perm uint32) func(n *inode) error {
@@ -63,7 +79,7 @@ func chmodFn(perm uint32) func(n *inode) error {
 
 // Chown sets the owner of name; -1 leaves a field unchanged.
 func (f *FS) Chown(name string, uid, gid int) error {
-	return f.setattr("chown", name, nil, chownFn(uid, gid))
+	return f.setattr("chown", byName(name, true), chownFn(uid, gid))
 }
 
 func chownFn(uid, gid int) func(n *inode) error {
@@ -81,7 +97,7 @@ func chownFn(uid, gid int) func(n *inode) error {
 // Chtimes sets access and modification times; a zero time leaves one
 // unchanged.
 func (f *FS) Chtimes(name string, atime, mtime time.Time) error {
-	return f.setattr("utimens", name, nil, chtimesFn(atime, mtime))
+	return f.setattr("utimens", byName(name, true), chtimesFn(atime, mtime))
 }
 
 func chtimesFn(atime, mtime time.Time) func(n *inode) error {
@@ -99,24 +115,29 @@ func chtimesFn(atime, mtime time.Time) func(n *inode) error {
 // Truncate sets the size of name.
 func (f *FS) Truncate(name string, size int64) error {
 	f.flushKernel(name, true)
-	return f.truncateFile(name, nil, size)
+	return f.truncateFile(byName(name, true), size)
 }
 
 // Chmod, Chown and Chtimes on an open handle work after unlink too.
 
+// held is the open file as a change finds it.
+func (fl *File) held() one {
+	return one{name: fl.name, at: fl.at, find: func() (*inode, error) { return fl.n, nil }}
+}
+
 // Chmod sets the open file's permission bits.
 func (fl *File) Chmod(perm uint32) error {
-	return fl.fs.setattr("chmod", fl.name, fl.n, chmodFn(perm))
+	return fl.fs.setattr("chmod", fl.held(), chmodFn(perm))
 }
 
 // Chown sets the open file's owner.
 func (fl *File) Chown(uid, gid int) error {
-	return fl.fs.setattr("chown", fl.name, fl.n, chownFn(uid, gid))
+	return fl.fs.setattr("chown", fl.held(), chownFn(uid, gid))
 }
 
 // Chtimes sets the open file's times.
 func (fl *File) Chtimes(atime, mtime time.Time) error {
-	return fl.fs.setattr("utimens", fl.name, fl.n, chtimesFn(atime, mtime))
+	return fl.fs.setattr("utimens", fl.held(), chtimesFn(atime, mtime))
 }
 
 // Statfs is what statfs(2) reports.

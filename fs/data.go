@@ -255,8 +255,8 @@ func (c *core) maxFileSize() int64 { return sqlstore.MaxChunks * c.chunkSize }
 // checkQuota refuses growing n to end past the quota. Called with c.mu held.
 func (c *core) checkQuota(n *inode, end int64) error {
 	if q := c.opts.Policy.QuotaBytes; q > 0 && end > n.size && c.used+(end-n.size) > q {
-		metrics.PolicyRefusals.WithLabelValues("quota").Inc()
-		return syscall.ENOSPC
+		RuleQuota.count()
+		return RuleQuota.Errno()
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func (f *FS) flushKernel(name string, follow bool) {
 	fn := c.flush
 	var ino uint64
 	if fn != nil {
-		if n, err := f.lookup(name, follow); err == nil && n.isRegular() {
+		if n, err := f.lookup("", name, follow); err == nil && n.isRegular() {
 			ino = n.ino
 		}
 	}

@@ -84,6 +84,7 @@ func (f *FS) Store() *sqlstore.Store { return f.c.store }
 type core struct {
 	store     *sqlstore.Store
 	opts      Options
+	rules     rules // opts.Policy's globs, compiled
 	chunkSize int64
 	log       *slog.Logger
 
@@ -135,6 +136,7 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 	c := &core{
 		store:     st,
 		opts:      opts,
+		rules:     compileRules(opts.Policy),
 		chunkSize: int64(st.ChunkSize()),
 		log:       opts.Logger,
 		inodes:    make(map[uint64]*inode),

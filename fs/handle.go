@@ -18,6 +18,7 @@ type File struct {
 	fs    *FS
 	n     *inode
 	name  string
+	at    string // the physical path it was opened at: for the policy and the audit trail
 	flag  int
 	mu    sync.Mutex // guards off
 	off   int64
@@ -49,11 +50,11 @@ func (f *FS) OpenFile(name string, flag int, perm uint32) (*File, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, err := f.lookup(name, true)
+	n, err := f.lookup("open", name, true)
 	if err != nil {
 		return nil, pathError("open", name, err)
 	}
-	return f.newFile(n, name, flag), nil
+	return f.newFile(n.inode, name, n.path, flag), nil
 }
 
 // openLocked is OpenFile for opens that may change the tree. Called with c.mu held.
@@ -62,11 +63,11 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 	// O_EXCL refuses any existing name, a dangling symlink included;
 	// otherwise a dangling symlink names where the new file goes.
 	exclusive := flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL
-	res, err := c.resolve(name, !exclusive)
+	res, err := c.resolve(name, !exclusive, &m.path)
 	if err != nil {
 		return nil, err
 	}
-	n := res.Node
+	n := res.Node.inode
 	switch {
 	case res.Exists && exclusive:
 		return nil, syscall.EEXIST
@@ -76,7 +77,7 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 		if err := checkName(res.Name); err != nil {
 			return nil, err
 		}
-		if n, err = c.newInode(f.who, res.Dir, res.Name, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
+		if n, err = c.newInode(f.who, res.Dir.inode, res.Name, syscall.S_IFREG|perm&0o7777, 0, ""); err != nil {
 			return nil, err
 		}
 		m.nameChanged(m.path)
@@ -84,7 +85,7 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 	if n.isDir() && flag&(os.O_WRONLY|os.O_RDWR) != 0 {
 		return nil, syscall.EISDIR
 	}
-	file := f.newFile(n, name, flag)
+	file := f.newFile(n, name, m.path, flag)
 	if flag&os.O_TRUNC != 0 && n.isRegular() && n.size > 0 {
 		if err := c.truncate(n, 0); err != nil {
 			file.closeLocked()
@@ -105,12 +106,13 @@ func lastSlash(s string) int {
 	return -1
 }
 
-// newFile makes a handle. Called with c.mu held.
-func (f *FS) newFile(n *inode, name string, flag int) *File {
+// newFile makes a handle on n, opened as name at physical path at.
+// Called with c.mu held.
+func (f *FS) newFile(n *inode, name, at string, flag int) *File {
 	n.open++
 	f.c.handles++
 	metrics.FuseOpenHandles.Inc()
-	return &File{fs: f, n: n, name: Clean(name), flag: flag}
+	return &File{fs: f, n: n, name: Clean(name), at: at, flag: flag}
 }
 
 // Name is the path the file was opened by.
@@ -151,7 +153,7 @@ func (fl *File) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (fl *File) writeAt(p []byte, off int64) (int, error) {
-	if err := fl.fs.allowWrite(fl.name); err != nil {
+	if err := fl.fs.allowWrite(fl.at); err != nil {
 		return 0, pathError("write", fl.name, err)
 	}
 	n, _, err := fl.fs.c.writeAt(fl.n, p, off, false)
@@ -164,7 +166,7 @@ func (fl *File) writeAt(p []byte, off int64) (int, error) {
 // appendData writes at the current end of file, found by writeAt under the
 // locks that make the write, so concurrent appends never overlap.
 func (fl *File) appendData(p []byte) (int, int64, error) {
-	if err := fl.fs.allowWrite(fl.name); err != nil {
+	if err := fl.fs.allowWrite(fl.at); err != nil {
 		return 0, 0, pathError("write", fl.name, err)
 	}
 	n, off, err := fl.fs.c.writeAt(fl.n, p, 0, true)
@@ -174,13 +176,15 @@ func (fl *File) appendData(p []byte) (int, int64, error) {
 	return n, off + int64(n), pathError("write", fl.name, err)
 }
 
-// allowWrite checks a data write against read-only and the policy.
-func (f *FS) allowWrite(name string) error {
+// allowWrite checks a data write to the physical path at against
+// read-only and the policy.
+func (f *FS) allowWrite(at string) error {
 	if f.c.opts.ReadOnly {
 		return syscall.EROFS
 	}
-	if rule := f.c.opts.Policy.refuse(name, true); rule != "" {
-		return f.c.opts.Policy.errno(rule)
+	if r := f.c.rules.check(at, true); r != nil {
+		err, _ := refused(r)
+		return err
 	}
 	return nil
 }
@@ -251,7 +255,7 @@ func (fl *File) Truncate(size int64) error {
 		return pathError("truncate", fl.name, syscall.EINVAL)
 	}
 	fl.wrote.Store(true)
-	return fl.fs.truncateFile(fl.name, fl.n, size)
+	return fl.fs.truncateFile(fl.held(), size)
 }
 
 // Sync makes the whole filesystem durable, which covers this file.
@@ -267,7 +271,7 @@ func (fl *File) Close() error {
 	// Data written through the Go API reaches the kernel's cache at close,
 	// the moment other readers may rely on it (close-to-open consistency).
 	if wrote && inv != nil && !fl.fs.who.Kernel {
-		inv([]Change{{Path: fl.name}})
+		inv([]Change{{Path: fl.at}})
 	}
 	return nil
 }
@@ -278,7 +282,7 @@ func (fl *File) closeLocked() (wrote bool) {
 	fl.once.Do(func() {
 		c := fl.fs.c
 		if fl.wrote.Load() {
-			c.record(fl.fs.who, &mutation{op: "write", path: fl.name}, nil)
+			c.record(fl.fs.who, &mutation{op: "write", path: fl.at}, nil)
 			wrote = true
 		}
 		fl.n.open--

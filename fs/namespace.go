@@ -31,45 +31,62 @@ type Change struct {
 	Ino uint64
 }
 
-// mutate runs fn under the lock as one audited change. Policy and
-// read-only refusals are audited too.
+// mutate runs fn under the lock as one audited change of the paths as
+// written. fn resolves them, the resolver applying the policy to what it
+// reaches and putting the physical paths in m for the audit trail.
+// Refusals are audited too.
 func (f *FS) mutate(op, name, name2 string, fn func(m *mutation) error) error {
-	c := f.c
 	m := &mutation{op: op, path: Clean(name)}
 	if name2 != "" {
 		m.path2 = Clean(name2)
 	}
+	return f.change(m, name, false, fn)
+}
+
+// mutateAt is mutate for paths that are already physical (an inode's,
+// an open file's): the policy applies to them before fn runs. name is
+// what an error names.
+func (f *FS) mutateAt(op, name, at, at2 string, fn func(m *mutation) error) error {
+	return f.change(&mutation{op: op, path: at, path2: at2}, name, true, fn)
+}
+
+func (f *FS) change(m *mutation, name string, physical bool, fn func(m *mutation) error) error {
+	c := f.c
 	err, inv := func() (err error, inv func([]Change)) {
 		c.mu.Lock()
 		// A panic in fn must not leave every later request waiting.
 		defer c.mu.Unlock()
-		if err = f.allowChange(m); err == nil {
+		if err = f.allowChange(m, physical); err == nil {
 			err = fn(m)
 		}
+		err, _ = refused(err)
 		c.record(f.who, m, err)
 		return err, c.invalidate
 	}()
 	if err == nil && inv != nil && !f.who.Kernel && len(m.stale) > 0 {
 		inv(m.stale)
 	}
-	return pathError(op, name, err)
+	return pathError(m.op, name, err)
 }
 
-// allowChange applies the read-only flag and the policy. Called with c.mu held.
-func (f *FS) allowChange(m *mutation) error {
+// allowChange applies the read-only flag, and the policy to physical
+// paths. Called with c.mu held.
+func (f *FS) allowChange(m *mutation, physical bool) error {
 	if f.c.opts.ReadOnly {
 		return syscall.EROFS
 	}
 	if f.c.closed {
 		return errClosed
 	}
+	if !physical {
+		return nil
+	}
 	for _, p := range []string{m.path, m.path2} {
 		if p == "" {
 			continue
 		}
-		if rule := f.c.opts.Policy.refuse(p, true); rule != "" {
-			metrics.PolicyRefusals.WithLabelValues(rule).Inc()
-			return f.c.opts.Policy.errno(rule)
+		if r := f.c.rules.check(p, true); r != nil {
+			return r
 		}
 	}
 	return nil
@@ -175,7 +192,7 @@ func (c *core) maybeDestroy(n *inode) {
 func (f *FS) mknod(op, name string, mode uint32, rdev uint64, target string) (*inode, error) {
 	var n *inode
 	err := f.mutate(op, name, "", func(m *mutation) error {
-		parent, base, err := f.c.walkParent(name)
+		parent, base, err := f.c.walkParent(name, &m.path)
 		if err != nil {
 			return err
 		}
@@ -245,7 +262,7 @@ func (f *FS) Readlink(name string) (string, error) {
 	c := f.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, err := f.lookup(name, false)
+	n, err := f.lookup("readlink", name, false)
 	if err != nil {
 		return "", pathError("readlink", name, err)
 	}
@@ -259,11 +276,12 @@ func (f *FS) Readlink(name string) (string, error) {
 func (f *FS) Link(oldname, newname string) error {
 	return f.mutate("link", newname, oldname, func(m *mutation) error {
 		c := f.c
-		src, err := c.walk(oldname, false)
+		// The new name must not carry a file out of a rule's reach.
+		src, err := c.walk(oldname, false, &m.path2)
 		if err != nil {
 			return err
 		}
-		parent, base, err := c.walkParent(newname)
+		parent, base, err := c.walkParent(newname, &m.path)
 		if err != nil {
 			return err
 		}
@@ -312,7 +330,7 @@ func (f *FS) Rmdir(name string) error { return f.remove("rmdir", name, removeDir
 
 func (f *FS) remove(op, name string, kind removeKind) error {
 	return f.mutate(op, name, "", func(m *mutation) error {
-		parent, base, err := f.c.walkParent(name)
+		parent, base, err := f.c.walkParent(name, &m.path)
 		if err != nil {
 			return err
 		}
@@ -397,11 +415,11 @@ func (f *FS) Rename(oldname, newname string) error { return f.Rename2(oldname, n
 func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 	return f.mutate("rename", oldname, newname, func(m *mutation) error {
 		c := f.c
-		op, on, err := c.walkParent(oldname)
+		op, on, err := c.walkParent(oldname, &m.path)
 		if err != nil {
 			return err
 		}
-		np, nn, err := c.walkParent(newname)
+		np, nn, err := c.walkParent(newname, &m.path2)
 		if err != nil {
 			return err
 		}
@@ -502,13 +520,29 @@ func (c *core) reparent(n, from, to *inode) {
 	n.parent = to.ino
 }
 
-// lookup resolves name for a read, applying the hidden rules. Called with c.mu held.
-func (f *FS) lookup(name string, follow bool) (*inode, error) {
-	if rule := f.c.opts.Policy.refuse(Clean(name), false); rule != "" {
-		metrics.PolicyRefusals.WithLabelValues(rule).Inc()
-		return nil, syscall.ENOENT
+// lookup resolves name for a read, the hidden rules applying to every
+// component reached. A refusal is audited as op under the path reached
+// (op "" leaves it out: a lookup before the call that audits). Called with
+// c.mu held.
+func (f *FS) lookup(op, name string, follow bool) (reached, error) {
+	res, err := f.c.resolve(name, follow, nil)
+	switch {
+	case err != nil:
+		return reached{}, f.refusedRead(op, err)
+	case !res.Exists:
+		return reached{}, syscall.ENOENT
 	}
-	return f.c.walk(name, follow)
+	return res.Node, nil
+}
+
+// refusedRead turns a refused read into its errno, auditing the attempt
+// as op unless op is "". Called with c.mu held.
+func (f *FS) refusedRead(op string, err error) error {
+	err, r := refused(err)
+	if r != nil && op != "" {
+		f.c.record(f.who, &mutation{op: op, path: r.path}, err)
+	}
+	return err
 }
 
 // Stat returns the attributes of name, following symlinks.
@@ -521,7 +555,7 @@ func (f *FS) stat(op, name string, follow bool) (Attr, error) {
 	f.flushKernel(name, follow)
 	f.c.mu.Lock()
 	defer f.c.mu.Unlock()
-	n, err := f.lookup(name, follow)
+	n, err := f.lookup(op, name, follow)
 	if err != nil {
 		return Attr{}, pathError(op, name, err)
 	}
@@ -533,17 +567,19 @@ func (f *FS) ReadDir(name string) ([]DirEntry, error) {
 	c := f.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n, err := f.lookup(name, true)
+	n, err := f.lookup("readdir", name, true)
 	if err != nil {
 		return nil, pathError("readdir", name, err)
 	}
 	if !n.isDir() {
 		return nil, pathError("readdir", name, syscall.ENOTDIR)
 	}
-	names := f.list(n, func() string { return Clean(name) }, 0, len(n.children))
+	// Hidden names are those of the directory reached, not of the name
+	// it was reached by.
+	names := f.list(n.inode, func() string { return n.path }, 0, len(n.children))
 	ents := make([]DirEntry, len(names))
 	for i, childName := range names {
-		ents[i], _ = c.child(n, childName)
+		ents[i], _ = c.child(n.inode, childName)
 	}
 	return ents, nil
 }
@@ -555,10 +591,10 @@ func (f *FS) ReadDir(name string) ([]DirEntry, error) {
 func (f *FS) list(n *inode, dir func() string, from, max int) []string {
 	c := f.c
 	names := n.sorted()
-	if c.opts.Policy.hasHidden() {
+	if c.rules.hasHidden() {
 		if dirPath := dir(); n.visibleNames == nil || n.visibleDir != dirPath {
 			n.visibleNames = slices.DeleteFunc(slices.Clone(names), func(name string) bool {
-				return c.opts.Policy.refuse(path.Join(dirPath, name), false) != ""
+				return c.rules.check(childPath(dirPath, name), false) != nil
 			})
 			n.visibleDir = dirPath
 		}

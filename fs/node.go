@@ -138,10 +138,12 @@ func (x Inodes) Lookup(dir uint64, name string) (Attr, error) {
 	if len(name) > MaxNameLen {
 		return Attr{}, syscall.ENAMETOOLONG
 	}
-	ino, ok := d.children[name]
-	if ok && c.opts.Policy.hasHidden() && c.opts.Policy.refuse(path.Join(c.pathOf(d), name), false) != "" {
-		ok = false
+	if c.rules.hasHidden() {
+		if r := c.rules.check(path.Join(c.pathOf(d), name), false); r != nil {
+			return Attr{}, x.f.refusedRead("lookup", r)
+		}
 	}
+	ino, ok := d.children[name]
 	if !ok {
 		negativeCache.Hits.Inc()
 		return Attr{}, syscall.ENOENT
@@ -197,20 +199,10 @@ func (x Inodes) GetAttr(ino uint64) (Attr, error) {
 // kind of change audited under its own name, as the path API does.
 func (x Inodes) SetAttr(ino uint64, s SetAttr) (Attr, error) {
 	f := x.f
-	c := f.c
-	c.mu.Lock()
-	n, err := c.node(ino)
-	var name string
-	if err == nil {
-		name = c.pathOf(n)
-	}
-	c.mu.Unlock()
-	if err != nil {
-		return Attr{}, err
-	}
+	o := x.one(ino)
 	if s.Mode != nil {
-		if err := f.setattr("chmod", name, n, chmodFn(*s.Mode)); err != nil {
-			return Attr{}, err
+		if err := f.setattr("chmod", o, chmodFn(*s.Mode)); err != nil {
+			return Attr{}, unwrapPath(err)
 		}
 	}
 	if s.Uid != nil || s.Gid != nil {
@@ -221,13 +213,13 @@ func (x Inodes) SetAttr(ino uint64, s SetAttr) (Attr, error) {
 		if s.Gid != nil {
 			gid = int(*s.Gid)
 		}
-		if err := f.setattr("chown", name, n, chownFn(uid, gid)); err != nil {
-			return Attr{}, err
+		if err := f.setattr("chown", o, chownFn(uid, gid)); err != nil {
+			return Attr{}, unwrapPath(err)
 		}
 	}
 	if s.Size != nil {
-		if err := f.truncateFile(name, n, *s.Size); err != nil {
-			return Attr{}, err
+		if err := f.truncateFile(o, *s.Size); err != nil {
+			return Attr{}, unwrapPath(err)
 		}
 	}
 	if s.Atime != nil || s.Mtime != nil {
@@ -238,11 +230,17 @@ func (x Inodes) SetAttr(ino uint64, s SetAttr) (Attr, error) {
 		if s.Mtime != nil {
 			mt = *s.Mtime
 		}
-		if err := f.setattr("utimens", name, n, chtimesFn(at, mt)); err != nil {
-			return Attr{}, err
+		if err := f.setattr("utimens", o, chtimesFn(at, mt)); err != nil {
+			return Attr{}, unwrapPath(err)
 		}
 	}
 	return x.GetAttr(ino)
+}
+
+// one is inode ino as a change finds it: by number, at its path.
+func (x Inodes) one(ino uint64) one {
+	at := x.pathOfIno(ino)
+	return one{name: at, at: at, find: func() (*inode, error) { return x.f.c.node(ino) }}
 }
 
 // Mknod creates name in dir: a directory, symlink (target set), regular or
@@ -261,7 +259,8 @@ func (x Inodes) Mknod(dir uint64, name string, mode uint32, rdev uint64, target 
 		op = "create"
 	}
 	var a Attr
-	err := x.f.mutate(op, x.pathIn(dir, name), "", func(m *mutation) error {
+	at := x.pathIn(dir, name)
+	err := x.f.mutateAt(op, at, at, "", func(m *mutation) error {
 		d, err := x.f.c.dirNode(dir)
 		if err != nil {
 			return err
@@ -288,7 +287,8 @@ func (x Inodes) Remove(dir uint64, name string, isDir bool) error {
 	if isDir {
 		op, kind = "rmdir", removeDir
 	}
-	return unwrapPath(x.f.mutate(op, x.pathIn(dir, name), "", func(m *mutation) error {
+	at := x.pathIn(dir, name)
+	return unwrapPath(x.f.mutateAt(op, at, at, "", func(m *mutation) error {
 		d, err := x.f.c.dirNode(dir)
 		if err != nil {
 			return err
@@ -299,7 +299,8 @@ func (x Inodes) Remove(dir uint64, name string, isDir bool) error {
 
 // Rename moves name in dir to newName in newDir, with renameat2 flags.
 func (x Inodes) Rename(dir uint64, name string, newDir uint64, newName string, flags uint32) error {
-	return unwrapPath(x.f.mutate("rename", x.pathIn(dir, name), x.pathIn(newDir, newName), func(m *mutation) error {
+	at := x.pathIn(dir, name)
+	return unwrapPath(x.f.mutateAt("rename", at, at, x.pathIn(newDir, newName), func(m *mutation) error {
 		c := x.f.c
 		d, err := c.dirNode(dir)
 		if err != nil {
@@ -326,7 +327,10 @@ func (x Inodes) Rename(dir uint64, name string, newDir uint64, newName string, f
 // Link gives inode ino the new name newName in newDir.
 func (x Inodes) Link(ino, newDir uint64, newName string) (Attr, error) {
 	var a Attr
-	err := x.f.mutate("link", x.pathIn(newDir, newName), "", func(m *mutation) error {
+	// The new name must not carry a file out of a rule's reach: its own
+	// path is checked too.
+	at := x.pathIn(newDir, newName)
+	err := x.f.mutateAt("link", at, at, x.pathOfIno(ino), func(m *mutation) error {
 		c := x.f.c
 		src, err := c.node(ino)
 		if err != nil {
@@ -408,7 +412,7 @@ func (x Inodes) WriteAt(ino uint64, p []byte, off int64, audit bool) (int, error
 	c.mu.Lock()
 	n, err := c.node(ino)
 	var name string
-	if err == nil && (audit || c.opts.Policy.refusesChanges()) {
+	if err == nil && (audit || c.rules.refusesChanges()) {
 		name = c.pathOf(n)
 	}
 	c.mu.Unlock()
@@ -446,17 +450,12 @@ func (x Inodes) Listxattr(ino uint64) ([]string, error) {
 // Setxattr and Removexattr act on inode ino through the path API's checks,
 // with the inode found by number (symlinks included).
 func (x Inodes) Setxattr(ino uint64, attr string, value []byte, flags int) error {
-	return unwrapPath(x.f.setxattr(x.pathOfIno(ino), x.resolver(ino), attr, value, flags))
+	return unwrapPath(x.f.setxattr(x.one(ino), attr, value, flags))
 }
 
 // Removexattr removes an extended attribute of inode ino.
 func (x Inodes) Removexattr(ino uint64, attr string) error {
-	return unwrapPath(x.f.removexattr(x.pathOfIno(ino), x.resolver(ino), attr))
-}
-
-// resolver finds inode ino. Called with c.mu held.
-func (x Inodes) resolver(ino uint64) func() (*inode, error) {
-	return func() (*inode, error) { return x.f.c.node(ino) }
+	return unwrapPath(x.f.removexattr(x.one(ino), attr))
 }
 
 // unwrapPath returns the bare errno of a path error: the kernel frontend
@@ -482,7 +481,7 @@ func (x Inodes) Locate(p string) (dir, ino uint64) {
 	if p == "/" {
 		return 0, rootIno
 	}
-	d, err := c.walk(path.Dir(p), true)
+	d, err := c.walk(path.Dir(p), true, nil)
 	if err != nil || !d.isDir() {
 		return 0, 0
 	}

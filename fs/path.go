@@ -68,7 +68,8 @@ type Resolution[N any] struct {
 	// place to create a missing name, or the entry to remove or rename.
 	Dir  N
 	Name string
-	// Rest is what follows a missing Name, unresolved.
+	// Rest is what follows a missing Name, unresolved (or one whose
+	// Lookup failed).
 	Rest []string
 }
 
@@ -114,6 +115,7 @@ func Resolve[N any](ns Namespace[N], start N, p string, followLast bool) (Resolu
 			return res, nil
 		}
 		if err != nil {
+			res.Rest = comps[i+1:]
 			return res, err
 		}
 		if i < len(comps)-1 || followLast {
@@ -246,50 +248,102 @@ var (
 	negativeCache = metrics.Cache("negative")
 )
 
-// inodes is the core's tree as a Namespace. Used with c.mu held.
+// reached is an inode the resolver reached and the physical path it
+// reached it at (no symlink, no dot): the path the policy and the audit
+// trail name.
+type reached struct {
+	*inode
+	path string
+}
+
+// childPath is the path of name in directory dir.
+func childPath(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// inodes is the core's tree as a Namespace, the policy's hidden rules
+// refusing every name it reaches that they hide, present or not. Used
+// with c.mu held.
 type inodes struct{ c *core }
 
-func (ns inodes) Lookup(dir *inode, name string) (*inode, error) {
+func (ns inodes) Lookup(dir reached, name string) (reached, error) {
+	p := childPath(dir.path, name)
+	if r := ns.c.rules.check(p, false); r != nil {
+		return reached{}, r
+	}
 	ino, ok := dir.children[name]
 	if !ok {
 		negativeCache.Hits.Inc()
-		return nil, syscall.ENOENT
+		return reached{}, syscall.ENOENT
 	}
 	dentryCache.Hits.Inc()
-	return ns.c.inodes[ino], nil
+	return reached{ns.c.inodes[ino], p}, nil
 }
 
-func (ns inodes) Parent(dir *inode) (*inode, error) { return ns.c.inodes[dir.parent], nil }
-
-func (ns inodes) Root(target string) (*inode, string, error) {
-	return ns.c.inodes[sqlstore.Root], target, nil
+func (ns inodes) Parent(dir reached) (reached, error) {
+	return reached{ns.c.inodes[dir.parent], path.Dir(dir.path)}, nil
 }
 
-func (inodes) IsDir(n *inode) bool { return n.isDir() }
-
-func (inodes) Link(n *inode) (string, bool, error) { return n.target, n.isSymlink(), nil }
-
-// resolve resolves p from the root. Called with c.mu held.
-func (c *core) resolve(p string, followLast bool) (Resolution[*inode], error) {
-	return Resolve[*inode](inodes{c}, c.inodes[sqlstore.Root], p, followLast)
+func (ns inodes) Root(target string) (reached, string, error) {
+	return ns.c.root(), target, nil
 }
 
-// walk resolves p to an existing inode. Called with c.mu held.
-func (c *core) walk(p string, follow bool) (*inode, error) {
-	res, err := c.resolve(p, follow)
+func (inodes) IsDir(n reached) bool { return n.isDir() }
+
+func (inodes) Link(n reached) (string, bool, error) { return n.target, n.isSymlink(), nil }
+
+func (c *core) root() reached { return reached{c.inodes[sqlstore.Root], "/"} }
+
+// resolve resolves p from the root. A change passes at: the physical path
+// of the entry it acts on is stored there (for the audit trail, also when
+// refused), and the read-only rules apply to it. A refusal is a *refusal.
+// Called with c.mu held.
+func (c *core) resolve(p string, followLast bool, at *string) (Resolution[reached], error) {
+	res, err := Resolve[reached](inodes{c}, c.root(), p, followLast)
+	var r *refusal
+	if errors.As(err, &r) && len(res.Rest) > 0 {
+		// Name the whole path being taken, not only where it was stopped.
+		r.path += "/" + strings.Join(res.Rest, "/")
+	}
+	if at == nil {
+		return res, err
+	}
+	switch {
+	case r != nil:
+		*at = r.path
+	case err != nil:
+	case res.Exists:
+		*at = res.Node.path
+	default:
+		*at = childPath(res.Dir.path, res.Name)
+	}
+	if err == nil {
+		if r := c.rules.check(*at, true); r != nil {
+			return res, r
+		}
+	}
+	return res, err
+}
+
+// walk resolves p to an existing inode, as resolve does. Called with c.mu held.
+func (c *core) walk(p string, follow bool, at *string) (*inode, error) {
+	res, err := c.resolve(p, follow, at)
 	switch {
 	case err != nil:
 		return nil, err
 	case !res.Exists:
 		return nil, syscall.ENOENT
 	}
-	return res.Node, nil
+	return res.Node.inode, nil
 }
 
 // walkParent resolves the directory that holds p's last component, which
-// it does not follow, and that component's name.
-func (c *core) walkParent(p string) (*inode, string, error) {
-	res, err := c.resolve(p, false)
+// it does not follow, and that component's name, for a change (see resolve).
+func (c *core) walkParent(p string, at *string) (*inode, string, error) {
+	res, err := c.resolve(p, false, at)
 	switch {
 	case err != nil:
 		return nil, "", err
@@ -301,7 +355,7 @@ func (c *core) walkParent(p string) (*inode, string, error) {
 	if err := checkName(res.Name); err != nil {
 		return nil, "", err
 	}
-	return res.Dir, res.Name, nil
+	return res.Dir.inode, res.Name, nil
 }
 
 // pathError wraps an errno the way package os does.

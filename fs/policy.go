@@ -6,21 +6,69 @@ import (
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/sqlfs/sqlfs/metrics"
 )
 
 // Policy limits what callers may see and change, for every frontend alike.
-// Globs use doublestar syntax over workspace paths without the leading
-// slash ("secrets/**", "*.pem"); a rule on a directory covers what is below.
+// It is a property of the file, not of the name it was reached by: the
+// rules apply to every path the resolver reaches (each component, each
+// symlink's target, the entry a change ends at), so a symlink or a ".."
+// leads nowhere the path itself could not go. A symlink's target string
+// stays readable (readlink); following it is what is refused.
+//
+// Globs use doublestar syntax over workspace paths and match as
+// .gitignore and find -name do: a glob without a "/" (a trailing one
+// aside) matches a base name at any depth ("*.pem" covers certs/n.pem, and
+// "secrets" any directory of that name); a glob with a "/" at its start or
+// in its middle is anchored at the workspace root ("secrets/**",
+// "/build"). A rule on a directory covers what is below.
 type Policy struct {
 	ReadOnly   []string // changes get EROFS
 	Hidden     []string // invisible: ENOENT
 	QuotaBytes int64    // file data beyond this gets ENOSPC
 }
 
+// Rule is the kind of policy rule that refuses an operation.
+type Rule uint8
+
+const (
+	RuleHidden   Rule = iota + 1 // invisible: ENOENT
+	RuleReadOnly                 // changes refused: EROFS
+	RuleQuota                    // file data past the quota: ENOSPC
+)
+
+// String is the rule's name, as the metrics label it.
+func (r Rule) String() string {
+	switch r {
+	case RuleHidden:
+		return "hidden"
+	case RuleReadOnly:
+		return "readonly"
+	case RuleQuota:
+		return "quota"
+	}
+	return "none"
+}
+
+// Errno is what a caller refused by the rule gets.
+func (r Rule) Errno() syscall.Errno {
+	switch r {
+	case RuleHidden:
+		return syscall.ENOENT
+	case RuleQuota:
+		return syscall.ENOSPC
+	}
+	return syscall.EROFS
+}
+
+// count is the one place policy refusals are counted.
+func (r Rule) count() { metrics.PolicyRefusals.WithLabelValues(r.String()).Inc() }
+
 // Validate reports a malformed glob.
 func (p Policy) Validate() error {
 	for _, g := range append(append([]string(nil), p.ReadOnly...), p.Hidden...) {
-		if !doublestar.ValidatePattern(strings.TrimPrefix(g, "/")) {
+		if !doublestar.ValidatePattern(compileGlob(g).pattern) {
 			return errors.New("bad policy glob: " + g)
 		}
 	}
@@ -30,46 +78,89 @@ func (p Policy) Validate() error {
 	return nil
 }
 
-func (p *Policy) hasHidden() bool { return len(p.Hidden) > 0 }
-
-// refusesChanges reports whether any rule can refuse a change.
-func (p *Policy) refusesChanges() bool { return len(p.Hidden) > 0 || len(p.ReadOnly) > 0 }
-
-// refuse names the rule that forbids touching p ("hidden" or, for a
-// change, "readonly"), or returns "".
-func (p *Policy) refuse(clean string, change bool) string {
-	if len(p.Hidden) == 0 && (!change || len(p.ReadOnly) == 0) {
-		return ""
-	}
-	if matchAny(p.Hidden, clean) {
-		return "hidden"
-	}
-	if change && matchAny(p.ReadOnly, clean) {
-		return "readonly"
-	}
-	return ""
+// glob is a policy glob ready to match: anchored at the root, or matching
+// base names at any depth.
+type glob struct {
+	pattern string
+	base    bool
 }
 
-func (p *Policy) errno(rule string) error {
-	switch rule {
-	case "hidden":
-		return syscall.ENOENT
-	case "quota":
-		return syscall.ENOSPC
+func compileGlob(g string) glob {
+	g = strings.TrimSuffix(g, "/")
+	if strings.Contains(g, "/") {
+		return glob{pattern: strings.TrimPrefix(g, "/")}
 	}
-	return syscall.EROFS
+	return glob{pattern: g, base: true}
+}
+
+// rules is a Policy's globs compiled.
+type rules struct{ hidden, readOnly []glob }
+
+func compileRules(p Policy) rules {
+	var r rules
+	for _, g := range p.Hidden {
+		r.hidden = append(r.hidden, compileGlob(g))
+	}
+	for _, g := range p.ReadOnly {
+		r.readOnly = append(r.readOnly, compileGlob(g))
+	}
+	return r
+}
+
+func (r *rules) hasHidden() bool { return len(r.hidden) > 0 }
+
+// refusesChanges reports whether any rule can refuse a change.
+func (r *rules) refusesChanges() bool { return len(r.hidden) > 0 || len(r.readOnly) > 0 }
+
+// refusal is a rule refusing a physical path the resolver reached. It
+// stays inside the core: callers get the rule's errno, the audit trail
+// the path.
+type refusal struct {
+	rule Rule
+	path string
+}
+
+func (r *refusal) Error() string { return r.path + ": refused by the " + r.rule.String() + " rule" }
+
+// check returns the rule that refuses reaching the physical path p, or
+// changing it when change is set; nil if none does.
+func (r *rules) check(p string, change bool) *refusal {
+	switch {
+	case matchAny(r.hidden, p):
+		return &refusal{RuleHidden, p}
+	case change && matchAny(r.readOnly, p):
+		return &refusal{RuleReadOnly, p}
+	}
+	return nil
+}
+
+// refused turns a refusal into its errno, counting it; other errors pass
+// as they are. r is the refusal, nil for other errors.
+func refused(err error) (_ error, r *refusal) {
+	if !errors.As(err, &r) {
+		return err, nil
+	}
+	r.rule.count()
+	return r.rule.Errno(), r
 }
 
 // matchAny reports whether p or any directory above it matches a glob.
-func matchAny(globs []string, p string) bool {
+func matchAny(globs []glob, p string) bool {
+	if len(globs) == 0 {
+		return false
+	}
 	rel := strings.TrimPrefix(p, "/")
 	for rel != "" {
+		i := strings.LastIndexByte(rel, '/')
 		for _, g := range globs {
-			if ok, _ := doublestar.Match(strings.TrimPrefix(g, "/"), rel); ok {
+			name := rel
+			if g.base {
+				name = rel[i+1:]
+			}
+			if ok, _ := doublestar.Match(g.pattern, name); ok {
 				return true
 			}
 		}
-		i := strings.LastIndexByte(rel, '/')
 		if i < 0 {
 			break
 		}

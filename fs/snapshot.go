@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -191,7 +192,7 @@ func (f *FS) diff(ctx context.Context, from, to string, only []string, all bool)
 	}
 	var out []DiffEntry
 	for _, ch := range changes {
-		if !all && f.c.opts.Policy.refuse(ch.Path, false) != "" || !under(ch.Path, only) {
+		if !all && f.c.rules.check(ch.Path, false) != nil || !under(ch.Path, only) {
 			continue
 		}
 		out = append(out, DiffEntry{Status: ch.Status, Path: ch.Path})
@@ -289,16 +290,17 @@ func (f *FS) tellKernel(stale []Change) {
 
 // policyAllows refuses changes to paths the policy keeps from changing.
 func (f *FS) policyAllows(changes []DiffEntry) error {
-	var refused []string
-	p := &f.c.opts.Policy
+	var paths []string
+	var first *refusal
 	for _, ch := range changes {
-		if p.refuse(ch.Path, true) != "" {
-			refused = append(refused, ch.Path)
+		if r := f.c.rules.check(ch.Path, true); r != nil {
+			first = cmp.Or(first, r)
+			paths = append(paths, ch.Path)
 		}
 	}
-	if len(refused) > 0 {
-		metrics.PolicyRefusals.WithLabelValues("readonly").Inc()
-		return &RestoreRefusedError{Paths: refused}
+	if first != nil {
+		first.rule.count()
+		return &RestoreRefusedError{Paths: paths}
 	}
 	return nil
 }
@@ -341,7 +343,7 @@ func (c *core) restoreQuota(res *sqlstore.RestoreResult) error {
 		}
 	}
 	if used > q && used > c.used {
-		metrics.PolicyRefusals.WithLabelValues("quota").Inc()
+		RuleQuota.count()
 		return fmt.Errorf("the restored tree holds %d bytes, over the quota of %d: %w", used, q, syscall.ENOSPC)
 	}
 	return nil
@@ -592,7 +594,7 @@ func (c *core) restorableLocked(sets []restoreSet) error {
 		}
 	}
 	if q := c.opts.Policy.QuotaBytes; q > 0 && added > freed && c.used+added-freed > q {
-		metrics.PolicyRefusals.WithLabelValues("quota").Inc()
+		RuleQuota.count()
 		return fmt.Errorf("restoring %d bytes would pass the quota of %d: %w", added-freed, q, syscall.ENOSPC)
 	}
 	return nil

@@ -15,18 +15,12 @@ const (
 
 // Setxattr sets an extended attribute of name (not following a final symlink).
 func (f *FS) Setxattr(name, attr string, value []byte, flags int) error {
-	return f.setxattr(name, f.resolver(name), attr, value, flags)
+	return f.setxattr(byName(name, false), attr, value, flags)
 }
 
-// resolver finds name's inode without following a final symlink, as the
-// xattr calls do. Called with c.mu held.
-func (f *FS) resolver(name string) func() (*inode, error) {
-	return func() (*inode, error) { return f.c.walk(name, false) }
-}
-
-// setxattr sets an attribute of the inode resolve finds, audited as name.
-func (f *FS) setxattr(name string, resolve func() (*inode, error), attr string, value []byte, flags int) error {
-	return f.mutate("setxattr", name, "", func(m *mutation) error {
+// setxattr sets an attribute of the file o finds.
+func (f *FS) setxattr(o one, attr string, value []byte, flags int) error {
+	return f.changeOne("setxattr", o, func(m *mutation, n *inode) error {
 		switch {
 		case len(attr) == 0:
 			return syscall.EINVAL
@@ -34,10 +28,6 @@ func (f *FS) setxattr(name string, resolve func() (*inode, error), attr string, 
 			return syscall.ERANGE
 		case len(value) > maxXattrValue:
 			return syscall.E2BIG
-		}
-		n, err := resolve()
-		if err != nil {
-			return err
 		}
 		_, exists := n.xattrs[attr]
 		if flags&XattrCreate != 0 && exists {
@@ -58,15 +48,11 @@ func (f *FS) setxattr(name string, resolve func() (*inode, error), attr string, 
 
 // Removexattr removes an extended attribute.
 func (f *FS) Removexattr(name, attr string) error {
-	return f.removexattr(name, f.resolver(name), attr)
+	return f.removexattr(byName(name, false), attr)
 }
 
-func (f *FS) removexattr(name string, resolve func() (*inode, error), attr string) error {
-	return f.mutate("removexattr", name, "", func(m *mutation) error {
-		n, err := resolve()
-		if err != nil {
-			return err
-		}
+func (f *FS) removexattr(o one, attr string) error {
+	return f.changeOne("removexattr", o, func(m *mutation, n *inode) error {
 		if _, ok := n.xattrs[attr]; !ok {
 			return syscall.ENODATA
 		}
@@ -87,7 +73,7 @@ func (c *core) xattrChanged(n *inode, attr string) {
 func (f *FS) Getxattr(name, attr string) ([]byte, error) {
 	f.c.mu.Lock()
 	defer f.c.mu.Unlock()
-	n, err := f.lookup(name, false)
+	n, err := f.lookup("getxattr", name, false)
 	if err != nil {
 		return nil, pathError("getxattr", name, err)
 	}
@@ -102,7 +88,7 @@ func (f *FS) Getxattr(name, attr string) ([]byte, error) {
 func (f *FS) Listxattr(name string) ([]string, error) {
 	f.c.mu.Lock()
 	defer f.c.mu.Unlock()
-	n, err := f.lookup(name, false)
+	n, err := f.lookup("listxattr", name, false)
 	if err != nil {
 		return nil, pathError("listxattr", name, err)
 	}
