@@ -136,6 +136,18 @@
 // symlink before a "/" is followed (the last one on request), more than
 // MaxSymlinks links is ELOOP, a non-directory before "/" is ENOTDIR and a
 // component over MaxNameLen bytes is ENAMETOOLONG. A whole path has no
-// length limit. Clean is lexical and names paths for the policy and the
-// audit trail only.
+// length limit. Clean is lexical: it names paths in errors only.
+//
+// # Policy
+//
+// The policy applies to the file the resolver reaches, never to the name
+// as written: the core's resolver carries the physical path of each node
+// it reaches (no symlink, no dot), each Lookup refuses a name the hidden
+// rules cover, present or not, and a change checks the entry it ends at
+// against the read-only rules. So a symlink, a chain of them or ".." can
+// lead nowhere the path itself could not, for every caller: the path API,
+// the inode API (whose paths are physical already), and every sidecar
+// over them. A refusal is a *refusal inside the core; at the API's edge
+// it becomes its rule's errno, is counted once (Rule.count) and audited
+// under the physical path, also for reads.
 package fs

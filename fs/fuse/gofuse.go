@@ -195,7 +195,8 @@ func (r *rawFS) entry(out *gofuse.EntryOut, a sfs.Attr) {
 
 func (r *rawFS) Lookup(_ <-chan struct{}, h *gofuse.InHeader, name string, out *gofuse.EntryOut) gofuse.Status {
 	start := metrics.Start()
-	a, err := r.nodes.Lookup(h.NodeId, name)
+	// As the caller: a name the policy hides is audited as its attempt.
+	a, err := r.as(h).Lookup(h.NodeId, name)
 	if errors.Is(err, syscall.ENOENT) {
 		// A negative entry the kernel keeps, counted as the ENOENT it is.
 		*out = gofuse.EntryOut{}

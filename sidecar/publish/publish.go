@@ -177,7 +177,7 @@ type Publisher struct {
 
 // PublishAs makes a link to path for actor (js.PublishFunc).
 func (p Publisher) PublishAs(_ context.Context, actor, path string, ttl time.Duration) (string, error) {
-	if _, err := p.FS.Stat(path); err != nil {
+	if _, err := p.FS.WithActor(actor).Stat(path); err != nil {
 		return "", fmt.Errorf("publish %s: %w", path, err)
 	}
 	u, err := p.Links.URL(path, ttl)

@@ -44,7 +44,9 @@ const MaxRanges = 16
 // content type, Range and ETag/If-None-Match, or a directory as a .tar.gz
 // stream. Everything else is a 404.
 func Handler(fsys *sfs.FS, links *Links, log *slog.Logger) http.Handler {
-	audit := fsys.WithActor(Actor)
+	// Every read is the downloader's: the core audits a refusal under it.
+	fsys = fsys.WithActor(Actor)
+	audit := fsys
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := strings.CutPrefix(r.URL.Path, "/p/")
 		q := r.URL.Query()

@@ -39,8 +39,8 @@ type Flags struct {
 // Register defines the flags on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.policyFile, "policy", "", "policy `FILE`: JSON {\"read_only\": [globs], \"hidden\": [globs], \"quota_bytes\": N}")
-	fs.Var(&f.readOnly, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**' (repeatable)")
-	fs.Var(&f.hidden, "hidden-glob", "hide paths matching `GLOB` (repeatable)")
+	fs.Var(&f.readOnly, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**'; a glob without / matches a base name at any depth, as in .gitignore (repeatable)")
+	fs.Var(&f.hidden, "hidden-glob", "hide paths matching `GLOB`, e.g. 'secrets/**' or '*.pem' (any depth); symlinks into them lead nowhere (repeatable)")
 	fs.Int64Var(&f.quota, "quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
 	fs.DurationVar(&f.commitInterval, "commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 	fs.Int64Var(&f.shellMemory, "shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")

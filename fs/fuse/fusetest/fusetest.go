@@ -82,6 +82,15 @@ func (w *Workspace) Remount() {
 	w.FS, w.Mount = fsys, m
 }
 
+// RemountWith unmounts, and mounts the store again opened with opts (a
+// policy that applies only to what a test made before it, say).
+func (w *Workspace) RemountWith(opts sfs.Options) {
+	w.t.Helper()
+	w.Close()
+	w.open = opts
+	w.Remount()
+}
+
 // Close unmounts and closes the store; safe to call twice.
 func (w *Workspace) Close() {
 	if w.Mount == nil {
