@@ -2,6 +2,7 @@ package git_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -155,4 +156,83 @@ func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// fastImport writes a bare repository of n files and commits commits with
+// git fast-import (a commit per git process would take minutes here): the
+// first commit adds every file, each later one changes one.
+func fastImport(b *testing.B, dir string, n, commits int) {
+	b.Helper()
+	realGit(b, filepath.Dir(dir), "init", "-q", "--bare", "-b", "main", dir)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var sb strings.Builder
+	data := func(s string) { fmt.Fprintf(&sb, "data %d\n%s\n", len(s), s) }
+	for c := range commits {
+		fmt.Fprintf(&sb, "commit refs/heads/main\ncommitter A U Thor <author@example.com> %d +0000\n", 1700000000+c)
+		data(fmt.Sprintf("commit %d", c))
+		files := []int{(c * 37) % n}
+		if c == 0 {
+			files = make([]int, n)
+			for i := range files {
+				files[i] = i
+			}
+		}
+		for _, i := range files {
+			var body strings.Builder
+			fmt.Fprintf(&body, "package p%d\n\n", i%40)
+			for l := range 10 + rng.IntN(60) {
+				fmt.Fprintf(&body, "// line %d of file %d: %x\n", l, i, rng.Uint64())
+			}
+			fmt.Fprintf(&sb, "M 100644 inline %s\n", projectPath(i))
+			data(body.String())
+		}
+	}
+	cmd := exec.Command("git", "fast-import", "--quiet")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(sb.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("fast-import: %v\n%s", err, out)
+	}
+	realGit(b, dir, "config", "http.receivepack", "true")
+}
+
+// BenchmarkCloneHTTP10k clones a 10,000-file, 1,000-commit repository over
+// smart HTTP (git http-backend on 127.0.0.1, basic auth): real git into a
+// native directory against the built-in into a store, back to back in
+// each iteration; the metrics are the medians and their ratio (built-in
+// / native). The server's work (upload-pack building the pack) is in
+// both sides' times alike.
+//
+//	go test ./sidecar/git -run '^$' -bench CloneHTTP10k -benchtime 5x
+func BenchmarkCloneHTTP10k(b *testing.B) {
+	requireGit(b)
+	srv := b.TempDir()
+	start := time.Now()
+	fastImport(b, filepath.Join(srv, "repo.git"), benchFiles, 1000)
+	b.Logf("generated the repository in %v", time.Since(start))
+	gs := newGitServer(b, srv)
+	url := gs.URL + "/repo.git"
+	auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(testUser+":"+testToken))
+	sb, _ := netStore(b, allowOnly(hostOf(gs.Server)), 0, "127.0.0.1")
+	native := b.TempDir()
+	var nat, blt []time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		dst := fmt.Sprintf("c%d", i)
+		start := time.Now()
+		if o := runNative(b, native, "git clone -q "+url+" "+dst, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0="+auth); o.code != 0 {
+			b.Fatalf("git clone: %+v", o)
+		}
+		nat = append(nat, time.Since(start))
+		start = time.Now()
+		if o := runBuiltin(b, sb, "git clone -q "+url+" "+dst); o.code != 0 {
+			b.Fatalf("built-in clone: %+v", o)
+		}
+		blt = append(blt, time.Since(start))
+	}
+	n, g := median(nat), median(blt)
+	b.ReportMetric(float64(n.Microseconds())/1000, "native-ms")
+	b.ReportMetric(float64(g.Microseconds())/1000, "builtin-ms")
+	b.ReportMetric(float64(g)/float64(n), "ratio")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path"
+	"strconv"
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -20,13 +21,24 @@ import (
 // remotes get a clear error. A bundle file (git bundle create) is
 // read through its header and packfile.
 func cmdClone(s *session, args []string) error {
-	quiet, branch := false, ""
+	quiet, branch, depth := false, "", 0
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "-q" || a == "--quiet":
 			quiet = true
+		case a == "--depth" && i+1 < len(args) || strings.HasPrefix(a, "--depth="):
+			v, ok := strings.CutPrefix(a, "--depth=")
+			if !ok {
+				i++
+				v = args[i]
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return fatalf("depth %s is not a positive number", v)
+			}
+			depth = n
 		case (a == "-b" || a == "--branch") && i+1 < len(args):
 			i++
 			branch = args[i]
@@ -40,13 +52,17 @@ func cmdClone(s *session, args []string) error {
 		return fatalf("You must specify a repository to clone.")
 	}
 	src := rest[0]
-	if strings.Contains(src, "://") && !strings.HasPrefix(src, "file://") || strings.Contains(src, "@") && strings.Contains(src, ":") {
-		return errorf(1, "fatal: cannot clone '%s': the shell backend has no network access (use the container backend where the exec is allowed network)\n", src)
-	}
-	src = strings.TrimPrefix(src, "file://")
-	srcAbs := s.env.Abs(path.Join(s.dir, src))
-	if path.IsAbs(src) {
-		srcAbs = path.Clean(src)
+	remote := isNetworkURL(src)
+	srcAbs := src // what origin's url is
+	if !remote {
+		if depth > 0 {
+			return unsupported("git clone --depth of a local repository")
+		}
+		src = strings.TrimPrefix(src, "file://")
+		srcAbs = s.env.Abs(path.Join(s.dir, src))
+		if path.IsAbs(src) {
+			srcAbs = path.Clean(src)
+		}
 	}
 	name := rest[0]
 	if len(rest) == 2 {
@@ -63,7 +79,19 @@ func cmdClone(s *session, args []string) error {
 	} else if err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return fatalf("destination path '%s' already exists and is not an empty directory.", name)
 	}
-	source, err := s.cloneSource(srcAbs)
+	var source *cloneSource
+	var err error
+	if remote {
+		// git names the destination before it asks the server anything.
+		if !quiet {
+			fmt.Fprintf(s.errw, "Cloning into '%s'...\n", name)
+		}
+		if source, err = s.netSource(src, depth); err != nil {
+			return err
+		}
+	} else {
+		source, err = s.cloneSource(srcAbs)
+	}
 	if errors.Is(err, errNotBundle) {
 		return errorf(128, "error: '%s' %v\nfatal: invalid gitfile format: %s\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n", srcAbs, err, srcAbs)
 	}
@@ -71,7 +99,7 @@ func cmdClone(s *session, args []string) error {
 		return errorf(128, "fatal: repository '%s' does not exist\n", rest[0])
 	}
 	defer source.close()
-	if !quiet {
+	if !quiet && !remote {
 		fmt.Fprintf(s.errw, "Cloning into '%s'...\n", name)
 	}
 	if source.bundle != nil && len(source.bundle.prereqs) > 0 {
@@ -116,7 +144,11 @@ func cmdClone(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := source.copyObjects(s, r); err != nil {
+	if err := source.copyObjects(s, r, defBranch); err != nil {
+		// Nothing half-fetched is left behind, as git removes it.
+		if rerr := s.env.FS.RemoveAll(dst); rerr != nil {
+			return errors.Join(err, rerr)
+		}
 		return err
 	}
 	var tip, remoteTip plumbing.Hash
@@ -142,7 +174,12 @@ func cmdClone(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{srcAbs}, Fetch: []config.RefSpec{"+refs/heads/*:refs/remotes/origin/*"}}
+	fetch := config.RefSpec("+refs/heads/*:refs/remotes/origin/*")
+	if depth > 0 {
+		// --depth implies --single-branch, as in git.
+		fetch = config.RefSpec("+refs/heads/" + defBranch + ":refs/remotes/origin/" + defBranch)
+	}
+	cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{srcAbs}, Fetch: []config.RefSpec{fetch}}
 	cfg.Branches[defBranch] = &config.Branch{Name: defBranch, Remote: "origin", Merge: plumbing.NewBranchReferenceName(defBranch)}
 	if !found {
 		if branch != "" {
@@ -156,7 +193,7 @@ func cmdClone(s *session, args []string) error {
 			return nil
 		}
 		fmt.Fprintln(s.errw, "warning: You appear to have cloned an empty repository.")
-		if !quiet {
+		if !quiet && !remote {
 			fmt.Fprintln(s.errw, "done.")
 		}
 		return nil
@@ -164,8 +201,13 @@ func cmdClone(s *session, args []string) error {
 	if err := r.r.SetConfig(cfg); err != nil {
 		return err
 	}
-	if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.NewRemoteReferenceName("origin", remoteHead))); err != nil {
-		return err
+	// A single-branch clone (--depth) has origin/HEAD only if HEAD's
+	// branch is the one fetched.
+	originHead := depth == 0 || remoteHead == defBranch
+	if originHead {
+		if err := r.r.Storer.SetReference(plumbing.NewSymbolicReference(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.NewRemoteReferenceName("origin", remoteHead))); err != nil {
+			return err
+		}
 	}
 	if err := r.r.Storer.SetReference(plumbing.NewHashReference(plumbing.NewBranchReferenceName(defBranch), tip)); err != nil {
 		return err
@@ -181,10 +223,13 @@ func cmdClone(s *session, args []string) error {
 	if err := r.logHeadMove(&head{branch: defBranch}, tip, fromMsg); err != nil {
 		return err
 	}
-	if err := r.logRef(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.ZeroHash, remoteTip, fromMsg); err != nil {
-		return err
+	if originHead {
+		if err := r.logRef(plumbing.NewRemoteHEADReferenceName("origin"), plumbing.ZeroHash, remoteTip, fromMsg); err != nil {
+			return err
+		}
 	}
-	if !quiet && source.bundle == nil {
+	if !quiet && source.bundle == nil && !remote {
+		// Only a local clone says so.
 		fmt.Fprintln(s.errw, "done.")
 	}
 	return nil
@@ -197,6 +242,7 @@ type cloneSource struct {
 	refs   []*plumbing.Reference // by hash
 	repo   *gogit.Repository
 	bundle *bundle
+	net    *netSource
 }
 
 func (s *session) cloneSource(p string) (*cloneSource, error) {
@@ -249,8 +295,12 @@ func (src *cloneSource) close() {
 
 // copyObjects stores the source's objects in r: a bundle's packfile is
 // indexed and kept as a pack, as git does; a repository's objects are
-// copied one by one.
-func (src *cloneSource) copyObjects(s *session, r *repo) error {
+// copied one by one; a network remote's are fetched as a pack (with
+// --depth, only branch's history to that depth, and the tags it reaches).
+func (src *cloneSource) copyObjects(s *session, r *repo, branch string) error {
+	if src.net != nil {
+		return src.fetch(s, r, branch)
+	}
 	if src.bundle != nil {
 		if err := packfile.UpdateObjectStorage(r.r.Storer, src.bundle.pack); err != nil {
 			return fmt.Errorf("bundle packfile: %w", err)

@@ -36,13 +36,14 @@ type outcome struct {
 	code           int
 }
 
-// runNative runs script with bash and the real git in dir.
-func runNative(t *testing.T, dir, script string) outcome {
+// runNative runs script with bash and the real git in dir, with extra
+// environment variables.
+func runNative(t testing.TB, dir, script string, extra ...string) outcome {
 	t.Helper()
 	home := t.TempDir()
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1"}, extra...)
 	for k, v := range gitEnv {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -60,13 +61,16 @@ func runNative(t *testing.T, dir, script string) outcome {
 	return outcome{fix(out.String()), fix(errb.String()), code}
 }
 
-func newStore(t testing.TB) (*shell.Backend, *sfs.FS) {
+func newStore(t testing.TB) (*shell.Backend, *sfs.FS) { return newStoreWith(t, shell.Options{}) }
+
+// newStoreWith is a new store and a shell backend over it with opts.
+func newStoreWith(t testing.TB, opts shell.Options) (*shell.Backend, *sfs.FS) {
 	t.Helper()
 	fsys, err := sfs.Open(context.Background(), filepath.Join(t.TempDir(), "ws.db"), sfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := shell.New(fsys, shell.Options{})
+	b := shell.New(fsys, opts)
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
 			t.Error(err)

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
@@ -86,6 +87,10 @@ func init() {
 		"ls-files":  cmdLsFiles,
 		"config":    cmdConfig,
 		"clone":     cmdClone,
+		"ls-remote": cmdLsRemote,
+		"fetch":     cmdFetch,
+		"pull":      cmdPull,
+		"push":      cmdPush,
 	}
 }
 
@@ -158,6 +163,9 @@ type repo struct {
 	fs   *billyFS
 	dot  *billyFS
 	abbr *abbrevs // read on first use
+	// shallow is the commits whose parents a shallow clone lacks, read
+	// on first use.
+	shallow map[plumbing.Hash]bool
 	// printed is set once log has printed a commit (for separators).
 	printed bool
 }

@@ -74,6 +74,7 @@ type logOptions struct {
 	revs     []string
 	paths    []string
 	noRename bool
+	all      bool
 }
 
 func (r *repo) parseLogArgs(args []string, o *logOptions) error {
@@ -134,6 +135,8 @@ func (r *repo) parseLogArgs(args []string, o *logOptions) error {
 			o.diff.summary = true
 		case a == "--no-renames":
 			o.noRename = true
+		case a == "--all":
+			o.all = true
 		case a == "--no-decorate" || a == "--no-color":
 		case strings.HasPrefix(a, "-"):
 			return unsupported(a)
@@ -176,7 +179,14 @@ func cmdLog(s *session, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(o.revs) == 0 {
+	if o.all {
+		tips, err := r.allTips()
+		if err != nil {
+			return err
+		}
+		starts = append(starts, tips...)
+	}
+	if len(o.revs) == 0 && !o.all {
 		h, err := r.head()
 		if err != nil {
 			return err
@@ -210,6 +220,30 @@ func cmdLog(s *session, args []string) error {
 }
 
 var errStop = errors.New("stop")
+
+// parents is c's parents, none for a commit at a shallow clone's boundary
+// (listed in .git/shallow), whose parents the repository does not have.
+func (r *repo) parents(c *object.Commit) ([]*object.Commit, error) {
+	if r.shallow == nil {
+		r.shallow = map[plumbing.Hash]bool{}
+		hs, err := r.r.Storer.Shallow()
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			r.shallow[h] = true
+		}
+	}
+	if r.shallow[c.Hash] {
+		return nil, nil
+	}
+	ps := make([]*object.Commit, 0, c.NumParents())
+	err := c.Parents().ForEach(func(p *object.Commit) error {
+		ps = append(ps, p)
+		return nil
+	})
+	return ps, err
+}
 
 // revisions is what a list of revision arguments selects: the commits to
 // start from, and those hidden (reachable from ^REV, the A of A..B, and
@@ -300,11 +334,8 @@ func (r *repo) mergeBases(a, b *object.Commit) ([]*object.Commit, error) {
 		if below[c.Hash] {
 			continue
 		}
-		parents := make([]*object.Commit, 0, c.NumParents())
-		if err := c.Parents().ForEach(func(p *object.Commit) error {
-			parents = append(parents, p)
-			return nil
-		}); err != nil {
+		parents, err := r.parents(c)
+		if err != nil {
 			return nil, err
 		}
 		anc, err := r.reachable(parents)
@@ -339,13 +370,11 @@ func (r *repo) reachable(from []*object.Commit) (map[plumbing.Hash]bool, error) 
 			continue
 		}
 		seen[c.Hash] = true
-		err := c.Parents().ForEach(func(p *object.Commit) error {
-			stack = append(stack, p)
-			return nil
-		})
+		parents, err := r.parents(c)
 		if err != nil {
 			return nil, err
 		}
+		stack = append(stack, parents...)
 	}
 	return seen, nil
 }
@@ -386,12 +415,12 @@ func (r *repo) walk(starts []*object.Commit, hidden map[plumbing.Hash]bool, visi
 			}
 			return err
 		}
-		err := c.Parents().ForEach(func(p *object.Commit) error {
-			push(p)
-			return nil
-		})
+		parents, err := r.parents(c)
 		if err != nil {
 			return err
+		}
+		for _, p := range parents {
+			push(p)
 		}
 	}
 	return nil

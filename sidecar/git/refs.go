@@ -1004,8 +1004,15 @@ func cmdMerge(s *session, args []string) error {
 	if err != nil {
 		return fatalf("%s - not something we can merge", rest[0])
 	}
+	return r.mergeTo(h, target, ffOnly, "merge", "merge "+rest[0]+": Fast-forward")
+}
+
+// mergeTo merges target into HEAD for git merge or pull (cmd) when that
+// is a fast-forward; one needing a merge commit is refused before
+// anything changes.
+func (r *repo) mergeTo(h *head, target *object.Commit, ffOnly bool, cmd, msg string) error {
 	if h.commit == nil {
-		return unsupported("git merge into an unborn branch")
+		return unsupported("git " + cmd + " into an unborn branch")
 	}
 	if up, err := r.isAncestor(target, h.commit); err != nil {
 		return err
@@ -1021,12 +1028,18 @@ func cmdMerge(s *session, args []string) error {
 		if ffOnly {
 			return fatalf("Not possible to fast-forward, aborting.")
 		}
-		return unsupported("git merge that needs a merge commit (only fast-forward merges are done here)")
+		return unsupported("git " + cmd + " that needs a merge commit (only fast-forward merges are done here)")
 	}
+	return r.fastForward(h, target, msg)
+}
+
+// fastForward moves the branch, index and worktree on to target, a
+// descendant, and prints what merge prints.
+func (r *repo) fastForward(h *head, target *object.Commit, msg string) error {
 	if _, err := r.moveTo(h, target, false); err != nil {
 		return err
 	}
-	if err := r.setHead(h, target, "merge "+rest[0]+": Fast-forward"); err != nil {
+	if err := r.setHead(h, target, msg); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.out, "Updating %s..%s\nFast-forward\n", r.abbrev(h.commit.Hash), r.abbrev(target.Hash))

@@ -2,12 +2,14 @@ package git
 
 import (
 	"container/list"
+	"fmt"
 	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+	gostorage "github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -28,6 +30,20 @@ func (s storage) SetEncodedObject(o plumbing.EncodedObject) (plumbing.Hash, erro
 		return o.Hash(), nil
 	}
 	return s.Storage.SetEncodedObject(o)
+}
+
+// CheckAndSetReference sets new if the ref is still at old. go-git's
+// version rewrites the locked file in place (seek and truncate), which the
+// view's files do not offer; refs are written whole here, as SetReference
+// does.
+func (s storage) CheckAndSetReference(new, old *plumbing.Reference) error {
+	if old != nil {
+		cur, err := s.Reference(old.Name())
+		if err == nil && cur.Hash() != old.Hash() {
+			return fmt.Errorf("reference %s: %w", old.Name(), gostorage.ErrReferenceHasChanged)
+		}
+	}
+	return s.SetReference(new)
 }
 
 // treeFile is a file of a flattened tree.

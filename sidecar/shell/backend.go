@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path"
 	"strings"
@@ -48,6 +49,10 @@ type Options struct {
 	// StopGrace is how long Exec waits for a cancelled command to unwind
 	// before it gives up on it and returns. Zero means 5s.
 	StopGrace time.Duration
+	// HTTP carries the commands' outbound HTTP (git's smart HTTP remotes):
+	// the owner's transport, which applies its egress policy and injects
+	// its credentials. Nil means no network.
+	HTTP http.RoundTripper
 }
 
 // Backend runs commands in-process. It is safe for concurrent use; each

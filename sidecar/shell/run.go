@@ -500,8 +500,9 @@ func (r *run) commandEnv(hc interp.HandlerContext) *builtin.Env {
 			}
 			return out
 		},
-		FS:  r.fs,
-		Run: r.runArgs,
+		FS:   r.fs,
+		Run:  r.runArgs,
+		HTTP: r.b.opts.HTTP,
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"path"
 	"sort"
 	"sync"
@@ -60,6 +61,9 @@ type Env struct {
 	// Run runs a command line as the shell would (for xargs, find -exec,
 	// timeout, sh -c); nil where nesting is not possible.
 	Run func(ctx context.Context, env *Env, args []string) int
+	// HTTP is the exec's way to the network (the owner's egress policy
+	// and credentials); nil means none.
+	HTTP http.RoundTripper
 }
 
 // Abs makes name absolute against the working directory. It does not clean
