@@ -213,7 +213,7 @@ func BenchmarkCloneHTTP10k(b *testing.B) {
 	gs := newGitServer(b, srv)
 	url := gs.URL + "/repo.git"
 	auth := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(testUser+":"+testToken))
-	sb, _ := netStore(b, allowOnly(hostOf(gs.Server)), 0, "127.0.0.1")
+	sb, _ := netStore(b, allowOnly(b, hostOf(gs.Server)), 0, "127.0.0.1")
 	native := b.TempDir()
 	var nat, blt []time.Duration
 	i := 0

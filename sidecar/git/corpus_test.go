@@ -85,7 +85,7 @@ func newStoreWith(t testing.TB, opts shell.Options) (*shell.Backend, *sfs.FS) {
 func runBuiltin(t testing.TB, b *shell.Backend, script string) outcome {
 	t.Helper()
 	var out, errb bytes.Buffer
-	res, err := b.Exec(context.Background(), sidecar.Request{Command: script, Env: gitEnv, Stdout: &out, Stderr: &errb})
+	res, err := b.Exec(context.Background(), sidecar.Request{Command: script, Env: gitEnv, Stdout: &out, Stderr: &errb, AllowNetwork: true})
 	if err != nil {
 		t.Fatalf("exec: %v", err)
 	}

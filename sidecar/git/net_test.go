@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
@@ -16,6 +15,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/sqlfs/sqlfs/egress"
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/sidecar"
@@ -88,20 +88,15 @@ git -C `+dir+` config http.receivepack true
 `)
 }
 
-// allowOnly is a stand-in for the owner's egress transport: it connects
-// to the listed host:port addresses and refuses every other.
-func allowOnly(addrs ...string) http.RoundTripper {
-	allowed := map[string]bool{}
-	for _, a := range addrs {
-		allowed[a] = true
+// allowOnly is the owner's egress transport with a policy of the given
+// rules (loopback is refused unless a rule names its address).
+func allowOnly(t testing.TB, rules ...string) http.RoundTripper {
+	t.Helper()
+	p, err := egress.NewPolicy(rules...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	d := &net.Dialer{}
-	return &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		if !allowed[addr] {
-			return nil, fmt.Errorf("connection to %s refused by the egress policy", addr)
-		}
-		return d.DialContext(ctx, network, addr)
-	}}
+	return (&egress.Dialer{Policy: p}).Transport()
 }
 
 func hostOf(s *httptest.Server) string { return strings.TrimPrefix(s.URL, "http://") }
@@ -191,7 +186,7 @@ git clone URL/nope.git; echo "exit $?"
 	var fsys *sfs.FS
 	got, gotSrv := run(func(url string) outcome {
 		var b *shell.Backend
-		b, fsys = netStore(t, allowOnly(strings.TrimPrefix(url, "http://")), 0, "127.0.0.1")
+		b, fsys = netStore(t, allowOnly(t, strings.TrimPrefix(url, "http://")), 0, "127.0.0.1")
 		return runBuiltin(t, b, strings.ReplaceAll(script, "URL", url))
 	}, "")
 	if got.stdout != want.stdout {
@@ -277,13 +272,14 @@ func TestHTTPRemoteRefusals(t *testing.T) {
 		name, url, allowed string
 	}{
 		{"not allowed", gs.URL, hostOf(other.Server)},
+		{"loopback refused by default", gs.URL, "*"},
 		{"redirect to a denied host", redirect.URL, hostOf(redirect)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := gs.requests.Load()
-			b, fsys := netStore(t, allowOnly(tc.allowed), 0, "127.0.0.1")
+			b, fsys := netStore(t, allowOnly(t, tc.allowed), 0, "127.0.0.1")
 			o := sh(b, "git clone "+tc.url+"/repo.git")
-			if o.code != 128 || !strings.Contains(o.stderr, "refused by the egress policy") {
+			if o.code != 128 || !strings.Contains(o.stderr, "refused") {
 				t.Errorf("clone: %+v", o)
 			}
 			if gs.requests.Load() != before {
@@ -292,9 +288,17 @@ func TestHTTPRemoteRefusals(t *testing.T) {
 			noRepo(t, fsys, "repo")
 		})
 	}
+	t.Run("exec without allow_network", func(t *testing.T) {
+		b, _ := netStore(t, allowOnly(t, hostOf(gs.Server)), 0, "127.0.0.1")
+		var out, errb strings.Builder
+		res, err := b.Exec(context.Background(), sidecar.Request{Command: "git ls-remote " + gs.URL + "/repo.git", Stdout: &out, Stderr: &errb})
+		if err != nil || res.ExitCode != 128 || !strings.Contains(errb.String(), "no network access") {
+			t.Errorf("ls-remote without allow_network: %v %+v %q", err, res, errb.String())
+		}
+	})
 	t.Run("token only to matching hosts", func(t *testing.T) {
 		before := other.authSeen.Load()
-		b, _ := netStore(t, allowOnly(hostOf(gs.Server), hostOf(other.Server)), 0, hostOf(gs.Server))
+		b, _ := netStore(t, allowOnly(t, hostOf(gs.Server), hostOf(other.Server)), 0, hostOf(gs.Server))
 		o := sh(b, "git clone -q "+gs.URL+"/repo.git a && git clone "+other.URL+"/repo.git b; echo \"exit $?\"")
 		if !strings.Contains(o.stderr, "fatal: Authentication failed for '"+other.URL+"/repo.git/'") || !strings.Contains(o.stdout, "exit 128") {
 			t.Errorf("clone from a host without a credential rule: %+v", o)
@@ -309,7 +313,7 @@ func TestHTTPRemoteRefusals(t *testing.T) {
 			http.Error(w, "you sent "+req.Header.Get("Authorization")+" "+testToken, http.StatusInternalServerError)
 		}))
 		t.Cleanup(echo.Close)
-		b, fsys := netStore(t, allowOnly(hostOf(gs.Server), hostOf(echo)), 0, "127.0.0.1")
+		b, fsys := netStore(t, allowOnly(t, hostOf(gs.Server), hostOf(echo)), 0, "127.0.0.1")
 		o := sh(b, "git clone -q "+gs.URL+"/repo.git && cd repo && env; cat .git/config; git config --list; git remote -v; git ls-remote "+echo.URL+"/x.git; git clone "+echo.URL+"/x.git; git fetch "+echo.URL+"/x.git; cat /proc/self/environ; true")
 		enc := base64.StdEncoding.EncodeToString([]byte(testUser + ":" + testToken))
 		for _, s := range []string{o.stdout, o.stderr} {
@@ -341,7 +345,7 @@ func TestHTTPRemoteRefusals(t *testing.T) {
 			}
 		}))
 		t.Cleanup(endless.Close)
-		b, fsys := netStore(t, allowOnly(hostOf(endless)), 1<<20)
+		b, fsys := netStore(t, allowOnly(t, hostOf(endless)), 1<<20)
 		o := sh(b, "git clone "+endless.URL+"/repo.git")
 		if o.code != 128 || !strings.Contains(o.stderr, httpcred.ErrTooLarge.Error()) {
 			t.Errorf("clone of an endless response: %+v", o)

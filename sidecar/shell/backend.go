@@ -22,6 +22,7 @@ import (
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 
+	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar"
 	_ "github.com/sqlfs/sqlfs/sidecar/git" // registers the git built-in
 )
@@ -49,9 +50,10 @@ type Options struct {
 	// StopGrace is how long Exec waits for a cancelled command to unwind
 	// before it gives up on it and returns. Zero means 5s.
 	StopGrace time.Duration
-	// HTTP carries the commands' outbound HTTP (git's smart HTTP remotes):
-	// the owner's transport, which applies its egress policy and injects
-	// its credentials. Nil means no network.
+	// HTTP carries the commands' outbound HTTP (git's smart HTTP remotes)
+	// for execs whose Request.AllowNetwork asks: the owner's transport,
+	// which applies its egress policy and injects its credentials. Nil
+	// means no network.
 	HTTP http.RoundTripper
 }
 
@@ -134,7 +136,14 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 		return sidecar.Result{ExitCode: 2, Duration: time.Since(start)}, nil
 	}
 
+	if req.Actor != "" {
+		// The owner's egress audit names the exec's connections.
+		ctx = egress.WithActor(ctx, req.Actor)
+	}
 	r := newRun(ctx, b, limits, req.Stdout, req.Stderr)
+	if req.AllowNetwork {
+		r.http = b.opts.HTTP
+	}
 	if req.Actor != "" {
 		// This exec's changes are audited under its own name.
 		if at, ok := b.m.workspace.(actorTree); ok {

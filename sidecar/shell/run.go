@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"path"
 	"runtime"
@@ -32,6 +33,7 @@ type run struct {
 	b      *Backend
 	limits sidecar.Limits
 	ctx    context.Context
+	http   http.RoundTripper // the exec's network; nil: none
 	cancel context.CancelCauseFunc
 	fs     *view
 	// fifoDir is the host directory of this run's process-substitution
@@ -502,7 +504,7 @@ func (r *run) commandEnv(hc interp.HandlerContext) *builtin.Env {
 		},
 		FS:   r.fs,
 		Run:  r.runArgs,
-		HTTP: r.b.opts.HTTP,
+		HTTP: r.http,
 	}
 }
 

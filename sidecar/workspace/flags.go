@@ -13,6 +13,7 @@ import (
 	"github.com/sqlfs/sqlfs/egress"
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/httpcred"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -30,6 +31,7 @@ type Flags struct {
 	shellMemory    int64
 	execMemory     int64
 	egressAllow    ListFlag
+	credentials    ListFlag
 	noNetwork      bool
 	retention      sqlstore.AuditRetention
 	autoCheckpoint bool
@@ -46,6 +48,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.shellMemory, "shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
 	fs.Int64Var(&f.execMemory, "exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
 	fs.Var(&f.egressAllow, "egress-allow", "let execs that ask for allow_network connect to `HOST[:PORT]`: a host glob ('*.example.com:443', '*'), an address or a CIDR range ('10.0.0.0/8:5432', '[::1]:8080'); loopback, private and link-local addresses need a rule naming the address (repeatable; none: the network is off)")
+	fs.Var(&f.credentials, "http-credential", "send the token in `GLOB=FILE` as basic auth (user x-access-token) with the shell git's HTTP requests to hosts matching GLOB ('github.com', '*.example.com:8443'); the token is read from FILE and never shown to execs (repeatable)")
 	fs.BoolVar(&f.noNetwork, "no-network", false, "deprecated, now the default: refuse every exec that asks for network access, overriding --egress-allow")
 	f.retention = sqlstore.DefaultAuditRetention
 	f.retention.AddFlags(fs)
@@ -85,6 +88,17 @@ func (f *Flags) Apply(o *Options, log *slog.Logger) error {
 	o.NoAutoCheckpoint = !f.autoCheckpoint
 	keep := f.checkpoints
 	o.AutoCheckpoint = &keep
+	for _, c := range f.credentials {
+		glob, file, ok := strings.Cut(c, "=")
+		if !ok || glob == "" || file == "" {
+			return fmt.Errorf("--http-credential %q: want GLOB=FILE", c)
+		}
+		tok, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("--http-credential %s: %w", glob, err)
+		}
+		o.Credentials = append(o.Credentials, httpcred.Rule{Host: glob, Token: strings.TrimSpace(string(tok))})
+	}
 	return nil
 }
 

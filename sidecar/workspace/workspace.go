@@ -23,6 +23,7 @@ import (
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/httpcred"
 	"github.com/sqlfs/sqlfs/sidecar/js"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -57,6 +58,10 @@ type Options struct {
 	// tools.DefaultCheckpointRetention.
 	NoAutoCheckpoint bool
 	AutoCheckpoint   *tools.CheckpointRetention
+	// Credentials are the operator's tokens, attached to the shell's git
+	// requests to matching hosts (--http-credential); the execs never see
+	// them.
+	Credentials []httpcred.Rule
 }
 
 // Workspace is an open store with what serves it.
@@ -107,8 +112,19 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	if o.Shell.Logger == nil {
 		o.Shell.Logger = log
 	}
+	var egressT http.RoundTripper
+	if !o.Egress.Empty() {
+		egressT = (&egress.Dialer{Policy: o.Egress, Audit: auditEgress(f, log)}).Transport()
+		// The shell's git reaches the network through the same
+		// transport, with the operator's credentials added.
+		ct, err := httpcred.New(egressT, httpcred.Options{Rules: o.Credentials})
+		if err != nil {
+			return nil, errors.Join(err, f.Close())
+		}
+		o.Shell.HTTP = ct
+	}
 	sh := shell.New(f, o.Shell)
-	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{"shell": sh}}
+	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{"shell": sh}, Egress: egressT}
 	w.trackUsage()
 	if o.Mount != "" {
 		// The container backend is opened over the mount, after it; until
@@ -149,9 +165,6 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	pub, err := newPublisher(path, f, o.PublicURL)
 	if err != nil {
 		return nil, errors.Join(err, w.Close())
-	}
-	if !o.Egress.Empty() {
-		w.Egress = (&egress.Dialer{Policy: o.Egress, Audit: auditEgress(f, log)}).Transport()
 	}
 	// The JavaScript backend runs its programs through the shell backend.
 	w.Backends["js"] = js.New(sh, js.Options{Publish: pub, Egress: w.Egress, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
