@@ -644,8 +644,9 @@ func cmdCommit(s *session, args []string) error {
 }
 
 // printCommitSummary is the "[branch hash] subject" block git commit
-// prints, with --shortstat --summary of the change.
-func (r *repo) printCommitSummary(c *object.Commit, before *head, cs []change, amend bool) error {
+// prints, with --shortstat --summary of the change; showDate adds the
+// author date, as amend, cherry-pick and revert print it.
+func (r *repo) printCommitSummary(c *object.Commit, before *head, cs []change, showDate bool) error {
 	where := before.branch
 	if where == "" {
 		where = "detached HEAD"
@@ -657,7 +658,7 @@ func (r *repo) printCommitSummary(c *object.Commit, before *head, cs []change, a
 	if c.Author.Name != c.Committer.Name || c.Author.Email != c.Committer.Email {
 		fmt.Fprintf(r.out, " Author: %s <%s>\n", c.Author.Name, c.Author.Email)
 	}
-	if amend {
+	if showDate {
 		fmt.Fprintf(r.out, " Date: %s\n", gitDate(c.Author.When))
 	}
 	return diffOutput{shortstat: true, summary: true}.write(r.out, cs, r.abbrev)
