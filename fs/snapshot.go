@@ -453,6 +453,11 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 			stale = append(stale, Change{Path: path.Join(c.pathOf(p), d.Name), Name: true})
 		}
 	}
+	for ino, d := range res.Names {
+		if n := c.inodes[ino]; n != nil {
+			n.hintParent, n.hintName = d.Parent, d.Name
+		}
+	}
 	for ino := range touched {
 		if n := c.inodes[ino]; n != nil && n.nlink > 0 {
 			if p := c.pathOf(n); p != "" {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -309,13 +310,16 @@ func (v versioned) saveQuery(where string) string {
 // every inode, entry and extended attribute that changed, and the keys of
 // those that went.
 type RestoreResult struct {
-	Inodes        []Inode
-	GoneInodes    []uint64
-	Dentries      []Dentry
-	GoneDentries  []Dentry
-	XattrInodes   []uint64 // inodes whose extended attributes changed: Xattrs holds all they have now
-	Xattrs        []Xattr
-	ChunkInodes   []uint64 // inodes whose data changed
+	Inodes       []Inode
+	GoneInodes   []uint64
+	Dentries     []Dentry
+	GoneDentries []Dentry
+	XattrInodes  []uint64 // inodes whose extended attributes changed: Xattrs holds all they have now
+	Xattrs       []Xattr
+	ChunkInodes  []uint64 // inodes whose data changed
+	// Names holds a name of each changed inode that has one, so the
+	// caller need not search its tree for one.
+	Names         map[uint64]Dentry
 	Checkpoint    CheckpointInfo
 	ProtectedGone []uint64 // GoneInodes the caller kept alive: their rows stay, with nlink 0
 }
@@ -462,6 +466,21 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, g int64, res *Restore
 			return fmt.Errorf("restore: %w", err)
 		default:
 			res.Dentries = append(res.Dentries, d)
+		}
+	}
+	res.Names = map[uint64]Dentry{}
+	for _, ino := range slices.Concat(inos, res.ChunkInodes, res.XattrInodes) {
+		if _, ok := res.Names[ino]; ok {
+			continue
+		}
+		d := Dentry{Ino: ino}
+		err := tx.QueryRowContext(ctx, `SELECT parent, name FROM dentries WHERE ino = ? LIMIT 1`, ino).Scan(&d.Parent, &d.Name)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("restore: %w", err)
+		default:
+			res.Names[ino] = d
 		}
 	}
 	for _, ino := range res.XattrInodes {
