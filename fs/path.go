@@ -271,7 +271,8 @@ type inodes struct{ c *core }
 
 func (ns inodes) Lookup(dir reached, name string) (reached, error) {
 	p := childPath(dir.path, name)
-	if r := ns.c.rules.check(p, false); r != nil {
+	// Every directory above p was reached, and checked, on the way here.
+	if r := ns.c.rules.checkOne(p); r != nil {
 		return reached{}, r
 	}
 	ino, ok := dir.children[name]
@@ -304,7 +305,7 @@ func (c *core) root() reached { return reached{c.inodes[sqlstore.Root], "/"} }
 func (c *core) resolve(p string, followLast bool, at *string) (Resolution[reached], error) {
 	res, err := Resolve[reached](inodes{c}, c.root(), p, followLast)
 	var r *refusal
-	if errors.As(err, &r) && len(res.Rest) > 0 {
+	if err != nil && errors.As(err, &r) && len(res.Rest) > 0 {
 		// Name the whole path being taken, not only where it was stopped.
 		r.path += "/" + strings.Join(res.Rest, "/")
 	}

@@ -134,6 +134,26 @@ func (r *rules) check(p string, change bool) *refusal {
 	return nil
 }
 
+// checkOne is check for a read of p whose directories are known to pass:
+// p itself is matched, not what is above it.
+func (r *rules) checkOne(p string) *refusal {
+	if len(r.hidden) == 0 {
+		return nil
+	}
+	rel := strings.TrimPrefix(p, "/")
+	base := rel[strings.LastIndexByte(rel, '/')+1:]
+	for _, g := range r.hidden {
+		name := rel
+		if g.base {
+			name = base
+		}
+		if ok, _ := doublestar.Match(g.pattern, name); ok {
+			return &refusal{RuleHidden, p}
+		}
+	}
+	return nil
+}
+
 // refused turns a refusal into its errno, counting it; other errors pass
 // as they are. r is the refusal, nil for other errors.
 func refused(err error) (_ error, r *refusal) {
