@@ -1,10 +1,11 @@
 // Package js is the JavaScript exec backend: each exec runs a program in a
 // fresh goja runtime with Node's core modules (fs, path, util, events,
 // child_process, …) over the workspace, ES modules and TypeScript through
-// esbuild, and `node` as a command of the shell backend. Programs run
-// inside the shell backend's machinery, so the workspace, /tmp, the audit
-// actor, the timeout, the output cap and the write budget are the shell's;
-// the memory budget is this package's.
+// esbuild, and `node` as a command of the shell backend. Programs run in a
+// confined worker process each (Workers; see worker.go), whose calls the
+// owner performs inside the shell backend's machinery, so the workspace,
+// /tmp, the audit actor, the timeout, the output cap and the write budget
+// are the shell's; the memory limit is the worker's.
 package js
 
 import (
@@ -25,9 +26,13 @@ type Options struct {
 	// when its Request.AllowNetwork asks: a request may turn the network
 	// off for itself, never on beyond what Egress allows.
 	Egress http.RoundTripper
-	// MaxHeapBytes is how much the heap may grow while one program runs
-	// before it is stopped; zero means DefaultMaxHeapBytes.
+	// MaxHeapBytes is the heap one program may use before it is stopped
+	// (in a worker, the kernel enforces it); zero means
+	// DefaultMaxHeapBytes.
 	MaxHeapBytes int64
+	// Runner runs the programs; nil means DefaultWorkers(), a confined
+	// worker process per exec. InProcess runs them on the caller's heap.
+	Runner Runner
 	// Publish serves sqlfs:publish; nil makes publish fail with a clear
 	// error.
 	Publish PublishFunc
@@ -53,7 +58,10 @@ var _ sidecar.Backend = (*Backend)(nil)
 // shell backend, which knows the `node` command this package registers).
 // The caller keeps ownership of shell.
 func New(shell sidecar.Backend, opts Options) *Backend {
-	cfg := config{maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish, checkpoint: opts.Checkpoint}
+	cfg := config{runner: opts.Runner, maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish, checkpoint: opts.Checkpoint}
+	if cfg.runner == nil {
+		cfg.runner = DefaultWorkers()
+	}
 	if opts.Egress != nil {
 		cfg.fetch = &http.Client{Transport: opts.Egress}
 	}

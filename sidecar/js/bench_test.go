@@ -10,9 +10,12 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
-// The benchmarks run each program end to end in the js backend (store)
-// and as a node process on a native directory (native), side by side:
-// compare the two ns/op as a ratio.
+// The benchmarks run each program end to end in the js backend and as a
+// node process on a native directory (native), side by side: compare the
+// ns/op as ratios. store runs in a worker process (the default) taken from
+// a warm pool, as an exec arriving at an idle owner is; store-backtoback
+// runs them with no pause, so each waits for a worker to start (the
+// sustained rate); store-inprocess runs on the caller's heap.
 
 const smallFilesProgram = `const fs = require('fs');
 const d = fs.mkdtempSync('run-');
@@ -25,15 +28,27 @@ func BenchmarkConsoleLog(b *testing.B) { benchProgram(b, `console.log(1)`) }
 func BenchmarkSmallFiles(b *testing.B) { benchProgram(b, smallFilesProgram) }
 
 func benchProgram(b *testing.B, code string) {
-	b.Run("store", func(b *testing.B) {
-		be, _, _ := newTestBackend(b, Options{})
-		for b.Loop() {
-			res, err := be.Exec(context.Background(), sidecar.Request{Command: code, Stdout: io.Discard})
-			if err != nil || res.ExitCode != 0 {
-				b.Fatalf("exit %d: %v", res.ExitCode, err)
+	workers := NewWorkers(2, nil)
+	for _, r := range []struct {
+		name   string
+		runner Runner
+		warm   bool // wait, untimed, until the pool has its idle workers again
+	}{{"store", workers, true}, {"store-backtoback", workers, false}, {"store-inprocess", InProcess, false}} {
+		b.Run(r.name, func(b *testing.B) {
+			be, _, _ := newTestBackend(b, Options{Runner: r.runner})
+			for i := 0; i < b.N; i++ {
+				if r.warm {
+					b.StopTimer()
+					workers.waitIdle()
+					b.StartTimer()
+				}
+				res, err := be.Exec(context.Background(), sidecar.Request{Command: code, Stdout: io.Discard})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("exit %d: %v", res.ExitCode, err)
+				}
 			}
-		}
-	})
+		})
+	}
 	b.Run("native", func(b *testing.B) {
 		node, err := exec.LookPath("node")
 		fusetest.Require(b, "nodejs", err)

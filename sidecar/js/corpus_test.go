@@ -19,8 +19,8 @@ import (
 
 // TestCorpusAgainstNode runs every script of testdata/corpus with Debian's
 // node in a native directory and with the js backend in a workspace
-// directory, and compares stdout, the exit status and the tree the script
-// left behind.
+// directory, in a worker and in-process, and compares stdout, the exit
+// status and the tree the script left behind.
 func TestCorpusAgainstNode(t *testing.T) {
 	node, err := exec.LookPath("node")
 	fusetest.Require(t, "nodejs (Debian package nodejs)", err)
@@ -28,7 +28,16 @@ func TestCorpusAgainstNode(t *testing.T) {
 	if err != nil || len(scripts) < 60 {
 		t.Fatalf("corpus: %d scripts, %v", len(scripts), err)
 	}
-	b, _, fsys := newTestBackend(t, Options{})
+	for _, r := range []struct {
+		name   string
+		runner Runner
+	}{{"worker", nil}, {"inprocess", InProcess}} {
+		t.Run(r.name, func(t *testing.T) { runCorpus(t, node, scripts, r.runner) })
+	}
+}
+
+func runCorpus(t *testing.T, node string, scripts []string, runner Runner) {
+	b, _, fsys := newTestBackend(t, Options{Runner: runner})
 	for _, script := range scripts {
 		name := strings.TrimSuffix(filepath.Base(script), ".js")
 		t.Run(name, func(t *testing.T) {

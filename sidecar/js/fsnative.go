@@ -1,6 +1,7 @@
 package js
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -376,11 +377,7 @@ func (v *vm) fsNatives() map[string]any {
 	fsys := v.env.FS
 	return map[string]any{
 		"readFile": func(p string, enc goja.Value) goja.Value {
-			data, err := readAll(fsys, v.follow("open", p))
-			if err != nil {
-				v.throwFS(err, "open", p)
-			}
-			return v.encode(data, enc)
+			return v.encode(v.readFile(p), enc)
 		},
 		"writeFile": func(p string, data goja.Value, flag goja.Value, mode uint32) {
 			fl, err := openFlags(flag)
@@ -821,6 +818,34 @@ func (v *vm) copyFile(src, dst string, flags int) {
 	if err != nil {
 		v.throwFS(err, "copyfile", src, dst)
 	}
+}
+
+// maxReadFile is Node's kIoMaxLength: readFile refuses larger files.
+const maxReadFile = 1<<31 - 1
+
+// readFile reads a whole file as Node's readFile does: a file over 2 GiB
+// is refused before anything is read.
+func (v *vm) readFile(p string) []byte {
+	f, err := v.env.FS.Open(v.follow("open", p))
+	if err != nil {
+		v.throwFS(err, "open", p)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > maxReadFile {
+			e, _ := v.rt.New(v.rt.Get("RangeError"), v.rt.ToValue(fmt.Sprintf("File size (%d) is greater than 2 GiB", fi.Size())))
+			_ = e.Set("code", "ERR_FS_FILE_TOO_LARGE")
+			panic(e)
+		}
+		// The whole size at once, as Node allocates it: one copy, and a
+		// file bigger than the heap fails at once.
+		buf.Grow(int(fi.Size()) + 1)
+	}
+	if _, err := buf.ReadFrom(f); err != nil {
+		v.throwFS(err, "read", p)
+	}
+	return buf.Bytes()
 }
 
 // sameFile reports whether two stats describe one inode.

@@ -7,6 +7,7 @@ import (
 	iofs "io/fs"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -14,16 +15,17 @@ import (
 	"github.com/dop251/goja_nodejs/buffer"
 	"github.com/dop251/goja_nodejs/require"
 
-	"github.com/sqlfs/sqlfs/sidecar/git"
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
 //go:embed lib/*.js
 var libFS embed.FS
 
-// prelude holds every library file compiled once per process; a program
-// run only executes them, which is what keeps start-up near a millisecond.
-var prelude = func() map[string]*goja.Program {
+// prelude holds every library file compiled once per process, on first
+// use (a worker compiles them before it says it is ready; an owner whose
+// programs all run in workers never does); a program run only executes
+// them, which is what keeps start-up near a millisecond.
+var prelude = sync.OnceValue(func() map[string]*goja.Program {
 	out := map[string]*goja.Program{}
 	ents, err := libFS.ReadDir("lib")
 	if err != nil {
@@ -38,7 +40,7 @@ var prelude = func() map[string]*goja.Program {
 		out[name] = goja.MustCompile("node:"+name, "(function(module,exports,require,native){"+string(src)+"\n})", true)
 	}
 	return out
-}()
+})
 
 // libModules maps module names to the library file that implements them.
 var libModules = map[string]string{
@@ -49,7 +51,7 @@ var libModules = map[string]string{
 
 // runLib runs a library file with module as its module object.
 func (v *vm) runLib(name string, module *goja.Object) error {
-	fn, err := v.rt.RunProgram(prelude[name])
+	fn, err := v.rt.RunProgram(prelude()[name])
 	if err != nil {
 		return err
 	}
@@ -128,61 +130,34 @@ func (v *vm) loadSource(name string) ([]byte, error) {
 // execSync runs a command line in the shell that runs this program, with
 // its filesystem and limits, and returns its status and output.
 func (v *vm) execSync(cmd, dir, input string, env map[string]string) map[string]any {
-	var stdout, stderr bytes.Buffer
-	e := *v.env
-	e.Stdout, e.Stderr = &stdout, &stderr
-	e.Stdin = strings.NewReader(input)
-	e.Dir = v.cwd
+	r := runRequest{Cmd: cmd, Dir: v.cwd, Input: input, Env: env}
 	if dir != "" {
-		e.Dir = v.resolve("spawn", dir)
+		r.Dir = v.resolve("spawn", dir)
 	}
-	if env != nil {
-		e.Environ = func() []string {
-			out := make([]string, 0, len(env))
-			for k, val := range env {
-				out = append(out, k+"="+val)
-			}
-			return out
-		}
-		e.Getenv = func(name string) string { return env[name] }
-	}
-	status := 127
-	if e.Run != nil {
-		status = e.Run(v.ctx, &e, []string{"sh", "-c", cmd})
-	} else {
-		stderr.WriteString("child_process: no shell to run commands in\n")
-	}
+	res := v.svc.run(v.ctx, r)
 	return map[string]any{
-		"status": status,
-		"stdout": buffer.WrapBytes(v.rt, stdout.Bytes()),
-		"stderr": buffer.WrapBytes(v.rt, stderr.Bytes()),
+		"status": res.Status,
+		"stdout": buffer.WrapBytes(v.rt, res.Stdout),
+		"stderr": buffer.WrapBytes(v.rt, res.Stderr),
 	}
 }
 
 // git runs the shell's git built-in with args in dir (the program's working
 // directory when empty), on the program's filesystem view and limits.
 func (v *vm) git(args []string, dir string) map[string]any {
-	var stdout, stderr bytes.Buffer
-	e := *v.env
-	e.Stdout, e.Stderr = &stdout, &stderr
-	e.Stdin = strings.NewReader("")
-	e.Dir = v.cwd
+	d := v.cwd
 	if dir != "" {
-		e.Dir = v.workDir(dir)
+		d = v.workDir(dir)
 	}
-	status := git.Main(v.ctx, &e, append([]string{"git"}, args...))
-	return map[string]any{"status": status, "stdout": stdout.String(), "stderr": stderr.String()}
+	res := v.svc.git(v.ctx, args, d)
+	return map[string]any{"status": res.Status, "stdout": string(res.Stdout), "stderr": string(res.Stderr)}
 }
 
 func (v *vm) publish(p string, ttl float64) string {
-	ws, ok := strings.CutPrefix(p, "/workspace")
-	if !ok || (ws != "" && ws[0] != '/') {
-		panic(v.rt.NewTypeError("sqlfs:publish: only paths in /workspace can be published: " + p))
+	url, err := v.svc.publish(v.ctx, p, time.Duration(ttl*float64(time.Second)))
+	if _, ok := err.(errNotPublishable); ok {
+		panic(v.rt.NewTypeError(err.Error()))
 	}
-	if v.cfg.publish == nil {
-		panic(v.rt.NewGoError(errors.New("sqlfs:publish: publishing is not configured for this exec (serve has no --public-addr)")))
-	}
-	url, err := v.cfg.publish(v.ctx, v.cfg.actor, "/"+strings.TrimPrefix(ws, "/"), time.Duration(ttl*float64(time.Second)))
 	if err != nil {
 		panic(v.rt.NewGoError(err))
 	}

@@ -26,6 +26,7 @@ func init() {
 // config is what an exec tells the programs it runs, through the context:
 // the shell calls `node` with the context of the exec.
 type config struct {
+	runner       Runner
 	fetch        *http.Client // nil: the network is off for this exec
 	maxHeapBytes int64
 	publish      PublishFunc
@@ -35,14 +36,16 @@ type config struct {
 
 type configKey struct{}
 
-// DefaultMaxHeapBytes is the heap growth one program may cause.
+// DefaultMaxHeapBytes is the heap one program may use.
 const DefaultMaxHeapBytes = 512 << 20
 
+// configFrom is the exec's config; `node` run by a shell backend with no
+// js backend over it gets the defaults, workers included.
 func configFrom(ctx context.Context) *config {
 	if c, ok := ctx.Value(configKey{}).(*config); ok {
 		return c
 	}
-	return &config{maxHeapBytes: DefaultMaxHeapBytes}
+	return &config{runner: DefaultWorkers(), maxHeapBytes: DefaultMaxHeapBytes}
 }
 
 const nodeUsage = "usage: node [-e CODE | -p EXPR | FILE] [ARG...]"
@@ -100,7 +103,11 @@ done:
 		code, file = string(data), path.Join(env.Dir, "[stdin]")
 	}
 	argv = append(argv, rest...)
-	return runProgram(ctx, env, file, code, print, argv)
+	cfg := configFrom(ctx)
+	return cfg.runner.Run(ctx, env, Program{
+		File: file, Code: code, Print: print, Argv: argv,
+		Fetch: cfg.fetch, MaxHeapBytes: cfg.maxHeapBytes, Publish: cfg.publish, Checkpoint: cfg.checkpoint, Actor: cfg.actor,
+	})
 }
 
 func readAll(fsys builtin.FS, name string) ([]byte, error) {
@@ -124,15 +131,15 @@ func stripShebang(s string) string {
 
 // runProgram runs one program in a fresh runtime to its end and returns
 // its exit status.
-func runProgram(ctx context.Context, env *builtin.Env, file, code string, print bool, argv []string) int {
-	cfg := configFrom(ctx)
-	v := newVM(ctx, env, cfg, argv)
-	stop := v.watch(ctx, cfg.maxHeapBytes)
+func runProgram(ctx context.Context, env *builtin.Env, svc services, p Program) int {
+	v := newVM(ctx, env, svc, p)
+	stop := v.watch(ctx, p.MaxHeapBytes)
 	defer stop()
+	file, code := p.File, p.Code
 	if err := v.setup(); err != nil {
 		return v.finish(err)
 	}
-	if print {
+	if p.Print {
 		code = "__printResult(eval(" + jsString(code) + "))"
 	}
 	src, err := transform(file, code)

@@ -24,7 +24,8 @@ type vm struct {
 	native *goja.Object // the Go functions the library files use
 	ctx    context.Context
 	env    *builtin.Env
-	cfg    *config
+	svc    services
+	prog   Program
 	cwd    string
 	argv   []string
 
@@ -77,14 +78,15 @@ func (h *timerHeap) Pop() any {
 	return t
 }
 
-func newVM(ctx context.Context, env *builtin.Env, cfg *config, argv []string) *vm {
+func newVM(ctx context.Context, env *builtin.Env, svc services, p Program) *vm {
 	v := &vm{
 		rt:         goja.New(),
 		ctx:        ctx,
 		env:        env,
-		cfg:        cfg,
+		svc:        svc,
+		prog:       p,
 		cwd:        env.Dir,
-		argv:       argv,
+		argv:       p.Argv,
 		stdout:     env.Stdout,
 		stderr:     env.Stderr,
 		live:       map[int64]*timer{},
@@ -183,7 +185,7 @@ func (v *vm) natives() map[string]any {
 		"hrtime":       func() int64 { return time.Since(processStart).Nanoseconds() },
 		"fs":           v.fsNatives(),
 		"execSync":     v.execSync,
-		"fetchAllowed": func() bool { return v.cfg.fetch != nil },
+		"fetchAllowed": func() bool { return v.svc.network() },
 		"fetch":        v.fetch,
 		"publish":      v.publish,
 		"checkpoint":   v.checkpoint,

@@ -14,6 +14,7 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/httpcred"
+	"github.com/sqlfs/sqlfs/sidecar/js"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -32,6 +33,7 @@ type Flags struct {
 	execMemory     int64
 	egressAllow    ListFlag
 	credentials    ListFlag
+	jsMemory       int64
 	noNetwork      bool
 	retention      sqlstore.AuditRetention
 	autoCheckpoint bool
@@ -47,6 +49,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.commitInterval, "commit-interval", time.Second, "longest time a change waits for its commit (what a crash can lose without fsync)")
 	fs.Int64Var(&f.shellMemory, "shell-memory", 1<<30, "memory `BYTES` all running shell-backend commands share (held data, and Go heap growth the watchdog checks)")
 	fs.Int64Var(&f.execMemory, "exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
+	fs.Int64Var(&f.jsMemory, "js-memory", js.DefaultMaxHeapBytes, "memory `BYTES` one JavaScript exec may use; its worker process is stopped past it (exit 134)")
 	fs.Var(&f.egressAllow, "egress-allow", "let execs that ask for allow_network connect to `HOST[:PORT]`: a host glob ('*.example.com:443', '*'), an address or a CIDR range ('10.0.0.0/8:5432', '[::1]:8080'); loopback, private and link-local addresses need a rule naming the address (repeatable; none: the network is off)")
 	fs.Var(&f.credentials, "http-credential", "send the token in `GLOB=FILE` as basic auth (user x-access-token) with the shell git's HTTP requests to hosts matching GLOB ('github.com', '*.example.com:8443'); the token is read from FILE and never shown to execs (repeatable)")
 	fs.BoolVar(&f.noNetwork, "no-network", false, "deprecated, now the default: refuse every exec that asks for network access, overriding --egress-allow")
@@ -60,9 +63,9 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 
 // Apply checks the flags' values and sets what they configure in o.
 func (f *Flags) Apply(o *Options, log *slog.Logger) error {
-	if f.shellMemory <= 0 || f.execMemory <= 0 {
+	if f.shellMemory <= 0 || f.execMemory <= 0 || f.jsMemory <= 0 {
 		// 0 or less would silently mean the default.
-		return fmt.Errorf("--shell-memory and --exec-memory must be positive, got %d and %d", f.shellMemory, f.execMemory)
+		return fmt.Errorf("--shell-memory, --exec-memory and --js-memory must be positive, got %d, %d and %d", f.shellMemory, f.execMemory, f.jsMemory)
 	}
 	if f.commitInterval <= 0 {
 		return fmt.Errorf("--commit-interval must be positive, got %s", f.commitInterval)
@@ -99,6 +102,7 @@ func (f *Flags) Apply(o *Options, log *slog.Logger) error {
 		}
 		o.Credentials = append(o.Credentials, httpcred.Rule{Host: glob, Token: strings.TrimSpace(string(tok))})
 	}
+	o.JSMemory = f.jsMemory
 	return nil
 }
 

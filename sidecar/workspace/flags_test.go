@@ -26,15 +26,15 @@ func TestFlags(t *testing.T) {
 		check func(Options) bool
 	}{
 		{"defaults", nil, "", func(o Options) bool {
-			return o.FS.CommitInterval == time.Second && o.Shell.MaxMemoryBytes == 1<<30 && o.Egress.Empty() &&
+			return o.FS.CommitInterval == time.Second && o.Shell.MaxMemoryBytes == 1<<30 && o.Egress.Empty() && o.JSMemory == 512<<20 &&
 				o.FS.AuditRetention != nil && o.FS.AuditRetention.MaxEvents == 1_000_000 &&
 				!o.NoAutoCheckpoint && *o.AutoCheckpoint == tools.DefaultCheckpointRetention
 		}},
 		{"all set", []string{"--policy", pol, "--read-only-glob", "ro/**", "--quota", "9", "--commit-interval", "2s",
-			"--exec-memory", "1024", "--egress-allow", "*.example.com:443", "--egress-allow", "10.0.0.0/8", "--audit-max-events", "5"}, "", func(o Options) bool {
+			"--exec-memory", "1024", "--js-memory", "268435456", "--egress-allow", "*.example.com:443", "--egress-allow", "10.0.0.0/8", "--audit-max-events", "5"}, "", func(o Options) bool {
 			p := o.FS.Policy
 			return p.QuotaBytes == 9 && p.Hidden[0] == "secret" && p.ReadOnly[0] == "ro/**" && o.FS.CommitInterval == 2*time.Second &&
-				o.Shell.Limits.MaxMemoryBytes == 1024 && o.Egress.String() == "*.example.com:443,10.0.0.0/8" && o.FS.AuditRetention.MaxEvents == 5
+				o.Shell.Limits.MaxMemoryBytes == 1024 && o.JSMemory == 256<<20 && o.Egress.String() == "*.example.com:443,10.0.0.0/8" && o.FS.AuditRetention.MaxEvents == 5
 		}},
 		{"no-network beats egress-allow", []string{"--egress-allow", "*", "--no-network"}, "", func(o Options) bool { return o.Egress.Empty() }},
 		{"bad egress rule", []string{"--egress-allow", "host:http"}, "--egress-allow", nil},
@@ -44,6 +44,7 @@ func TestFlags(t *testing.T) {
 		{"no auto checkpoint", []string{"--auto-checkpoint=false"}, "", func(o Options) bool { return o.NoAutoCheckpoint }},
 		{"negative checkpoint keep", []string{"--checkpoint-keep", "-1"}, "must not be negative", nil},
 		{"zero exec memory", []string{"--exec-memory", "0"}, "must be positive", nil},
+		{"zero js memory", []string{"--js-memory", "0"}, "must be positive", nil},
 		{"negative shell memory", []string{"--shell-memory", "-1"}, "must be positive", nil},
 		{"zero commit interval", []string{"--commit-interval", "0s"}, "must be positive", nil},
 		{"bad glob", []string{"--hidden-glob", "a/["}, "", nil},

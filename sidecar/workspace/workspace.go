@@ -62,6 +62,9 @@ type Options struct {
 	// requests to matching hosts (--http-credential); the execs never see
 	// them.
 	Credentials []httpcred.Rule
+	// JSMemory is the memory one js exec may use (its worker's heap);
+	// zero means js.DefaultMaxHeapBytes.
+	JSMemory int64
 }
 
 // Workspace is an open store with what serves it.
@@ -167,7 +170,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		return nil, errors.Join(err, w.Close())
 	}
 	// The JavaScript backend runs its programs through the shell backend.
-	w.Backends["js"] = js.New(sh, js.Options{Publish: pub, Egress: w.Egress, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
+	w.Backends["js"] = js.New(sh, js.Options{Publish: pub, Egress: w.Egress, MaxHeapBytes: o.JSMemory, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
 		return w.Tools.CheckpointOp(ctx, actor, op, args) // set below, before any exec
 	}})
 	to := tools.Options{Publish: pub, Egress: o.Egress}

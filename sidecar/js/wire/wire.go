@@ -1,0 +1,446 @@
+// Package wire is the protocol between the js backend's owner and a worker
+// process running one program: framed messages over a Unix socket. The
+// worker asks, the owner answers, one call at a time (the runtime is
+// single-threaded); output writes need no answer. Each frame is a 4-byte
+// little-endian length and a body of fixed fields (numbers as varints,
+// strings and bytes length-prefixed), so a frame costs a few hundred
+// nanoseconds to code and a reader can refuse an oversized frame before it
+// allocates it: the owner reads frames of at most MaxOwnerFrame bytes, so a
+// worker cannot make it hold more.
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Op says what a message asks or answers.
+type Op uint8
+
+// The operations. Reply answers the call before it; Write and Exit get no
+// answer.
+const (
+	OpInvalid Op = iota
+	OpReply
+	OpReady // worker → owner: started, waiting for its job
+	OpJob   // owner → worker: Data is the job (JSON)
+	OpExit  // worker → owner: N is the exit status
+	OpWrite // N is the stream (1 stdout, 2 stderr), Data the bytes
+	OpStdin // read up to N bytes of standard input
+
+	OpOpen    // Path, N flag, M perm → N handle, M capabilities
+	OpRead    // N handle, M length
+	OpReadAt  // N handle, M offset, T[0] length
+	OpFWrite  // N handle, Data
+	OpWriteAt // N handle, M offset, Data
+	OpFTrunc  // N handle, M size
+	OpFStat   // N handle → Info
+	OpClose   // N handle
+
+	OpStat      // Path → Info
+	OpLstat     // Path → Info
+	OpReadDir   // Path → Ents
+	OpMkdir     // Path, M perm
+	OpMkdirAll  // Path, M perm
+	OpRemove    // Path
+	OpRemoveAll // Path
+	OpRename    // Path → Path2
+	OpSymlink   // Path (target), Path2 (name)
+	OpReadlink  // Path → Path
+	OpLink      // Path → Path2
+	OpChmod     // Path, M mode
+	OpChtimes   // Path, T atime and mtime (ns)
+	OpTruncate  // Path, N size
+
+	OpRun     // Data: a command request (JSON) → Data: its result (JSON)
+	OpGit     // the same for the git built-in
+	OpPublish // the same for sqlfs:publish
+	OpFetch   // the same for fetch
+
+	OpCheckpoint // Path the operation, Data its JSON arguments → Data the result, Path2 an error's code
+	opCount
+)
+
+// File capabilities, the bits of an OpOpen answer's M: what the owner's
+// file offers beyond reading and writing at its offset.
+const (
+	CapReadAt = 1 << iota
+	CapWriteAt
+	CapTruncate
+)
+
+// Frame limits. A worker's calls carry at most MaxChunk bytes of data, so
+// MaxOwnerFrame bounds what the owner reads from a worker; a worker takes
+// the owner's bigger answers (long directory listings) up to MaxWorkerFrame.
+const (
+	MaxChunk       = 1 << 20
+	MaxOwnerFrame  = MaxChunk + 64<<10
+	MaxWorkerFrame = 256 << 20
+)
+
+// Msg is one frame. Which fields mean what depends on Op (see the
+// constants).
+type Msg struct {
+	Op    Op
+	N, M  int64
+	T     [2]int64
+	Path  string
+	Path2 string
+	Data  []byte
+	Info  *FileInfo
+	Ents  []Dirent
+	Err   *Error
+}
+
+// FileInfo is a file's description; Stat holds the inode's numbers when
+// the owner's FileInfo had them.
+type FileInfo struct {
+	Name    string
+	Size    int64
+	Mode    fs.FileMode
+	ModTime int64 // ns since the epoch
+	HasStat bool
+	Stat    syscall.Stat_t
+}
+
+// Dirent is one directory entry: its name and type bits.
+type Dirent struct {
+	Name string
+	Type fs.FileMode
+}
+
+// Error is a failed call: an errno (with the op and path of a
+// *fs.PathError when it was one), end of file, or a message.
+type Error struct {
+	Errno syscall.Errno
+	EOF   bool
+	Op    string
+	Path  string
+	Text  string
+}
+
+// ErrorOf describes err for the wire; nil stays nil.
+func ErrorOf(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	e := &Error{Text: err.Error()}
+	if errors.Is(err, io.EOF) {
+		e.EOF = true
+		return e
+	}
+	if errno, ok := errors.AsType[syscall.Errno](err); ok {
+		e.Errno = errno
+	}
+	if pe, ok := errors.AsType[*fs.PathError](err); ok && e.Errno != 0 {
+		e.Op, e.Path = pe.Op, pe.Path
+	}
+	return e
+}
+
+// Go makes an error equivalent to the one described: errors.Is and
+// errors.As see the same errno and io.EOF as on the owner's side.
+func (e *Error) Go() error {
+	switch {
+	case e == nil:
+		return nil
+	case e.EOF:
+		return io.EOF
+	case e.Errno != 0 && e.Op != "":
+		return &fs.PathError{Op: e.Op, Path: e.Path, Err: e.Errno}
+	case e.Errno != 0:
+		return e.Errno
+	}
+	return errors.New(e.Text)
+}
+
+// InfoOf describes fi for the wire.
+func InfoOf(fi fs.FileInfo) *FileInfo {
+	out := &FileInfo{Name: fi.Name(), Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		out.HasStat, out.Stat = true, *st
+	}
+	return out
+}
+
+// FileInfo implements fs.FileInfo.
+func (fi *FileInfo) FileInfo() fs.FileInfo { return info{fi} }
+
+type info struct{ fi *FileInfo }
+
+func (i info) Name() string       { return i.fi.Name }
+func (i info) Size() int64        { return i.fi.Size }
+func (i info) Mode() fs.FileMode  { return i.fi.Mode }
+func (i info) ModTime() time.Time { return time.Unix(0, i.fi.ModTime) }
+func (i info) IsDir() bool        { return i.fi.Mode.IsDir() }
+func (i info) Sys() any {
+	if !i.fi.HasStat {
+		return nil
+	}
+	return &i.fi.Stat
+}
+
+// ErrFrameTooBig is a frame over the reader's limit: the peer is broken
+// or hostile, and the connection is no longer usable.
+var ErrFrameTooBig = errors.New("wire: frame over the size limit")
+
+// Conn sends and receives frames. Send is safe for concurrent use; Recv
+// is for one goroutine.
+type Conn struct {
+	r   *bufio.Reader
+	max int
+
+	mu  sync.Mutex
+	w   *bufio.Writer
+	buf []byte
+	in  []byte
+}
+
+// NewConn frames messages over rw, refusing to read frames over max bytes.
+func NewConn(rw io.ReadWriter, max int) *Conn {
+	return &Conn{r: bufio.NewReaderSize(rw, 64<<10), w: bufio.NewWriterSize(rw, 64<<10), max: max}
+}
+
+// Send writes m and flushes it.
+func (c *Conn) Send(m *Msg) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.buf = encode(c.buf[:0], m)
+	if _, err := c.w.Write(c.buf); err != nil {
+		return err
+	}
+	return c.w.Flush()
+}
+
+// Recv reads the next message.
+func (c *Conn) Recv() (*Msg, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int(binary.LittleEndian.Uint32(hdr[:]))
+	if n > c.max {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrFrameTooBig, n, c.max)
+	}
+	if cap(c.in) < n || cap(c.in) > 1<<20 && n < cap(c.in)/4 {
+		c.in = make([]byte, n)
+	}
+	body := c.in[:n]
+	if _, err := io.ReadFull(c.r, body); err != nil {
+		return nil, err
+	}
+	d := decoder{b: body}
+	m := d.msg()
+	if d.err != nil {
+		return nil, d.err
+	}
+	return m, nil
+}
+
+// Field presence bits of a frame.
+const (
+	hasInfo = 1 << iota
+	hasEnts
+	hasErr
+)
+
+func encode(b []byte, m *Msg) []byte {
+	b = append(b, 0, 0, 0, 0) // length, filled in below
+	b = append(b, byte(m.Op))
+	var flags byte
+	if m.Info != nil {
+		flags |= hasInfo
+	}
+	if m.Ents != nil {
+		flags |= hasEnts
+	}
+	if m.Err != nil {
+		flags |= hasErr
+	}
+	b = append(b, flags)
+	b = binary.AppendVarint(b, m.N)
+	b = binary.AppendVarint(b, m.M)
+	b = binary.AppendVarint(b, m.T[0])
+	b = binary.AppendVarint(b, m.T[1])
+	b = appendString(b, m.Path)
+	b = appendString(b, m.Path2)
+	b = appendBytes(b, m.Data)
+	if fi := m.Info; fi != nil {
+		b = appendString(b, fi.Name)
+		b = binary.AppendVarint(b, fi.Size)
+		b = binary.AppendUvarint(b, uint64(fi.Mode))
+		b = binary.AppendVarint(b, fi.ModTime)
+		if fi.HasStat {
+			b = append(b, 1)
+			st := &fi.Stat
+			for _, v := range []uint64{st.Dev, st.Ino, st.Nlink, uint64(st.Mode), uint64(st.Uid), uint64(st.Gid), st.Rdev} {
+				b = binary.AppendUvarint(b, v)
+			}
+			for _, v := range []int64{st.Size, st.Blksize, st.Blocks, st.Atim.Sec, st.Atim.Nsec, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec} {
+				b = binary.AppendVarint(b, v)
+			}
+		} else {
+			b = append(b, 0)
+		}
+	}
+	if m.Ents != nil {
+		b = binary.AppendUvarint(b, uint64(len(m.Ents)))
+		for _, e := range m.Ents {
+			b = appendString(b, e.Name)
+			b = binary.AppendUvarint(b, uint64(e.Type))
+		}
+	}
+	if e := m.Err; e != nil {
+		b = binary.AppendUvarint(b, uint64(e.Errno))
+		eof := byte(0)
+		if e.EOF {
+			eof = 1
+		}
+		b = append(b, eof)
+		b = appendString(b, e.Op)
+		b = appendString(b, e.Path)
+		b = appendString(b, e.Text)
+	}
+	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
+	return b
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+func appendBytes(b, p []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
+}
+
+var errShort = errors.New("wire: malformed frame")
+
+// decoder reads a frame's fields; the first error sticks and later reads
+// return zeros.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) byte() byte {
+	if d.err != nil || len(d.b) == 0 {
+		d.err = errShort
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.err = errShort
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errShort
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	// A copy: the frame buffer is reused by the next Recv.
+	p := make([]byte, n)
+	copy(p, d.b)
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.err = errShort
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) msg() *Msg {
+	m := &Msg{Op: Op(d.byte())}
+	if m.Op == OpInvalid || m.Op >= opCount {
+		d.err = fmt.Errorf("wire: unknown op %d", m.Op)
+		return nil
+	}
+	flags := d.byte()
+	m.N, m.M = d.varint(), d.varint()
+	m.T[0], m.T[1] = d.varint(), d.varint()
+	m.Path, m.Path2 = d.string(), d.string()
+	m.Data = d.bytes()
+	if flags&hasInfo != 0 {
+		fi := &FileInfo{Name: d.string(), Size: d.varint(), Mode: fs.FileMode(d.uvarint()), ModTime: d.varint()}
+		if d.byte() == 1 {
+			fi.HasStat = true
+			st := &fi.Stat
+			st.Dev, st.Ino, st.Nlink = d.uvarint(), d.uvarint(), d.uvarint()
+			st.Mode, st.Uid, st.Gid = uint32(d.uvarint()), uint32(d.uvarint()), uint32(d.uvarint())
+			st.Rdev = d.uvarint()
+			st.Size, st.Blksize, st.Blocks = d.varint(), d.varint(), d.varint()
+			st.Atim.Sec, st.Atim.Nsec = d.varint(), d.varint()
+			st.Mtim.Sec, st.Mtim.Nsec = d.varint(), d.varint()
+			st.Ctim.Sec, st.Ctim.Nsec = d.varint(), d.varint()
+		}
+		m.Info = fi
+	}
+	if flags&hasEnts != 0 {
+		n := d.uvarint()
+		if n > uint64(len(d.b)) { // each entry takes at least a byte
+			d.err = errShort
+			return nil
+		}
+		m.Ents = make([]Dirent, 0, n)
+		for range n {
+			m.Ents = append(m.Ents, Dirent{Name: d.string(), Type: fs.FileMode(d.uvarint())})
+		}
+	}
+	if flags&hasErr != 0 {
+		errno := d.uvarint()
+		if errno > math.MaxInt32 {
+			d.err = errShort
+		}
+		m.Err = &Error{Errno: syscall.Errno(errno), EOF: d.byte() == 1, Op: d.string(), Path: d.string(), Text: d.string()}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.err = errShort
+	}
+	return m
+}

@@ -1,0 +1,418 @@
+package js
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sqlfs/sqlfs/sidecar/js/wire"
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
+)
+
+// Workers run each program in its own worker process: this binary
+// re-executed with SQLFS_JS_WORKER set (the constructor in
+// sandbox_linux.go confines it before Go starts, and this package's init
+// serves the job), so a program's memory, CPU and crashes are the
+// worker's. The worker has no file system, no network, no way to start
+// processes; its fs calls, child_process, git, publish and fetch are
+// performed by the owner over a socket (package wire) against the exec's
+// own view, so policy, quota, write budget and audit apply as in-process.
+// A worker runs one program and is killed (SIGKILL) when it ends, when the
+// exec's context ends, or past its memory; a few are kept started ahead,
+// which is what keeps an exec near a millisecond.
+type Workers struct {
+	exe  string
+	idle int
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	ready    []*worker
+	starting int
+	netns    atomic.Bool // spawning with CLONE_NEWNET works here
+
+	// onStart, when set (tests), is told the pid of each job's worker.
+	onStart func(pid int)
+}
+
+// worker is one started worker process.
+type worker struct {
+	cmd    *exec.Cmd
+	conn   *wire.Conn
+	sock   *os.File
+	stderr *tailWriter
+	done   chan struct{} // closed once the process is reaped
+	abi    int           // the Landlock ABI it confined itself with
+}
+
+// DefaultWorkers is the process's worker pool, started on first use.
+var DefaultWorkers = sync.OnceValue(func() *Workers { return NewWorkers(2, nil) })
+
+// NewWorkers returns a pool that keeps idle workers started ahead of the
+// execs that will take them; log (nil: slog.Default) hears of workers
+// that cannot be confined or started.
+func NewWorkers(idle int, log *slog.Logger) *Workers {
+	if log == nil {
+		log = slog.Default()
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "/proc/self/exe"
+	}
+	w := &Workers{exe: exe, idle: idle, log: log}
+	w.netns.Store(true)
+	return w
+}
+
+// Run implements Runner.
+func (w *Workers) Run(ctx context.Context, env *builtin.Env, p Program) int {
+	wk, err := w.get(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return 124
+		}
+		fmt.Fprintf(env.Stderr, "node: cannot start a JavaScript worker: %v\n", err)
+		return 126
+	}
+	defer wk.kill()
+	if w.onStart != nil {
+		w.onStart(wk.cmd.Process.Pid)
+	}
+	limit := p.MaxHeapBytes
+	if limit <= 0 {
+		limit = DefaultMaxHeapBytes
+	}
+	if err := wk.limit(ctx, limit); err != nil {
+		fmt.Fprintf(env.Stderr, "node: cannot limit the JavaScript worker: %v\n", err)
+		return 126
+	}
+	job := workerJob{
+		File: p.File, Code: p.Code, Print: p.Print, Argv: p.Argv, Dir: env.Dir,
+		AllowNetwork: p.Fetch != nil, MaxHeapBytes: limit, Stdin: env.Stdin != nil,
+	}
+	if env.Environ != nil {
+		job.Environ = env.Environ()
+	}
+	data, err := json.Marshal(job)
+	if err != nil {
+		return 126
+	}
+	if err := wk.conn.Send(&wire.Msg{Op: wire.OpJob, Data: data}); err != nil {
+		fmt.Fprintf(env.Stderr, "node: the JavaScript worker is gone: %v\n", err)
+		return 126
+	}
+	s := &server{ctx: ctx, env: env, svc: &localServices{env: env, p: p}, conn: wk.conn, files: map[int64]builtin.File{}}
+	result := make(chan int, 1)
+	go func() { result <- s.serve() }()
+	overMemory := make(chan struct{})
+	go wk.watchRSS(limit, overMemory)
+	select {
+	case code := <-result:
+		if code >= 0 {
+			return code
+		}
+		// The connection broke: the worker died. Say why once it is reaped.
+		wk.kill()
+		<-wk.done
+		select {
+		case <-overMemory:
+			return memoryExit(env, limit)
+		default:
+		}
+		return wk.deathReport(env, limit)
+	case <-overMemory:
+		wk.kill()
+		s.stop(result)
+		return memoryExit(env, limit)
+	case <-ctx.Done():
+		wk.kill()
+		s.stop(result)
+		return 124 // the shell reports the timeout or cancellation
+	}
+}
+
+func memoryExit(env *builtin.Env, limit int64) int {
+	fmt.Fprintf(env.Stderr, "FATAL ERROR: JavaScript heap out of memory: the exec's memory limit of %d MiB (--js-memory) is spent; its worker was stopped\n", limit>>20)
+	return 134
+}
+
+// workerJob is what an owner asks a worker to run.
+type workerJob struct {
+	File, Code   string
+	Print        bool
+	Argv         []string
+	Dir          string
+	Environ      []string
+	AllowNetwork bool
+	MaxHeapBytes int64
+	Stdin        bool
+}
+
+// get takes a started worker, or starts one, and has another started for
+// the next exec.
+func (w *Workers) get(ctx context.Context) (*worker, error) {
+	w.mu.Lock()
+	var wk *worker
+	for len(w.ready) > 0 && wk == nil {
+		wk = w.ready[0]
+		w.ready = w.ready[1:]
+		select {
+		case <-wk.done: // died idle
+			wk = nil
+		default:
+		}
+	}
+	w.mu.Unlock()
+	w.fill()
+	if wk != nil {
+		return wk, nil
+	}
+	type started struct {
+		wk  *worker
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		wk, err := w.start()
+		ch <- started{wk, err}
+	}()
+	select {
+	case s := <-ch:
+		return s.wk, s.err
+	case <-ctx.Done():
+		go func() {
+			if s := <-ch; s.wk != nil {
+				s.wk.kill()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+// fill starts workers in the background up to the idle count.
+func (w *Workers) fill() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.ready)+w.starting < w.idle {
+		w.starting++
+		go func() {
+			wk, err := w.start()
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			w.starting--
+			if err != nil {
+				w.log.Warn("js: cannot start a worker", "err", err)
+				return
+			}
+			w.ready = append(w.ready, wk)
+		}()
+	}
+}
+
+// waitIdle waits until the pool has its idle workers started (benchmarks).
+func (w *Workers) waitIdle() {
+	w.fill()
+	for {
+		w.mu.Lock()
+		n := len(w.ready)
+		w.mu.Unlock()
+		if n >= w.idle {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+var warnOnce sync.Once
+
+// start starts a worker and waits until it is confined and ready.
+func (w *Workers) start() (*worker, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	own, theirs := os.NewFile(uintptr(fds[0]), "js-worker"), os.NewFile(uintptr(fds[1]), "js-owner")
+	defer theirs.Close()
+	env := []string{workerEnv + "=1", "GOTRACEBACK=none"}
+	if tz, ok := os.LookupEnv("TZ"); ok {
+		env = append(env, "TZ="+tz)
+	}
+	wk := &worker{sock: own, stderr: &tailWriter{max: 4 << 10}, done: make(chan struct{})}
+	for {
+		cmd := exec.Command(w.exe)
+		cmd.Args = []string{"sqlfs-js-worker"}
+		cmd.Env = env
+		cmd.ExtraFiles = []*os.File{theirs}
+		cmd.Stderr = wk.stderr
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		if w.netns.Load() {
+			// A network namespace of its own: only a loopback, down.
+			cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
+		}
+		err := cmd.Start()
+		if err != nil && w.netns.Load() && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL)) {
+			w.netns.Store(false)
+			w.log.Warn("js: workers cannot have a network namespace here; Landlock and seccomp still deny them sockets", "err", err)
+			continue
+		}
+		if err != nil {
+			own.Close()
+			return nil, err
+		}
+		wk.cmd = cmd
+		break
+	}
+	go func() {
+		_ = wk.cmd.Wait()
+		close(wk.done)
+	}()
+	wk.conn = wire.NewConn(own, wire.MaxOwnerFrame)
+	m, err := wk.conn.Recv()
+	if err != nil || m.Op != wire.OpReady {
+		wk.kill()
+		<-wk.done // its last words are in stderr
+		return nil, fmt.Errorf("worker did not start: %v %s", err, strings.TrimSpace(wk.stderr.String()))
+	}
+	wk.abi = int(m.N)
+	if wk.abi == 0 {
+		warnOnce.Do(func() {
+			w.log.Warn("js: the kernel has no Landlock; workers are confined by seccomp and rlimits only")
+		})
+	}
+	return wk, nil
+}
+
+// kill ends the worker (SIGKILL) and reaps it off the caller's path: the
+// kernel runs none of its code once the signal is sent (what is left is
+// the threads' teardown, which on a loaded machine waits for CPU), and
+// its calls stop being served, so nothing of its program runs after.
+func (wk *worker) kill() {
+	_ = wk.cmd.Process.Kill()
+	go func() {
+		<-wk.done
+		wk.sock.Close()
+	}()
+}
+
+// limit sets the worker's kernel limits for a job: its data segment (every
+// private writable mapping, so the Go heap; where the race detector's
+// shadow memory does not forbid it), CPU time a bit past the exec's
+// deadline, no core files.
+func (wk *worker) limit(ctx context.Context, heap int64) error {
+	pid := wk.cmd.Process.Pid
+	set := func(res int, v uint64) error {
+		return unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
+	}
+	if !raceEnabled {
+		if err := set(unix.RLIMIT_DATA, uint64(dataLimit(heap))); err != nil {
+			return fmt.Errorf("RLIMIT_DATA: %w", err)
+		}
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if err := set(unix.RLIMIT_CPU, uint64(time.Until(dl)/time.Second)+2); err != nil {
+			return fmt.Errorf("RLIMIT_CPU: %w", err)
+		}
+	}
+	return set(unix.RLIMIT_CORE, 0)
+}
+
+// dataLimit is the RLIMIT_DATA of a worker whose heap may reach heap: the
+// heap twice over (the collector's headroom) plus what an idle worker
+// maps (about 115 MiB: runtime, compiled library files). RLIMIT_AS would
+// not do: the Go runtime reserves 1.5 GiB of address space up front.
+func dataLimit(heap int64) int64 { return 2*heap + 256<<20 }
+
+// rssLimit is the resident size past which the owner kills a worker: the
+// backstop where RLIMIT_DATA cannot be used (race builds) and for growth the
+// worker's own heap check cannot interrupt (inside one native call).
+func rssLimit(heap int64) int64 {
+	if raceEnabled {
+		return 3*heap + 512<<20
+	}
+	return heap + 256<<20
+}
+
+// watchRSS closes over once the worker's resident memory passes its
+// limit; it returns when the worker is gone.
+func (wk *worker) watchRSS(heap int64, over chan<- struct{}) {
+	statm := "/proc/" + strconv.Itoa(wk.cmd.Process.Pid) + "/statm"
+	limit := rssLimit(heap)
+	page := int64(os.Getpagesize())
+	t := time.NewTicker(5 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-wk.done:
+			return
+		case <-t.C:
+		}
+		b, err := os.ReadFile(statm)
+		if err != nil {
+			return
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return
+		}
+		pages, _ := strconv.ParseInt(f[1], 10, 64)
+		if pages*page > limit {
+			close(over)
+			return
+		}
+	}
+}
+
+// deathReport says why a worker died before its program ended, once it is
+// reaped, and returns the exit status.
+func (wk *worker) deathReport(env *builtin.Env, limit int64) int {
+	tail := wk.stderr.String()
+	if strings.Contains(tail, "out of memory") || strings.Contains(tail, "cannot allocate memory") {
+		return memoryExit(env, limit)
+	}
+	st, _ := wk.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if st.Signaled() && (st.Signal() == syscall.SIGXCPU || st.Signal() == syscall.SIGKILL) {
+		fmt.Fprintf(env.Stderr, "FATAL ERROR: the exec's CPU time limit is spent; its worker was stopped\n")
+		return 137
+	}
+	last := strings.TrimSpace(tail)
+	if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+		last = last[i+1:]
+	}
+	fmt.Fprintf(env.Stderr, "node: the JavaScript worker ended unexpectedly (%v): %s\n", wk.cmd.ProcessState, last)
+	return 134
+}
+
+// tailWriter keeps the first max bytes of a worker's standard error
+// (where the Go runtime says why it died).
+type tailWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - t.buf.Len(); room > 0 {
+		t.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}

@@ -1,0 +1,335 @@
+package js
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"runtime/debug"
+	"time"
+
+	"github.com/sqlfs/sqlfs/sidecar/js/wire"
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
+)
+
+// A process started as a worker serves its one job here, before main:
+// every binary that links this package (sqlfs-exec, the test binaries)
+// can be re-executed as a worker, with no hook of its own.
+func init() {
+	if os.Getenv(workerEnv) == "" {
+		return
+	}
+	os.Exit(workerMain())
+}
+
+// workerMain runs the job the owner sends over fd 3 and reports its exit
+// status. A broken connection means the owner is gone: the worker ends.
+func workerMain() int {
+	c := &client{conn: wire.NewConn(os.NewFile(3, "owner"), wire.MaxWorkerFrame)}
+	_ = time.Local.String() // load the zone now, as the program will
+	warmUp()
+	if err := c.conn.Send(&wire.Msg{Op: wire.OpReady, N: int64(landlockABI())}); err != nil {
+		return 75
+	}
+	m, err := c.conn.Recv()
+	if err != nil || m.Op != wire.OpJob {
+		return 75
+	}
+	var job workerJob
+	if err := json.Unmarshal(m.Data, &job); err != nil {
+		fmt.Fprintf(os.Stderr, "sqlfs js worker: bad job: %v\n", err)
+		return 75
+	}
+	// Soft pressure: the collector works harder as the heap nears the
+	// limit, which the program's own heap check and the kernel enforce.
+	// A quarter above it, so the check interrupts the program before the
+	// collector thrashes.
+	debug.SetMemoryLimit(job.MaxHeapBytes + job.MaxHeapBytes/4)
+	env := &builtin.Env{
+		Stdout:  stream{c, 1},
+		Stderr:  stream{c, 2},
+		Dir:     job.Dir,
+		Environ: func() []string { return job.Environ },
+		FS:      remoteFS{c},
+	}
+	if job.Stdin {
+		env.Stdin = stdin{c}
+	}
+	p := Program{File: job.File, Code: job.Code, Print: job.Print, Argv: job.Argv, MaxHeapBytes: job.MaxHeapBytes}
+	code := runProgram(context.Background(), env, remoteServices{c, job.AllowNetwork}, p)
+	_ = c.conn.Send(&wire.Msg{Op: wire.OpExit, N: int64(code)})
+	return code
+}
+
+// warmUp runs an empty program before the worker says it is ready, so
+// the first exec does not pay for compiling the library files, the
+// runtime's first allocations and page faults of code never run yet.
+func warmUp() {
+	env := &builtin.Env{Stdout: io.Discard, Stderr: io.Discard, Dir: "/workspace", Environ: func() []string { return nil }}
+	runProgram(context.Background(), env, remoteServices{}, Program{File: "/workspace/[eval]", Code: "", Argv: []string{"/usr/bin/node"}})
+}
+
+// client makes a worker's calls to its owner, one at a time.
+type client struct{ conn *wire.Conn }
+
+// call sends m and returns the answer; without an owner there is nothing
+// left to do, so a broken connection ends the worker.
+func (c *client) call(m *wire.Msg) *wire.Msg {
+	if err := c.conn.Send(m); err != nil {
+		os.Exit(75)
+	}
+	r, err := c.conn.Recv()
+	if err != nil {
+		os.Exit(75)
+	}
+	return r
+}
+
+func (c *client) err(m *wire.Msg) error { return c.call(m).Err.Go() }
+
+// stream is the program's stdout (1) or stderr (2): writes need no answer.
+type stream struct {
+	c  *client
+	fd int64
+}
+
+func (s stream) Write(p []byte) (int, error) {
+	for off := 0; off < len(p); off += wire.MaxChunk {
+		if err := s.c.conn.Send(&wire.Msg{Op: wire.OpWrite, N: s.fd, Data: p[off:min(len(p), off+wire.MaxChunk)]}); err != nil {
+			os.Exit(75)
+		}
+	}
+	return len(p), nil
+}
+
+type stdin struct{ c *client }
+
+func (s stdin) Read(p []byte) (int, error) {
+	r := s.c.call(&wire.Msg{Op: wire.OpStdin, N: int64(len(p))})
+	return copy(p, r.Data), r.Err.Go()
+}
+
+// remoteFS is builtin.FS over the owner's.
+type remoteFS struct{ c *client }
+
+func (r remoteFS) Open(name string) (builtin.File, error) { return r.OpenFile(name, os.O_RDONLY, 0) }
+
+func (r remoteFS) OpenFile(name string, flag int, perm fs.FileMode) (builtin.File, error) {
+	m := r.c.call(&wire.Msg{Op: wire.OpOpen, Path: name, N: int64(flag), M: int64(perm)})
+	if m.Err != nil {
+		return nil, m.Err.Go()
+	}
+	f := &remoteFile{c: r.c, h: m.N}
+	if m.M&(wire.CapReadAt|wire.CapWriteAt|wire.CapTruncate) == wire.CapReadAt|wire.CapWriteAt|wire.CapTruncate {
+		return &remoteFileAt{f}, nil
+	}
+	return f, nil
+}
+
+func (r remoteFS) info(op wire.Op, name string) (fs.FileInfo, error) {
+	m := r.c.call(&wire.Msg{Op: op, Path: name})
+	if m.Err != nil {
+		return nil, m.Err.Go()
+	}
+	return m.Info.FileInfo(), nil
+}
+
+func (r remoteFS) Stat(name string) (fs.FileInfo, error)  { return r.info(wire.OpStat, name) }
+func (r remoteFS) Lstat(name string) (fs.FileInfo, error) { return r.info(wire.OpLstat, name) }
+
+func (r remoteFS) ReadDir(name string) ([]fs.DirEntry, error) {
+	m := r.c.call(&wire.Msg{Op: wire.OpReadDir, Path: name})
+	if m.Err != nil {
+		return nil, m.Err.Go()
+	}
+	out := make([]fs.DirEntry, len(m.Ents))
+	for i, e := range m.Ents {
+		out[i] = remoteDirent{fs: r, dir: name, e: e}
+	}
+	return out, nil
+}
+
+func (r remoteFS) Mkdir(name string, perm fs.FileMode) error {
+	return r.c.err(&wire.Msg{Op: wire.OpMkdir, Path: name, M: int64(perm)})
+}
+
+func (r remoteFS) MkdirAll(name string, perm fs.FileMode) error {
+	return r.c.err(&wire.Msg{Op: wire.OpMkdirAll, Path: name, M: int64(perm)})
+}
+
+func (r remoteFS) Remove(name string) error {
+	return r.c.err(&wire.Msg{Op: wire.OpRemove, Path: name})
+}
+
+func (r remoteFS) RemoveAll(name string) error {
+	return r.c.err(&wire.Msg{Op: wire.OpRemoveAll, Path: name})
+}
+
+func (r remoteFS) Rename(oldname, newname string) error {
+	return r.c.err(&wire.Msg{Op: wire.OpRename, Path: oldname, Path2: newname})
+}
+
+func (r remoteFS) Symlink(target, name string) error {
+	return r.c.err(&wire.Msg{Op: wire.OpSymlink, Path: target, Path2: name})
+}
+
+func (r remoteFS) Readlink(name string) (string, error) {
+	m := r.c.call(&wire.Msg{Op: wire.OpReadlink, Path: name})
+	return m.Path, m.Err.Go()
+}
+
+func (r remoteFS) Link(oldname, newname string) error {
+	return r.c.err(&wire.Msg{Op: wire.OpLink, Path: oldname, Path2: newname})
+}
+
+func (r remoteFS) Chmod(name string, mode fs.FileMode) error {
+	return r.c.err(&wire.Msg{Op: wire.OpChmod, Path: name, M: int64(mode)})
+}
+
+func (r remoteFS) Chtimes(name string, atime, mtime time.Time) error {
+	return r.c.err(&wire.Msg{Op: wire.OpChtimes, Path: name, T: [2]int64{atime.UnixNano(), mtime.UnixNano()}})
+}
+
+func (r remoteFS) Truncate(name string, size int64) error {
+	return r.c.err(&wire.Msg{Op: wire.OpTruncate, Path: name, N: size})
+}
+
+type remoteDirent struct {
+	fs  remoteFS
+	dir string
+	e   wire.Dirent
+}
+
+func (d remoteDirent) Name() string               { return d.e.Name }
+func (d remoteDirent) IsDir() bool                { return d.e.Type.IsDir() }
+func (d remoteDirent) Type() fs.FileMode          { return d.e.Type }
+func (d remoteDirent) Info() (fs.FileInfo, error) { return d.fs.Lstat(path.Join(d.dir, d.e.Name)) }
+
+// remoteFile is a file open in the owner; remoteFileAt one that also
+// reads and writes at offsets and truncates, as store files do.
+type remoteFile struct {
+	c *client
+	h int64
+}
+
+type remoteFileAt struct{ *remoteFile }
+
+func (f *remoteFile) Read(p []byte) (int, error) {
+	m := f.c.call(&wire.Msg{Op: wire.OpRead, N: f.h, M: int64(min(len(p), wire.MaxChunk))})
+	return copy(p, m.Data), m.Err.Go()
+}
+
+func (f *remoteFile) Write(p []byte) (int, error) {
+	return f.writeChunks(p, -1)
+}
+
+// writeChunks writes p in frames of at most MaxChunk, at off unless it is
+// negative.
+func (f *remoteFile) writeChunks(p []byte, off int64) (int, error) {
+	done := 0
+	for {
+		chunk := p[done:min(len(p), done+wire.MaxChunk)]
+		m := &wire.Msg{Op: wire.OpFWrite, N: f.h, Data: chunk}
+		if off >= 0 {
+			m.Op, m.M = wire.OpWriteAt, off+int64(done)
+		}
+		r := f.c.call(m)
+		done += int(r.N)
+		if r.Err != nil {
+			return done, r.Err.Go()
+		}
+		if done >= len(p) {
+			return done, nil
+		}
+	}
+}
+
+func (f *remoteFile) Close() error {
+	return f.c.err(&wire.Msg{Op: wire.OpClose, N: f.h})
+}
+
+func (f *remoteFile) Stat() (fs.FileInfo, error) {
+	m := f.c.call(&wire.Msg{Op: wire.OpFStat, N: f.h})
+	if m.Err != nil {
+		return nil, m.Err.Go()
+	}
+	return m.Info.FileInfo(), nil
+}
+
+func (f *remoteFileAt) ReadAt(p []byte, off int64) (int, error) {
+	done := 0
+	for done < len(p) {
+		n := min(len(p)-done, wire.MaxChunk)
+		m := f.c.call(&wire.Msg{Op: wire.OpReadAt, N: f.h, M: off + int64(done), T: [2]int64{int64(n)}})
+		done += copy(p[done:], m.Data)
+		if m.Err != nil {
+			return done, m.Err.Go()
+		}
+		if len(m.Data) == 0 {
+			return done, io.EOF
+		}
+	}
+	return done, nil
+}
+
+func (f *remoteFileAt) WriteAt(p []byte, off int64) (int, error) { return f.writeChunks(p, off) }
+
+func (f *remoteFileAt) Truncate(size int64) error {
+	return f.c.err(&wire.Msg{Op: wire.OpFTrunc, N: f.h, M: size})
+}
+
+// remoteServices are the owner's services over the channel; the owner
+// decides again whether fetch may connect.
+type remoteServices struct {
+	c          *client
+	mayNetwork bool
+}
+
+func (r remoteServices) network() bool { return r.mayNetwork }
+
+func (r remoteServices) jsonCall(op wire.Op, p string, req, resp any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	m := r.c.call(&wire.Msg{Op: op, Path: p, Data: data})
+	if m.Err != nil {
+		return m.Err.Go()
+	}
+	return json.Unmarshal(m.Data, resp)
+}
+
+func (r remoteServices) run(_ context.Context, req runRequest) runResult {
+	var res runResult
+	if err := r.jsonCall(wire.OpRun, "", req, &res); err != nil {
+		return runResult{Status: 126, Stderr: []byte(err.Error() + "\n")}
+	}
+	return res
+}
+
+func (r remoteServices) git(_ context.Context, args []string, dir string) runResult {
+	var res runResult
+	if err := r.jsonCall(wire.OpGit, dir, args, &res); err != nil {
+		return runResult{Status: 126, Stderr: []byte(err.Error() + "\n")}
+	}
+	return res
+}
+
+func (r remoteServices) publish(_ context.Context, p string, ttl time.Duration) (string, error) {
+	m := r.c.call(&wire.Msg{Op: wire.OpPublish, Path: p, N: int64(ttl)})
+	if m.M == 1 {
+		return "", errNotPublishable{p}
+	}
+	return m.Path, m.Err.Go()
+}
+
+func (r remoteServices) fetch(_ context.Context, req fetchRequest) (*fetchResponse, error) {
+	var resp fetchResponse
+	if err := r.jsonCall(wire.OpFetch, "", req, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
