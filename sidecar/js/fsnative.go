@@ -15,6 +15,8 @@ import (
 
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
+
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
 // The fs natives work on the shell's filesystem (builtin.FS), so every
@@ -856,8 +858,9 @@ func sameFile(a, b iofs.FileInfo) bool {
 }
 
 // realpath resolves every symlink of an absolute path, as realpath(3).
-func (v *vm) realpath(p string) (string, error) {
-	fsys := v.env.FS
+func (v *vm) realpath(p string) (string, error) { return realpath(v.env.FS, p) }
+
+func realpath(fsys builtin.FS, p string) (string, error) {
 	resolved := "/"
 	rest := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for hops := 0; len(rest) > 0; {

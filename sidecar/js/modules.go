@@ -6,6 +6,7 @@ import (
 	"errors"
 	iofs "io/fs"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,41 @@ var libModules = map[string]string{
 	"fs": "fs", "path": "path", "path/posix": "path", "util": "util", "events": "events",
 	"os": "os", "child_process": "child_process", "assert": "assert", "assert/strict": "assert",
 	"timers": "timers", "timers/promises": "timers_promises",
+	"crypto": "crypto", "zlib": "zlib", "string_decoder": "string_decoder", "querystring": "querystring",
+	"url": "url", "tty": "tty", "perf_hooks": "perf_hooks", "module": "module",
+}
+
+// builtinModules lists the modules require finds by name, as
+// module.builtinModules does (those this backend lacks included: they
+// exist, and say so when loaded).
+func builtinModules() []string {
+	names := []string{"buffer", "console", "process", "fs/promises", "util/types"}
+	for name := range libModules {
+		names = append(names, name)
+	}
+	names = append(names, unsupportedModules...)
+	sort.Strings(names)
+	return names
+}
+
+// requireFrom is module.createRequire: a require resolving from file,
+// through a function compiled under that file's name (goja_nodejs
+// resolves from the calling frame's file).
+func (v *vm) requireFrom(file string) goja.Value {
+	prg, err := goja.Compile(file, "(function(r){return function require(id){return r(id)}})", false)
+	if err != nil {
+		panic(v.rt.NewGoError(err))
+	}
+	mk, err := v.rt.RunProgram(prg)
+	if err != nil {
+		panic(err)
+	}
+	fn, _ := goja.AssertFunction(mk)
+	req, err := fn(goja.Undefined(), v.rt.Get("require"))
+	if err != nil {
+		panic(err)
+	}
+	return req
 }
 
 // runLib runs a library file with module as its module object.
@@ -90,6 +126,9 @@ func (v *vm) nativeModules() map[string]require.ModuleLoader {
 	mods["sqlfs:publish"] = v.libLoader("publish")
 	mods["sqlfs:git"] = v.libLoader("git")
 	mods["sqlfs:checkpoint"] = v.libLoader("checkpoint")
+	for _, name := range unsupportedModules {
+		mods[name] = func(*goja.Runtime, *goja.Object) { panic(v.unsupported("node:" + name)) }
+	}
 	mods["console"] = reexportGlobal("console")
 	mods["process"] = reexportGlobal("process")
 	return mods
@@ -104,6 +143,9 @@ func reexportGlobal(name string) require.ModuleLoader {
 // loadSource reads a module file for require: workspace files, with
 // TypeScript and ES modules transformed.
 func (v *vm) loadSource(name string) ([]byte, error) {
+	if path.Ext(name) == ".node" {
+		panic(v.unsupported("the native addon " + name + " (a .node file)"))
+	}
 	if fi, err := v.env.FS.Stat(name); err != nil || fi.IsDir() {
 		if err == nil || errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, require.ModuleFileDoesNotExistError

@@ -87,6 +87,11 @@ done:
 	case len(rest) > 0 && rest[0] != "-":
 		file = env.Abs(rest[0])
 		argv = append(argv, file)
+		// The module is the file a symlink names (node_modules/.bin/*), as
+		// Node loads it: its relative requires start there.
+		if real, err := realpath(env.FS, file); err == nil {
+			file = real
+		}
 		rest = rest[1:]
 		data, err := readAll(env.FS, file)
 		if err != nil {

@@ -60,6 +60,7 @@ func esbuild(file, code string, loader api.Loader, format api.Format) (string, e
 		Target:     target(format),
 		Sourcefile: file,
 		Supported:  map[string]bool{"dynamic-import": false},
+		Define:     map[string]string{"import.meta": importMeta},
 	})
 	if len(res.Errors) > 0 {
 		m := res.Errors[0]
@@ -68,8 +69,16 @@ func esbuild(file, code string, loader api.Loader, format api.Format) (string, e
 		}
 		return "", fmt.Errorf("SyntaxError: %s", m.Text)
 	}
-	return string(res.Code), nil
+	out := string(res.Code)
+	if format == api.FormatCommonJS && strings.Contains(out, importMeta) {
+		// On the first line, so that line numbers stay the source's.
+		out = "var " + importMeta + "={url:require('url').pathToFileURL(__filename).href,filename:__filename,dirname:__dirname};" + out
+	}
+	return out, nil
 }
+
+// importMeta stands for import.meta in a module lowered to CommonJS.
+const importMeta = "__sqlfsImportMeta"
 
 // target lowers what goja lacks (async generators, for await) in the
 // final pass; the first pass of a top-level-await module only strips types.

@@ -12,7 +12,7 @@ import (
 	"github.com/dop251/goja"
 	_ "github.com/dop251/goja_nodejs/buffer" // the buffer module
 	"github.com/dop251/goja_nodejs/require"
-	_ "github.com/dop251/goja_nodejs/url" // the url module
+	"github.com/dop251/goja_nodejs/url"
 
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
@@ -107,7 +107,7 @@ func newVM(ctx context.Context, env *builtin.Env, svc services, p Program) *vm {
 func (v *vm) setup() error {
 	reg := require.NewRegistry(
 		require.WithLoader(v.loadSource),
-		require.WithPathResolver(func(base, name string) string { return v.abs(base, name) }),
+		require.WithPathResolver(v.resolvePath),
 	)
 	for name, load := range v.nativeModules() {
 		reg.RegisterNativeModule(name, load)
@@ -132,6 +132,11 @@ func (v *vm) setup() error {
 		}
 		panic(v.rt.NewGoError(err))
 	}); err != nil {
+		return err
+	}
+	// Every module's require is this one (goja_nodejs hands modules the
+	// global), so resolve is everywhere.
+	if err := v.rt.Get("require").ToObject(v.rt).Set("resolve", v.requireResolve); err != nil {
 		return err
 	}
 
@@ -190,6 +195,16 @@ func (v *vm) natives() map[string]any {
 		"publish":      v.publish,
 		"checkpoint":   v.checkpoint,
 		"git":          v.git,
+		"crypto":       v.cryptoNatives(),
+		"unsupported":  v.unsupported,
+		"urlBase": func() goja.Value {
+			m := v.rt.NewObject()
+			_ = m.Set("exports", v.rt.NewObject())
+			url.Require(v.rt, m)
+			return m.Get("exports")
+		},
+		"builtinModules": builtinModules,
+		"requireFrom":    v.requireFrom,
 		"promiseState": func(val goja.Value) map[string]any {
 			p, ok := val.Export().(*goja.Promise)
 			if !ok {

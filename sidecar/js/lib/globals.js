@@ -34,6 +34,14 @@ lazyGlobal('Buffer', () => {
   B.prototype.slice = function slice(start, end) { return this.subarray(start, end); };
   if (!B.byteLength) B.byteLength = (s, enc) => (typeof s === 'string' ? B.from(s, enc).length : s.byteLength);
   if (!B.isBuffer) B.isBuffer = (b) => b instanceof B;
+  if (!B.allocUnsafe) B.allocUnsafe = (n) => B.alloc(n);
+  if (!B.allocUnsafeSlow) B.allocUnsafeSlow = (n) => B.alloc(n);
+  if (!B.compare) {
+    B.compare = (a, b) => {
+      for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+      return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+    };
+  }
   if (!B.prototype.copy) {
     B.prototype.copy = function copy(target, targetStart = 0, sourceStart = 0, sourceEnd = this.length) {
       const part = this.subarray(sourceStart, sourceEnd);
@@ -44,8 +52,17 @@ lazyGlobal('Buffer', () => {
   }
   // One byte per character: latin1 (binary) and ascii, which goja_nodejs lacks.
   const byteEnc = (e) => typeof e === 'string' && ['latin1', 'binary', 'ascii'].includes(e.toLowerCase());
+  // base64url, which goja_nodejs lacks, through base64.
+  const url64 = (e) => typeof e === 'string' && e.toLowerCase() === 'base64url';
+  const utf16 = (e) => typeof e === 'string' && ['utf16le', 'utf-16le', 'ucs2', 'ucs-2'].includes(e.toLowerCase());
   const from = B.from;
   B.from = function (v, enc, len) {
+    if (typeof v === 'string' && utf16(enc)) {
+      const b = B.alloc(v.length * 2);
+      for (let i = 0; i < v.length; i++) { const c = v.charCodeAt(i); b[2 * i] = c & 0xff; b[2 * i + 1] = c >> 8; }
+      return b;
+    }
+    if (typeof v === 'string' && url64(enc)) return from.call(this, v.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
     if (typeof v === 'string' && byteEnc(enc)) {
       const b = B.alloc(v.length);
       for (let i = 0; i < v.length; i++) b[i] = v.charCodeAt(i) & 0xff;
@@ -55,6 +72,15 @@ lazyGlobal('Buffer', () => {
   };
   const toString = B.prototype.toString;
   B.prototype.toString = function (enc, start, end) {
+    if (utf16(enc)) {
+      const parts = [];
+      const stop = end ?? this.length;
+      for (let i = start ?? 0; i + 1 < stop; i += 2) parts.push(this[i] | (this[i + 1] << 8));
+      let out = '';
+      for (let i = 0; i < parts.length; i += 4096) out += String.fromCharCode(...parts.slice(i, i + 4096));
+      return out;
+    }
+    if (url64(enc)) return toString.call(this, 'base64', start, end).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
     if (!byteEnc(enc)) return toString.call(this, enc, start, end);
     const ascii = enc.toLowerCase() === 'ascii';
     let out = '';
@@ -78,6 +104,22 @@ lazyGlobal('Buffer', () => {
   return B;
 });
 lazyGlobal('URL', () => require('url').URL);
+lazyGlobal('crypto', () => require('crypto').webcrypto);
+const perfOrigin = Date.now() - native.hrtime() / 1e6;
+g.performance = {
+  timeOrigin: perfOrigin,
+  now: () => native.hrtime() / 1e6,
+  mark() {}, measure() {}, clearMarks() {}, clearMeasures() {}, getEntries: () => [], getEntriesByName: () => [], getEntriesByType: () => [],
+  toJSON() { return { timeOrigin: perfOrigin }; },
+};
+g.btoa = (s) => {
+  s = String(s);
+  for (let i = 0; i < s.length; i++) {
+    if (s.charCodeAt(i) > 0xff) { const e = new Error('Invalid character'); e.name = 'InvalidCharacterError'; e.code = 5; throw e; }
+  }
+  return Buffer.from(s, 'latin1').toString('base64');
+};
+g.atob = (s) => Buffer.from(String(s).replace(/[\t\n\f\r ]/g, ''), 'base64').toString('latin1');
 lazyGlobal('URLSearchParams', () => require('url').URLSearchParams);
 
 g.__inspect = (v) => lazyUtil().inspect(v);

@@ -1,0 +1,26 @@
+// node:zlib: whole-buffer compression over Go's compress packages, in
+// the sync and callback forms. Streams and brotli say so in one line.
+const constants = {
+  Z_NO_FLUSH: 0, Z_PARTIAL_FLUSH: 1, Z_SYNC_FLUSH: 2, Z_FULL_FLUSH: 3, Z_FINISH: 4, Z_BLOCK: 5,
+  Z_OK: 0, Z_STREAM_END: 1, Z_NEED_DICT: 2, Z_ERRNO: -1, Z_STREAM_ERROR: -2, Z_DATA_ERROR: -3, Z_MEM_ERROR: -4, Z_BUF_ERROR: -5, Z_VERSION_ERROR: -6,
+  Z_NO_COMPRESSION: 0, Z_BEST_SPEED: 1, Z_BEST_COMPRESSION: 9, Z_DEFAULT_COMPRESSION: -1,
+  Z_FILTERED: 1, Z_HUFFMAN_ONLY: 2, Z_RLE: 3, Z_FIXED: 4, Z_DEFAULT_STRATEGY: 0,
+};
+const input = (b) => (typeof b === 'string' ? Buffer.from(b) : b instanceof ArrayBuffer ? Buffer.from(b) : b);
+const ops = ['gzip', 'gunzip', 'deflate', 'inflate', 'deflateRaw', 'inflateRaw', 'unzip'];
+module.exports = { constants };
+for (const op of ops) {
+  const sync = (buf, o = {}) => native.crypto.zlib(op, input(buf), o.level === undefined ? -1 : o.level);
+  module.exports[`${op}Sync`] = sync;
+  module.exports[op] = (buf, o, cb) => {
+    if (typeof o === 'function') { cb = o; o = {}; }
+    let r, err = null;
+    try { r = sync(buf, o); } catch (e) { err = e; }
+    native.queueTask(() => cb(err, r));
+  };
+  const cls = op[0].toUpperCase() + op.slice(1);
+  module.exports[`create${cls}`] = () => { throw native.unsupported(`zlib.create${cls} (streams; the *Sync and callback forms work)`); };
+}
+for (const name of ['brotliCompressSync', 'brotliDecompressSync', 'brotliCompress', 'brotliDecompress', 'createBrotliCompress', 'createBrotliDecompress']) {
+  module.exports[name] = () => { throw native.unsupported(`zlib.${name} (brotli)`); };
+}

@@ -1,0 +1,11 @@
+const { StringDecoder } = require('string_decoder');
+const d = new StringDecoder('utf8');
+const euro = Buffer.from('€');
+console.log(JSON.stringify(d.write(euro.subarray(0, 1))), JSON.stringify(d.write(euro.subarray(1))), JSON.stringify(d.end()));
+const h = new StringDecoder('hex'); console.log(h.write(Buffer.from([1, 255])), h.end());
+const b = new StringDecoder('base64'); console.log(b.write(Buffer.from('ab')) + b.end());
+const qs = require('querystring');
+console.log(qs.stringify({ a: 1, b: ['x', 'y z'], c: 'é&' }));
+console.log(JSON.stringify(qs.parse('a=1&b=x&b=y%20z&c=%C3%A9%26&d')));
+console.log(qs.escape('a b/c'), qs.unescape('a%20b+c'));
+console.log(qs.stringify({ w: 'x' }, ';', ':'), JSON.stringify(qs.parse('w:1;v:2', ';', ':')));
