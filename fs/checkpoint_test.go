@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 )
@@ -337,6 +339,56 @@ func TestRestorePaths(t *testing.T) {
 	}
 	if err := f.RestorePaths(ctx, "nope", []string{"/b"}); !errors.Is(err, sfs.ErrCheckpointNotFound) {
 		t.Fatalf("unknown checkpoint: %v", err)
+	}
+	check(t, f)
+}
+
+// Restores while writers run: every write lands before a restore (and is
+// replaced) or after it (on the restored tree), never half; the store
+// stays consistent, and a checkpoint never changes.
+func TestRestoreWhileWriting(t *testing.T) {
+	ctx := t.Context()
+	f, _ := open(t, sfs.Options{CommitInterval: time.Millisecond})
+	must(t, f.Mkdir("/w", 0o755))
+	must(t, f.WriteFile("/w/base", []byte("base"), 0o644))
+	_, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "c"})
+	must(t, err)
+	before, err := f.Diff(ctx, "c", "")
+	must(t, err)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := fmt.Sprintf("/w/g%d-%d", g, i%5)
+				if err := f.WriteFile(p, bytes.Repeat([]byte{byte('a' + g)}, 1000+i%3000), 0o644); err != nil && !errors.Is(err, syscall.ENOENT) {
+					t.Errorf("write %s: %v", p, err)
+					return
+				}
+				if b, err := f.ReadFile(p); err == nil && len(b) > 0 && !bytes.Equal(b, bytes.Repeat(b[:1], len(b))) {
+					t.Errorf("%s holds a mix: %.20q", p, b)
+					return
+				}
+			}
+		})
+	}
+	for range 10 {
+		must(t, f.Restore(ctx, "c"))
+		time.Sleep(2 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	check(t, f)
+	must(t, f.Restore(ctx, "c"))
+	after, err := f.Diff(ctx, "c", "")
+	must(t, err)
+	if len(before) != 0 || len(after) != 0 {
+		t.Fatalf("the checkpoint changed: diff before %v, after a last restore %v", before, after)
 	}
 	check(t, f)
 }

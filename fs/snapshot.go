@@ -373,7 +373,12 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 			if n.children == nil {
 				n.children = m.children // a removed directory restored
 			}
-			n.mode, n.uid, n.gid, n.nlink, n.size = m.mode, m.uid, m.gid, m.nlink, m.size
+			if n.mode != m.mode {
+				// Written only when it changed: a handle reads its type bits
+				// without the lock (an inode's type never changes).
+				n.mode = m.mode
+			}
+			n.uid, n.gid, n.nlink, n.size = m.uid, m.gid, m.nlink, m.size
 			n.atime, n.mtime, n.ctime, n.rdev, n.target = m.atime, m.mtime, m.ctime, m.rdev, m.target
 			n.dataGen++
 		}
