@@ -390,5 +390,86 @@ func TestRestoreWhileWriting(t *testing.T) {
 	if len(before) != 0 || len(after) != 0 {
 		t.Fatalf("the checkpoint changed: diff before %v, after a last restore %v", before, after)
 	}
+}
+
+// A checkpoint's id is never given to another, also across a reopen: a
+// stale "restore 1" must fail, not restore whatever took the number.
+func TestCheckpointIDsNotReused(t *testing.T) {
+	ctx := t.Context()
+	f, store := open(t, sfs.Options{})
+	must(t, f.WriteFile("/x", []byte("1"), 0o644))
+	first, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	must(t, f.DeleteCheckpoint(ctx, fmt.Sprint(first.ID)))
+	must(t, f.WriteFile("/x", []byte("2"), 0o644))
+	second, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	if second.ID == first.ID {
+		t.Fatalf("checkpoint id %d given again after its delete", first.ID)
+	}
+	must(t, f.DeleteCheckpoint(ctx, fmt.Sprint(second.ID)))
+	f = reopen(t, f, store, sfs.Options{})
+	third, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	if third.ID <= second.ID {
+		t.Fatalf("after a reopen the new checkpoint took id %d, not past %d", third.ID, second.ID)
+	}
+	if _, err := f.ResolveCheckpoint(ctx, fmt.Sprint(first.ID)); !errors.Is(err, sfs.ErrCheckpointNotFound) {
+		t.Errorf("deleted checkpoint %d resolves: %v", first.ID, err)
+	}
+}
+
+// An automatic checkpoint with nothing changed since the newest one is
+// that one (no commit); a change in between, even one still in RAM, makes
+// a new one, and so does a restore.
+func TestAutoCheckpointReuse(t *testing.T) {
+	ctx := t.Context()
+	f, _ := open(t, sfs.Options{})
+	auto := func(exec string) sfs.CheckpointInfo {
+		t.Helper()
+		ci, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Auto: true, ExecID: exec})
+		must(t, err)
+		return ci
+	}
+	must(t, f.WriteFile("/x", []byte("1"), 0o644))
+	a := auto("a")
+	if b := auto("b"); b.ID != a.ID {
+		t.Errorf("nothing changed, yet a new checkpoint %d after %d", b.ID, a.ID)
+	}
+	must(t, f.WriteFile("/x", []byte("2"), 0o644)) // dirty, not committed
+	c := auto("c")
+	if c.ID == a.ID {
+		t.Fatalf("a change in RAM did not make a new checkpoint")
+	}
+	must(t, f.Flush(ctx))
+	if d := auto("d"); d.ID != c.ID {
+		t.Errorf("a commit of nothing new made checkpoint %d after %d", d.ID, c.ID)
+	}
+	must(t, f.WriteFile("/x", []byte("3"), 0o644))
+	must(t, f.Flush(ctx)) // committed, not dirty
+	e := auto("e")
+	if e.ID == c.ID {
+		t.Fatalf("a committed change did not make a new checkpoint")
+	}
+	must(t, f.Restore(ctx, fmt.Sprint(a.ID)))
+	g := auto("g")
+	if g.ID == e.ID {
+		t.Fatalf("after a restore the automatic checkpoint is the one before it")
+	}
+	if got, _ := f.ReadFile("/x"); string(got) != "1" {
+		t.Fatalf("restored /x = %q", got)
+	}
+	must(t, f.DeleteCheckpoint(ctx, fmt.Sprint(g.ID)))
+	if h := auto("h"); h.ID == g.ID {
+		t.Fatalf("deleted checkpoint %d given again", g.ID)
+	}
+	// A named checkpoint is always its own.
+	n1, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "n1"})
+	must(t, err)
+	n2, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "n2"})
+	must(t, err)
+	if n1.ID == n2.ID {
+		t.Fatalf("two named checkpoints share id %d", n1.ID)
+	}
 	check(t, f)
 }

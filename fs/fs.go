@@ -106,6 +106,11 @@ type core struct {
 
 	syncReq chan syncRequest
 	jobs    chan writerJob
+	// lastCheckpoint is the newest checkpoint this core took (zero until
+	// one), and sinceCheckpoint whether a commit has changed the tree
+	// since: an automatic checkpoint with nothing changed is that one.
+	lastCheckpoint  CheckpointInfo
+	sinceCheckpoint bool
 	// restores counts restores, to start the data generation of inodes
 	// they rebuild past any an earlier inode of that number had.
 	restores uint64

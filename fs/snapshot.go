@@ -108,18 +108,35 @@ func (f *FS) checkpoint(ctx context.Context, opts CheckpointOptions) (Checkpoint
 			return CheckpointInfo{}, fmt.Errorf("checkpoint: %w", err)
 		}
 	}
-	var ci CheckpointInfo
+	// Nothing changed since the newest checkpoint: it is this one's tree
+	// too, so an exec after one that changed nothing (most of them only
+	// read) costs no commit and no trip to the writer. The audit event
+	// below links the exec to it.
+	c.mu.Lock()
+	ci, reused := c.lastCheckpoint, !c.closed && opts.Auto && opts.Name == "" && c.lastCheckpoint.ID != 0 && !c.sinceCheckpoint && c.dirty.treeEmpty()
+	c.mu.Unlock()
+	if reused {
+		f.auditCkpt("checkpoint", "/", ckptPath(ci), nil)
+		return ci, nil
+	}
 	err := c.onWriter(ctx, func() error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed {
 			return errClosed
 		}
-		return c.commitWith(false, true, func(b *sqlstore.Batch) error {
+		// An automatic checkpoint is not synced: WAL order puts it before
+		// every later commit, so whatever of the exec's changes survive a
+		// crash, the checkpoint before them does too.
+		return c.commitWith(false, !opts.Auto, func(b *sqlstore.Batch) error {
 			var err error
 			ci, err = c.store.CommitCheckpoint(context.WithoutCancel(ctx), b, sqlstore.NewCheckpoint(opts))
 			return err
-		}, nil)
+		}, func() {
+			// Changes made while the commit ran wait in the dirty set,
+			// which the reuse above checks.
+			c.lastCheckpoint, c.sinceCheckpoint = ci, false
+		})
 	})
 	f.auditCkpt("checkpoint", "/", ckptPath(ci), err)
 	if err != nil {
@@ -133,6 +150,12 @@ func (f *FS) deleteCheckpoint(ctx context.Context, ref string) error {
 	if err := f.writable(); err != nil {
 		return fmt.Errorf("delete checkpoint: %w", err)
 	}
+	// Retention's deletes of automatic checkpoints need no sync of their
+	// own (one lost in a crash is deleted again); an asked-for delete does.
+	durable := true
+	if ci, err := c.store.ResolveCheckpoint(ctx, ref); err == nil && ci.Auto {
+		durable = false
+	}
 	var ci CheckpointInfo
 	err := c.onWriter(ctx, func() error {
 		c.mu.Lock()
@@ -140,17 +163,20 @@ func (f *FS) deleteCheckpoint(ctx context.Context, ref string) error {
 		if c.closed {
 			return errClosed
 		}
-		return c.commitWith(false, true, func(b *sqlstore.Batch) error {
+		return c.commitWith(false, durable, func(b *sqlstore.Batch) error {
 			var err error
 			ci, err = c.store.CommitDeleteCheckpoint(context.WithoutCancel(ctx), b, ref)
 			return err
-		}, nil)
+		}, func() {
+			if ci.ID == c.lastCheckpoint.ID {
+				c.lastCheckpoint = CheckpointInfo{}
+			}
+		})
 	})
 	f.auditCkpt("checkpoint-delete", "/", "checkpoint:"+ref, err)
 	if err != nil {
 		return fmt.Errorf("delete checkpoint: %w", err)
 	}
-	_ = ci
 	return nil
 }
 
@@ -243,7 +269,7 @@ func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
 			var err error
 			res, err = c.store.CommitRestore(context.WithoutCancel(ctx), b, strconv.FormatInt(ci.ID, 10), c.keepOpen, c.restoreQuota)
 			return err
-		}, func() { stale = c.applyRestore(res) })
+		}, func() { stale, c.sinceCheckpoint = c.applyRestore(res), true })
 	})
 	f.auditCkpt("restore", "/", ckptPath(ci), err)
 	if err != nil {

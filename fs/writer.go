@@ -37,9 +37,13 @@ func newDirtySet() dirtySet {
 	}
 }
 
-func (d *dirtySet) empty() bool {
+func (d *dirtySet) empty() bool { return d.treeEmpty() && len(d.audit) == 0 }
+
+// treeEmpty reports whether nothing of the tree itself (names, inodes,
+// data, xattrs) waits to be written: at most audit events do.
+func (d *dirtySet) treeEmpty() bool {
 	return len(d.inodes) == 0 && len(d.dead) == 0 && len(d.dentry) == 0 && len(d.xattrs) == 0 &&
-		len(d.chunked) == 0 && len(d.truncs) == 0 && len(d.audit) == 0
+		len(d.chunked) == 0 && len(d.truncs) == 0
 }
 
 // run is the single writer: it turns the dirty set into one commit per
@@ -107,6 +111,11 @@ func (c *core) commit(durable bool) error {
 		return nil
 	}
 	start := time.Now()
+	if !c.dirty.treeEmpty() {
+		// Set before the commit, not after: the tree in flight is no
+		// longer in the dirty set, which the reuse check also reads.
+		c.sinceCheckpoint = true
+	}
 	err := c.commitWith(false, durable, func(b *sqlstore.Batch) error {
 		return c.store.Commit(context.Background(), b)
 	}, nil)

@@ -207,8 +207,11 @@ func (s *Store) CommitCheckpoint(ctx context.Context, b *Batch, nc NewCheckpoint
 		if nc.Name != "" {
 			name = nc.Name
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO checkpoints(name, gen, time_ns, auto, exec_id) VALUES (?, ?, ?, ?, ?)`,
-			name, s.gen, ci.Time.UnixNano(), nc.Auto, nc.ExecID)
+		// The id follows the generation, which only grows, so a deleted
+		// checkpoint's id never names another (a stale "restore 3" fails
+		// instead of restoring some later tree).
+		res, err := tx.ExecContext(ctx, `INSERT INTO checkpoints(id, name, gen, time_ns, auto, exec_id) VALUES (?, ?, ?, ?, ?, ?)`,
+			s.gen+1, name, s.gen, ci.Time.UnixNano(), nc.Auto, nc.ExecID)
 		if err != nil {
 			if strings.Contains(err.Error(), "UNIQUE constraint failed: checkpoints.name") {
 				return fmt.Errorf("checkpoint %q: %w", nc.Name, ErrCheckpointExists)

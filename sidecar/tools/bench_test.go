@@ -13,44 +13,58 @@ import (
 )
 
 // BenchmarkAutoCheckpoint measures what the automatic checkpoint adds to
-// an exec: `echo hi` on the shell backend through two services over one
-// store and backend, one taking a checkpoint before each exec (with the
-// default retention) and one not, alternated so both see the same load.
-// Read off-ns/exec, on-ns/exec and on/off (target: at most 1.05).
+// an exec on the shell backend, through two services over one store and
+// backend, one taking a checkpoint before each exec (with the default
+// retention) and one not, alternated so both see the same load. `echo hi`
+// changes nothing, so every checkpoint after the first is the one before
+// (no commit); `echo hi >f` changes the tree, so each exec takes a new
+// checkpoint and, retention being full, deletes the oldest. Read
+// off-ns/exec, on-ns/exec and on/off (target: at most 1.05).
 //
 //	go test ./sidecar/tools -run '^$' -bench AutoCheckpoint -benchtime 2000x
 func BenchmarkAutoCheckpoint(b *testing.B) {
-	f, err := sfs.Open(b.Context(), filepath.Join(b.TempDir(), "ws.db"), sfs.Options{})
-	if err != nil {
-		b.Fatal(err)
+	for _, bc := range []struct{ name, command string }{
+		{"read-only", "echo hi"},
+		{"writes", "echo hi >f"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			f, err := sfs.Open(b.Context(), filepath.Join(b.TempDir(), "ws.db"), sfs.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			sh := shell.New(f, shell.Options{})
+			defer sh.Close()
+			backends := map[string]sidecar.Backend{"shell": sh}
+			off := tools.NewForCore(f, backends, tools.Options{})
+			on := tools.NewForCore(f, backends, tools.Options{AutoCheckpoint: &tools.DefaultCheckpointRetention})
+			exec := func(s *tools.Service) time.Duration {
+				start := time.Now()
+				res, err := s.Exec(b.Context(), tools.ExecInput{Command: bc.command}, io.Discard, io.Discard, nil)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%s: %+v, %v", bc.command, res, err)
+				}
+				return time.Since(start)
+			}
+			// Fill retention first: the steady state deletes one
+			// checkpoint per new one.
+			for range tools.DefaultCheckpointRetention.Keep {
+				if err := f.WriteFile("/fill", []byte(time.Now().String()), 0o644); err != nil {
+					b.Fatal(err)
+				}
+				exec(on)
+			}
+			var tOff, tOn time.Duration
+			for b.Loop() {
+				tOff += exec(off)
+				tOn += exec(on)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(tOff.Nanoseconds())/n, "off-ns/exec")
+			b.ReportMetric(float64(tOn.Nanoseconds())/n, "on-ns/exec")
+			b.ReportMetric(float64(tOn)/float64(tOff), "on/off")
+		})
 	}
-	defer f.Close()
-	sh := shell.New(f, shell.Options{})
-	defer sh.Close()
-	backends := map[string]sidecar.Backend{"shell": sh}
-	off := tools.NewForCore(f, backends, tools.Options{})
-	on := tools.NewForCore(f, backends, tools.Options{AutoCheckpoint: &tools.DefaultCheckpointRetention})
-	exec := func(s *tools.Service) time.Duration {
-		start := time.Now()
-		res, err := s.Exec(b.Context(), tools.ExecInput{Command: "echo hi"}, io.Discard, io.Discard, nil)
-		if err != nil || res.ExitCode != 0 {
-			b.Fatalf("echo hi: %+v, %v", res, err)
-		}
-		return time.Since(start)
-	}
-	// Fill retention first: the steady state deletes one checkpoint per exec.
-	for range tools.DefaultCheckpointRetention.Keep {
-		exec(on)
-	}
-	var tOff, tOn time.Duration
-	for b.Loop() {
-		tOff += exec(off)
-		tOn += exec(on)
-	}
-	n := float64(b.N)
-	b.ReportMetric(float64(tOff.Nanoseconds())/n, "off-ns/exec")
-	b.ReportMetric(float64(tOn.Nanoseconds())/n, "on-ns/exec")
-	b.ReportMetric(float64(tOn)/float64(tOff), "on/off")
 }
 
 // BenchmarkUndo100 undoes an exec that changed 100 files (50 rewritten,

@@ -251,14 +251,16 @@ func (s *Service) Fork(ctx context.Context, actor, ref, dst string) (err error) 
 
 // autoCheckpoint takes the checkpoint before exec id. A failure is logged
 // and leaves the exec without one (it runs, but cannot be undone): the
-// command matters more than its safety net.
-func (s *Service) autoCheckpoint(ctx context.Context, id string) string {
+// command matters more than its safety net. fresh is false when the core
+// gave the newest checkpoint again (nothing changed since it), so that
+// retention has nothing new to prune.
+func (s *Service) autoCheckpoint(ctx context.Context, id string) (ref string, fresh bool) {
 	info, err := s.checkpoint(ctx, Actor(id), "auto", sfs.CheckpointOptions{Auto: true, ExecID: id})
 	if err != nil {
 		slog.Warn("automatic checkpoint before exec failed; it cannot be undone", "exec", id, "err", err)
-		return ""
+		return "", false
 	}
-	return info.ID
+	return info.ID, info.Exec == id
 }
 
 // pruneCheckpoints deletes the automatic checkpoints retention no longer
@@ -289,18 +291,32 @@ func (s *Service) pruneCheckpoints(ctx context.Context) {
 	}
 }
 
-// execCheckpoint finds the automatic checkpoint taken before exec id.
+// execCheckpoint finds the automatic checkpoint taken before exec id: the
+// audit's checkpoint event of the exec names it (several execs in a row
+// that changed nothing share one).
 func (s *Service) execCheckpoint(ctx context.Context, id string) (CheckpointInfo, error) {
+	missing := toolErr(CodeNoCheckpoint, nil, "exec %q has no checkpoint to undo it from: it never ran here, ran without automatic checkpoints, or its checkpoint was removed by retention (--checkpoint-keep, --checkpoint-max-age)", id)
+	ev, err := s.Audit(ctx, sqlstore.AuditFilter{Actor: Actor(id), Op: "checkpoint", Limit: 1})
+	if err != nil {
+		return CheckpointInfo{}, err
+	}
+	if len(ev) == 0 || ev[0].Result != "ok" {
+		return CheckpointInfo{}, missing
+	}
+	ref, ok := strings.CutPrefix(ev[0].Path2, "checkpoint:")
+	if !ok {
+		return CheckpointInfo{}, missing
+	}
 	all, err := s.ListCheckpoints(ctx)
 	if err != nil {
 		return CheckpointInfo{}, err
 	}
 	for _, c := range all {
-		if c.Auto && c.Exec == id {
+		if c.ID == ref {
 			return c, nil
 		}
 	}
-	return CheckpointInfo{}, toolErr(CodeNoCheckpoint, nil, "exec %q has no checkpoint to undo it from: it never ran here, ran without automatic checkpoints, or its checkpoint was removed by retention (--checkpoint-keep, --checkpoint-max-age)", id)
+	return CheckpointInfo{}, missing
 }
 
 // UndoResult is what undo put back.

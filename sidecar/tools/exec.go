@@ -172,8 +172,9 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 		started(e.info.ID)
 	}
 	var checkpoint string
+	var freshCheckpoint bool
 	if s.opts.AutoCheckpoint != nil && s.core != nil {
-		checkpoint = s.autoCheckpoint(ctx, e.info.ID)
+		checkpoint, freshCheckpoint = s.autoCheckpoint(ctx, e.info.ID)
 	}
 	var stdin io.Reader
 	if in.Stdin != "" {
@@ -210,7 +211,7 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 		}
 	}
 	s.finish(e, res)
-	if checkpoint != "" {
+	if freshCheckpoint {
 		s.pruneCheckpoints(context.WithoutCancel(ctx))
 	}
 	if err != nil {
