@@ -161,7 +161,7 @@ func BenchmarkImport(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if err := ws.Close(); err != nil {
+		if err := ws.Close(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()

@@ -71,7 +71,7 @@ func runPublish(ctx context.Context, args []string) int {
 	if code, ok := parseFlags(fset, args); !ok {
 		return code
 	}
-	if ws.store == "" || (*revoke != (fset.NArg() == 0)) || fset.NArg() > 1 {
+	if !ws.named() || (*revoke && ws.store == "") || (*revoke != (fset.NArg() == 0)) || fset.NArg() > 1 {
 		fset.Usage()
 		return 2
 	}

@@ -45,7 +45,7 @@ func runCmd(ctx context.Context, args []string) int {
 	if code, ok := parseFlags(fset, args); !ok {
 		return code
 	}
-	if ws.store == "" || fset.NArg() == 0 {
+	if !ws.named() || fset.NArg() == 0 {
 		fset.Usage()
 		return 2
 	}

@@ -37,6 +37,15 @@ type workspaceOptions struct {
 // uses too. A store owned by another process fails with
 // *sqlstore.OwnedError.
 func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*workspace.Workspace, error) {
+	wo, err := o.options()
+	if err != nil {
+		return nil, err
+	}
+	return workspace.Open(ctx, store, wo)
+}
+
+// options are the workspace.Options o stands for.
+func (o workspaceOptions) options() (workspace.Options, error) {
 	// The shell and the tools create files as the user the container runs
 	// commands as, so either backend can change what the other made.
 	user := container.DefaultUser
@@ -45,7 +54,7 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 	}
 	uid, gid, err := container.ParseUser(user)
 	if err != nil {
-		return nil, err
+		return workspace.Options{}, err
 	}
 	wo := workspace.Options{
 		FS:        sfs.Options{Logger: o.logger},
@@ -55,12 +64,12 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 	}
 	if o.flags != nil {
 		if err := o.flags.Apply(&wo, o.logger); err != nil {
-			return nil, err
+			return workspace.Options{}, err
 		}
 	}
 	if len(o.egress) > 0 {
 		if wo.Egress, err = egress.NewPolicy(o.egress...); err != nil {
-			return nil, fmt.Errorf("--egress-allow: %w", err)
+			return workspace.Options{}, fmt.Errorf("--egress-allow: %w", err)
 		}
 	}
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)
@@ -69,7 +78,7 @@ func openWorkspace(ctx context.Context, store string, o workspaceOptions) (*work
 			return o.container.open(ctx, mountpoint)
 		}
 	}
-	return workspace.Open(ctx, store, wo)
+	return wo, nil
 }
 
 func init() {
@@ -77,12 +86,22 @@ func init() {
 }
 
 const serveUsage = `usage: sqlfs-exec serve --store STORE [flags]
+       sqlfs-exec serve --workspaces DIR [--max-open N] [--idle-timeout D] [flags]
 
 Owns the workspace STORE (created when missing), optionally mounts it, and
 serves the HTTP JSON API, the agent tools and MCP (at /mcp) until SIGTERM or
 SIGINT. Other sqlfs-exec commands on STORE go through this process. The
 default listener is the Unix socket STORE.sock (mode 0600); TCP needs
 --token-file. The container backend needs --mount and --rootfs.
+
+With --workspaces, hosts every workspace stored under DIR (one folder per
+id): created, listed and removed at /v1/workspaces, each served under
+/v1/workspaces/ID/ with the routes above (MCP at /v1/workspaces/ID/mcp),
+opened on first use and hibernated (closed, after a final commit) when idle.
+The default listener is DIR.sock; on TCP the --token-file token is the
+operator's, and POST /v1/workspaces/ID/tokens mints tokens for one
+workspace. The workspace flags (policy, quota, limits) apply to every
+workspace; --mount, --rootfs and --public-addr are not available there yet.
 
 flags:
 `
@@ -99,6 +118,9 @@ func runServe(ctx context.Context, args []string) int {
 		publicAddr  = fs.String("public-addr", "", "serve published links (sqlfs-exec publish) on `HOST:PORT`, without authentication (off by default)")
 		publicURL   = fs.String("public-url", "", "base `URL` published links start with (default http://PUBLIC-ADDR)")
 		apiConns    = fs.Int("api-max-conns", api.DefaultMaxConns, "most connections the API listener holds open at once (a TCP client address at most a quarter of them); more are closed on accept")
+		hostDir     = fs.String("workspaces", "", "host every workspace stored under `DIR` (instead of --store)")
+		maxOpen     = fs.Int("max-open", 0, "with --workspaces: open at most `N` workspaces, hibernating the least recently used idle one first (0: no bound)")
+		idle        = fs.Duration("idle-timeout", 30*time.Second, "with --workspaces: hibernate a workspace unused for this long")
 		cf          containerFlags
 		wf          workspace.Flags
 		public      = publish.DefaultServerOptions
@@ -113,7 +135,7 @@ func runServe(ctx context.Context, args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	if *store == "" || fs.NArg() != 0 {
+	if (*store == "") == (*hostDir == "") || fs.NArg() != 0 {
 		fs.Usage()
 		return 2
 	}
@@ -122,6 +144,15 @@ func runServe(ctx context.Context, args []string) int {
 	token, err := readToken(*tokenFile)
 	if err != nil {
 		return fail("serve", err)
+	}
+	if *hostDir != "" {
+		if *mount != "" || cf.rootfs != "" || *publicAddr != "" {
+			return fail("serve", errors.New("--mount, --rootfs and --public-addr are not available with --workspaces yet"))
+		}
+		return serveHost(ctx, hostOptions{
+			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
+			maxOpen: *maxOpen, maxConns: *apiConns, idle: *idle, flags: &wf, logger: log,
+		})
 	}
 	if *publicAddr != "" {
 		// Facing the internet, the caps must leave the owner its files.
@@ -145,11 +176,11 @@ func runServe(ctx context.Context, args []string) int {
 	// leftover socket file is a dead owner's.
 	ln, err := api.Listen(addr, token != "")
 	if err != nil {
-		return fail("serve", errors.Join(err, ws.Close()))
+		return fail("serve", errors.Join(err, ws.Close(ctx)))
 	}
 	if *publicAddr != "" {
 		if err := servePublic(ctx, *store, ws.FS, *publicAddr, publicBase(*publicAddr, *publicURL), public, log); err != nil {
-			return fail("serve", errors.Join(err, ln.Close(), ws.Close()))
+			return fail("serve", errors.Join(err, ln.Close(), ws.Close(ctx)))
 		}
 	}
 	if *metricsAddr != "" {
@@ -159,14 +190,14 @@ func runServe(ctx context.Context, args []string) int {
 			}
 		}()
 	}
-	srv := api.NewServer(api.Config{Tools: ws.Tools, Token: token, MaxConns: *apiConns, Grace: *grace, Version: metrics.Version, Logger: log})
+	srv := api.NewServer(api.Options{Tools: ws.Tools, Token: token, MaxConns: *apiConns, Grace: *grace, Version: metrics.Version, Logger: log})
 	log.Info("serving", "store", *store, "listen", ln.Addr().String(), "pid", os.Getpid(), "backends", ws.Tools.Backends())
 	code := 0
 	if err := srv.Serve(ctx, ln); err != nil {
 		log.Error("serve", "err", err)
 		code = 1
 	}
-	if err := ws.Close(); err != nil {
+	if err := ws.Close(context.WithoutCancel(ctx)); err != nil {
 		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
 		return 1
 	}

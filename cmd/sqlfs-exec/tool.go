@@ -20,6 +20,8 @@ import (
 // for an owner that listens on TCP.
 type wsFlags struct {
 	store     string
+	host      string // a host's URL (serve --workspaces), with workspace
+	workspace string
 	tokenFile string
 	local     workspaceOptions // how to open the store when no owner serves it
 	verbose   bool
@@ -30,11 +32,14 @@ type wsFlags struct {
 func clientFlags(name, usage string) (*flag.FlagSet, *wsFlags) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	w := &wsFlags{}
-	fs.StringVar(&w.store, "store", "", "workspace store `FILE` (required)")
-	fs.StringVar(&w.tokenFile, "token-file", "", "`FILE` holding the bearer token of an owner listening on TCP")
+	fs.StringVar(&w.store, "store", "", "workspace store `FILE` (this or --host)")
+	fs.StringVar(&w.host, "host", "", "`URL` of a host (serve --workspaces): http://HOST:PORT or unix:SOCKET, with --workspace")
+	fs.StringVar(&w.workspace, "workspace", "", "`ID` of the workspace on --host")
+	fs.StringVar(&w.tokenFile, "token-file", "", "`FILE` holding the bearer token of an owner or host listening on TCP (the operator's or the workspace's)")
 	fs.BoolVar(&w.verbose, "verbose", false, "log sqlfs's own progress to stderr (otherwise only warnings and errors)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprint(fs.Output(), "A workspace of a host (serve --workspaces) is named with --host URL --workspace ID instead of --store.\n\n")
 		fs.PrintDefaults()
 	}
 	return fs, w
@@ -45,15 +50,25 @@ func (w *wsFlags) egressFlag(fs *flag.FlagSet) {
 	fs.Var(&w.local.egress, "egress-allow", "when no owner runs: let execs that ask for allow_network connect to `HOST[:PORT]` (as serve's --egress-allow; repeatable); an owner applies its own rules")
 }
 
+// named says whether a workspace was named, by --store or --host.
+func (w *wsFlags) named() bool { return w.store != "" || w.host != "" }
+
 // connect reaches the workspace: through its owner's API when a process
 // owns the store, otherwise by opening the store here. close releases it.
 func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() error, err error) {
-	if w.store == "" {
-		return nil, nil, errors.New("--store is required")
+	if (w.store == "") == (w.host == "") || (w.host == "") != (w.workspace == "") {
+		return nil, nil, errors.New("give either --store, or --host with --workspace")
 	}
 	token, err := readToken(w.tokenFile)
 	if err != nil {
 		return nil, nil, err
+	}
+	if w.host != "" {
+		c, err := api.DialWorkspace(ctx, w.host, w.workspace, token)
+		if err != nil {
+			return nil, nil, fmt.Errorf("workspace %s on %s: %w", w.workspace, w.host, err)
+		}
+		return c, c.Close, nil
 	}
 	// A command's stderr is what the agent reads: sqlfs's own INFO lines
 	// (mounting, the container's setup) go there only when asked.
@@ -81,7 +96,7 @@ func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() erro
 	if err != nil {
 		return nil, nil, err
 	}
-	return api.Local{S: ws.Tools}, ws.Close, nil
+	return api.Local{S: ws.Tools}, func() error { return ws.Close(context.WithoutCancel(ctx)) }, nil
 }
 
 // run calls fn with the workspace and releases it after, reporting a

@@ -150,7 +150,7 @@ func run() int {
 		}
 	}
 	stopAPI()
-	if err := ws.Close(); err != nil {
+	if err := ws.Close(context.WithoutCancel(ctx)); err != nil {
 		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
 		return 1
 	}
@@ -165,7 +165,7 @@ func serveAPI(ctx context.Context, svc *tools.Service, sock string, log *slog.Lo
 	if err != nil {
 		return func() {}, err
 	}
-	srv := api.NewServer(api.Config{Tools: svc, Grace: 5 * time.Second, Version: metrics.Version, Logger: log})
+	srv := api.NewServer(api.Options{Tools: svc, Grace: 5 * time.Second, Version: metrics.Version, Logger: log})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -67,7 +67,7 @@ type env struct {
 
 // serve starts a server for a fresh store on a real Unix socket (or TCP
 // when tcp is set) and stops it at cleanup, also on failure.
-func serve(t *testing.T, cfg Config, tcp bool) *env {
+func serve(t *testing.T, cfg Options, tcp bool) *env {
 	t.Helper()
 	dir := t.TempDir()
 	core, err := sfs.Open(t.Context(), filepath.Join(dir, "ws.sqlfs"), sfs.Options{Policy: sfs.Policy{ReadOnly: []string{"ro/**"}, Hidden: []string{"secret"}}})
@@ -145,7 +145,7 @@ func (e *env) raw(t *testing.T, method, path, body string, hdr ...string) (int, 
 }
 
 func TestSocketMode(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	fi, err := os.Stat(e.sock)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestSocketMode(t *testing.T) {
 }
 
 func TestToolsOverSocket(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	ctx := t.Context()
 	call := func(name, args string) (Result, error) { return e.c.Call(ctx, name, []byte(args)) }
 
@@ -203,7 +203,7 @@ func TestToolsOverSocket(t *testing.T) {
 // TestBadInput sends each kind of bad request and checks the answer and
 // that the workspace and its audit trail did not change.
 func TestBadInput(t *testing.T) {
-	e := serve(t, Config{MaxBody: 1024}, false)
+	e := serve(t, Options{MaxBody: 1024}, false)
 	ctx := t.Context()
 	if _, err := e.c.Call(ctx, "write", []byte(`{"path":"keep","content":"k"}`)); err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestTokenOverTCP(t *testing.T) {
 	if _, err := Listen("127.0.0.1:0", false); !errors.Is(err, ErrTokenRequired) {
 		t.Fatalf("TCP without token: %v", err)
 	}
-	e := serve(t, Config{Token: "s3cret"}, true)
+	e := serve(t, Options{Token: "s3cret"}, true)
 	base := e.c.base
 	for _, tc := range []struct {
 		name, auth string
@@ -313,7 +313,7 @@ func TestTokenOverTCP(t *testing.T) {
 }
 
 func TestExecStream(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	ctx := t.Context()
 	var out, errb bytes.Buffer
 	res, err := e.c.Exec(ctx, tools.ExecInput{Command: "echo hello"}, &out, &errb)
@@ -334,7 +334,7 @@ func TestExecStream(t *testing.T) {
 }
 
 func TestExecListKill(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	ctx := t.Context()
 	done := make(chan tools.ExecResult, 1)
 	go func() {
@@ -384,7 +384,7 @@ func waitKilled(t *testing.T, e *env) {
 }
 
 func TestVanishedClientCancels(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	conn, err := net.Dial("unix", e.sock)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +400,7 @@ func TestVanishedClientCancels(t *testing.T) {
 }
 
 func TestSlowClientCancels(t *testing.T) {
-	e := serve(t, Config{WriteTimeout: 100 * time.Millisecond}, false)
+	e := serve(t, Options{WriteTimeout: 100 * time.Millisecond}, false)
 	conn, err := net.Dial("unix", e.sock)
 	if err != nil {
 		t.Fatal(err)
@@ -427,7 +427,7 @@ func testService(t *testing.T, dir string) *tools.Service {
 func TestGracefulShutdown(t *testing.T) {
 	dir := t.TempDir()
 	svc := testService(t, dir)
-	srv := NewServer(Config{Tools: svc, Grace: 50 * time.Millisecond, Logger: quiet})
+	srv := NewServer(Options{Tools: svc, Grace: 50 * time.Millisecond, Logger: quiet})
 	sock := filepath.Join(dir, "s.sock")
 	ln, err := Listen(sock, false)
 	if err != nil {
@@ -468,7 +468,7 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 func TestImportExportAudit(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	ctx := t.Context()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -530,7 +530,7 @@ func TestImportExportAudit(t *testing.T) {
 }
 
 func TestSlowBodyRefused(t *testing.T) {
-	e := serve(t, Config{ReadTimeout: 100 * time.Millisecond}, false)
+	e := serve(t, Options{ReadTimeout: 100 * time.Millisecond}, false)
 	conn, err := net.Dial("unix", e.sock)
 	if err != nil {
 		t.Fatal(err)
@@ -574,7 +574,7 @@ func TestDialWaitsForAStartingOwner(t *testing.T) {
 			done <- err
 			return
 		}
-		done <- NewServer(Config{Tools: svc, Logger: quiet}).Serve(ctx, ln)
+		done <- NewServer(Options{Tools: svc, Logger: quiet}).Serve(ctx, ln)
 	}()
 	c, err := Dial(t.Context(), "unix:"+sock, "")
 	if err != nil {
@@ -593,7 +593,7 @@ func TestDialWaitsForAStartingOwner(t *testing.T) {
 // instead of holding it, and a slot frees when a connection ends; headers
 // past 64 KiB are refused.
 func TestConnectionCap(t *testing.T) {
-	e := serve(t, Config{MaxConns: 3}, false)
+	e := serve(t, Options{MaxConns: 3}, false)
 	// e.c holds one kept-alive connection; take the other two.
 	var held []net.Conn
 	for range 2 {

@@ -17,7 +17,7 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error
 		err = checkUTF8JSON(b)
 	}
 	if err == nil {
-		err = decodeStrict(bytes.NewReader(b), v)
+		err = DecodeStrict(bytes.NewReader(b), v)
 	}
 	return err
 }
@@ -25,57 +25,57 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, v any) error
 // answer writes v, or err when it is set.
 func answer(w http.ResponseWriter, v any, err error) {
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	WriteJSON(w, http.StatusOK, v)
 }
 
 func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var in tools.CheckpointInput
 	if err := s.decodeBody(w, r, &in); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	info, err := s.cfg.Tools.CreateCheckpoint(r.Context(), tools.CheckpointActor, in.Name)
+	info, err := s.opts.Tools.CreateCheckpoint(r.Context(), tools.CheckpointActor, in.Name)
 	answer(w, info, err)
 }
 
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
-	cs, err := s.cfg.Tools.ListCheckpoints(r.Context())
+	cs, err := s.opts.Tools.ListCheckpoints(r.Context())
 	answer(w, map[string][]tools.CheckpointInfo{"checkpoints": cs}, err)
 }
 
 func (s *Server) restore(w http.ResponseWriter, r *http.Request) {
-	info, err := s.cfg.Tools.RestoreCheckpoint(r.Context(), tools.CheckpointActor, r.PathValue("ref"))
+	info, err := s.opts.Tools.RestoreCheckpoint(r.Context(), tools.CheckpointActor, r.PathValue("ref"))
 	answer(w, tools.RestoreOutput{Restored: info}, err)
 }
 
 func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 	to, err := onlyParam(r.URL.Query(), "to")
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	changes, err := s.cfg.Tools.DiffCheckpoints(r.Context(), r.PathValue("ref"), to)
+	changes, err := s.opts.Tools.DiffCheckpoints(r.Context(), r.PathValue("ref"), to)
 	answer(w, map[string][]tools.Change{"changes": changes}, err)
 }
 
 func (s *Server) deleteCheckpoint(w http.ResponseWriter, r *http.Request) {
-	info, err := s.cfg.Tools.DeleteCheckpoint(r.Context(), tools.CheckpointActor, r.PathValue("ref"))
+	info, err := s.opts.Tools.DeleteCheckpoint(r.Context(), tools.CheckpointActor, r.PathValue("ref"))
 	answer(w, info, err)
 }
 
 func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 	var in ForkInput
 	if err := s.decodeBody(w, r, &in); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	answer(w, in, s.cfg.Tools.Fork(r.Context(), tools.ForkActor, in.Checkpoint, in.Store))
+	answer(w, in, s.opts.Tools.Fork(r.Context(), tools.ForkActor, in.Checkpoint, in.Store))
 }
 
 func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
-	res, err := s.cfg.Tools.Undo(r.Context(), tools.UndoActor, r.PathValue("id"))
+	res, err := s.opts.Tools.Undo(r.Context(), tools.UndoActor, r.PathValue("id"))
 	answer(w, res, err)
 }

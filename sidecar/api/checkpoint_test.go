@@ -15,7 +15,7 @@ import (
 // Client and the owner's endpoints, and through Local, with names made of
 // bytes a URL and a path treat specially.
 func TestCheckpointsOverSocket(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	ctx := t.Context()
 	for i, conn := range []Conn{e.c, Local{e.svc}} {
 		dir := []string{"client", "local"}[i]
@@ -97,7 +97,7 @@ func TestCheckpointsOverSocket(t *testing.T) {
 // TestCheckpointEndpointsHostile: malformed requests get JSON errors with
 // the right status and change nothing.
 func TestCheckpointEndpointsHostile(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	if _, err := e.c.CreateCheckpoint(t.Context(), "keep"); err != nil {
 		t.Fatal(err)
 	}

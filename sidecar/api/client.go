@@ -107,9 +107,10 @@ func (l Local) Undo(ctx context.Context, id string) (tools.UndoResult, error) {
 
 // Client talks to an owner's API.
 type Client struct {
-	hc    *http.Client
-	base  string
-	token string
+	hc     *http.Client
+	base   string
+	token  string
+	prefix string // "/v1/workspaces/ID" for a workspace of a host
 }
 
 var _ Conn = (*Client)(nil)
@@ -124,15 +125,28 @@ const DialWait = 5 * time.Second
 // Dial connects to an owner at addr: "unix:PATH", a socket path, or
 // HOST:PORT (token then required), and checks that it answers.
 func Dial(ctx context.Context, addr, token string) (*Client, error) {
+	return DialWorkspace(ctx, addr, "", token)
+}
+
+// DialWorkspace connects to workspace id of the host at addr (sqlfs-exec
+// serve --workspaces), whose routes are those of a single-store owner
+// under /v1/workspaces/ID; an empty id is Dial. A host URL may start with
+// http://.
+func DialWorkspace(ctx context.Context, addr, id, token string) (*Client, error) {
 	tr := &http.Transport{MaxIdleConns: 4, IdleConnTimeout: time.Minute}
 	c := &Client{hc: &http.Client{Transport: tr}, token: token}
-	if sock, ok := unixPath(addr); ok {
+	if id != "" {
+		c.prefix = "/v1/workspaces/" + url.PathEscape(id)
+	}
+	if tcp, ok := strings.CutPrefix(addr, "http://"); ok {
+		c.base = "http://" + tcp
+	} else if sock, ok := unixPath(addr); ok {
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			return dialUnix(ctx, sock)
 		}
 		c.base = "http://sqlfs"
 	} else {
-		c.base = "http://" + strings.TrimPrefix(addr, "http://")
+		c.base = "http://" + addr
 	}
 	var h Health
 	if err := c.do(ctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
@@ -178,6 +192,9 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) request(ctx context.Context, method, path, contentType string, body io.Reader) (*http.Response, error) {
+	if c.prefix != "" {
+		path = c.prefix + strings.TrimPrefix(path, "/v1")
+	}
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return nil, err

@@ -53,8 +53,8 @@ var statusOf = map[tools.Code]int{
 	tools.CodeNoPublish:    http.StatusServiceUnavailable,
 }
 
-// body turns any error into its JSON body and HTTP status.
-func body(err error) (ErrorBody, int) {
+// ErrorOf turns any error into its JSON body and HTTP status.
+func ErrorOf(err error) (ErrorBody, int) {
 	var te *tools.Error
 	if !errors.As(err, &te) {
 		te = &tools.Error{Code: tools.CodeInternal, Msg: err.Error()}
@@ -66,12 +66,12 @@ func body(err error) (ErrorBody, int) {
 	return ErrorBody{Code: te.Code, Message: te.Msg}, st
 }
 
-func writeError(w http.ResponseWriter, err error) {
-	b, st := body(err)
-	writeJSON(w, st, map[string]ErrorBody{"error": b})
+func WriteError(w http.ResponseWriter, err error) {
+	b, st := ErrorOf(err)
+	WriteJSON(w, st, map[string]ErrorBody{"error": b})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v) // the client may be gone; nothing to do
@@ -81,9 +81,9 @@ func apiErr(code tools.Code, format string, args ...any) *tools.Error {
 	return &tools.Error{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-// decodeStrict decodes exactly one JSON value into v: unknown fields,
+// DecodeStrict decodes exactly one JSON value into v: unknown fields,
 // trailing data, an empty body and an oversized one are all errors.
-func decodeStrict(r io.Reader, v any) error {
+func DecodeStrict(r io.Reader, v any) error {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -127,7 +127,7 @@ func inMemory(t *testing.T, conn Conn) *mcp.ClientSession {
 }
 
 func TestMCPStreamableHTTP(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	hc := unixClient(e.sock)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: "http://localhost/mcp", HTTPClient: hc}, nil)
@@ -141,6 +141,6 @@ func TestMCPStreamableHTTP(t *testing.T) {
 // TestMCPThroughOwner serves MCP from a process that does not own the
 // store: every call goes to the owner over its socket.
 func TestMCPThroughOwner(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	checkMCP(t, inMemory(t, e.c))
 }

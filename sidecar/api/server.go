@@ -26,8 +26,8 @@ import (
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
-// Config configures a Server.
-type Config struct {
+// Options configure a Server.
+type Options struct {
 	Tools *tools.Service
 	// Token, when set, must come as "Authorization: Bearer TOKEN" on every
 	// request. Required on TCP; a Unix socket relies on its 0600 mode.
@@ -52,39 +52,33 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
-// DefaultMaxConns is Config.MaxConns's default.
+// DefaultMaxConns is Options.MaxConns's default.
 const DefaultMaxConns = 256
 
 // Server is the HTTP API of one workspace.
 type Server struct {
-	cfg  Config
-	mux  *http.ServeMux
-	base context.Context // every request's context; cancelled last on shutdown
-	stop context.CancelFunc
+	opts Options
+	mux  *Mux
 }
 
-// NewServer returns the API server for cfg.Tools.
-func NewServer(cfg Config) *Server {
-	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = 16 << 20
+// NewServer returns the API server for o.Tools.
+func NewServer(o Options) *Server {
+	if o.MaxBody <= 0 {
+		o.MaxBody = 16 << 20
 	}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = time.Minute
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = time.Minute
 	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = 30 * time.Second
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
 	}
-	if cfg.Grace <= 0 {
-		cfg.Grace = 10 * time.Second
+	if o.Grace <= 0 {
+		o.Grace = 10 * time.Second
 	}
-	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = DefaultMaxConns
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	s := &Server{cfg: cfg, mux: http.NewServeMux()}
-	s.base, s.stop = context.WithCancel(context.Background())
+	s := &Server{opts: o, mux: NewMux()}
 	s.mux.HandleFunc("GET /v1/health", s.health)
 	s.mux.Handle("GET /metrics", metrics.Handler())
 	s.mux.HandleFunc("POST /v1/exec", s.exec)
@@ -104,41 +98,55 @@ func NewServer(cfg Config) *Server {
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
 	s.mux.HandleFunc("POST /v1/import", s.importTar)
 	s.mux.HandleFunc("GET /v1/export", s.exportTar)
-	s.mux.Handle("/mcp", mcpHandler(NewMCPServer(Local{cfg.Tools}, cfg.Version, cfg.Logger), cfg.MaxBody, cfg.Logger))
+	s.mux.Handle("/mcp", mcpHandler(NewMCPServer(Local{o.Tools}, o.Version, o.Logger), o.MaxBody, o.Logger))
 	return s
 }
 
 // ServeHTTP checks the token and routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.cfg.Token != "" {
-		if !authorized(r, s.cfg.Token) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfs"`)
-			writeError(w, apiErr(codeUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN"))
-			return
-		}
+	if s.opts.Token != "" && !Authorized(r, s.opts.Token) {
+		Unauthorized(w)
+		return
 	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// Unauthorized answers a request without a valid bearer token.
+func Unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfs"`)
+	WriteError(w, apiErr(codeUnauthorized, "missing or wrong bearer token: send Authorization: Bearer TOKEN"))
+}
+
+// Mux is an http.ServeMux that refuses requests whose path or query is not
+// valid UTF-8 and answers unknown routes and methods in JSON like every
+// other error. The single-store server and the host both route with it.
+type Mux struct{ *http.ServeMux }
+
+// NewMux returns an empty Mux.
+func NewMux() *Mux { return &Mux{http.NewServeMux()} }
+
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := checkUTF8Query(r.URL.Query()); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	if !utf8.ValidString(r.URL.Path) {
-		writeError(w, apiErr(tools.CodeInvalid, "request path %q is not valid UTF-8", r.URL.Path))
+		WriteError(w, apiErr(tools.CodeInvalid, "request path %q is not valid UTF-8", r.URL.Path))
 		return
 	}
-	h, pattern := s.mux.Handler(r)
+	h, pattern := m.Handler(r)
 	if pattern == "" {
-		// Answer unknown routes and methods in JSON like everything else.
 		rec := &statusOnly{}
 		h.ServeHTTP(rec, r)
 		if rec.status == http.StatusMethodNotAllowed {
 			w.Header().Set("Allow", rec.header.Get("Allow"))
-			writeError(w, apiErr(codeMethod, "method %s not allowed on %s", r.Method, r.URL.Path))
+			WriteError(w, apiErr(codeMethod, "method %s not allowed on %s", r.Method, r.URL.Path))
 			return
 		}
-		writeError(w, apiErr(codeNoRoute, "no such endpoint: %s %s", r.Method, r.URL.Path))
+		WriteError(w, apiErr(codeNoRoute, "no such endpoint: %s %s", r.Method, r.URL.Path))
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	m.ServeMux.ServeHTTP(w, r)
 }
 
 // statusOnly captures what the mux's own error handlers would answer.
@@ -160,34 +168,56 @@ func (s *statusOnly) WriteHeader(st int)          { s.status = st }
 // it stops accepting, lets running execs finish for Grace, cancels the
 // rest, and returns once every handler has returned.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	return Serve(ctx, ln, s, ServeOptions{Grace: s.opts.Grace, MaxConns: s.opts.MaxConns, Logger: s.opts.Logger, Drain: s.opts.Tools.Wait})
+}
+
+// ServeOptions say how Serve shuts down.
+type ServeOptions struct {
+	Grace time.Duration
+	// MaxConns is Options.MaxConns (DefaultMaxConns when 0).
+	MaxConns int
+	Logger   *slog.Logger
+	// Drain waits for the running execs until ctx ends, or cancels them
+	// and waits when cancel is set (tools.Service.Wait).
+	Drain func(ctx context.Context, cancel bool) error
+}
+
+// Serve answers requests on ln with h until ctx ends, then shuts down
+// gracefully: it stops accepting, lets running execs finish for Grace,
+// cancels the rest, and returns once every handler has returned.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, o ServeOptions) error {
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	base, stop := context.WithCancel(context.Background()) // every request's; cancelled last
+	defer stop()
 	hs := &http.Server{
-		Handler:           s,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return s.base },
-		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
 	}
-	ln = netlimit.Listen(ln, netlimit.Limits{Name: "api", MaxConns: s.cfg.MaxConns, PerClient: max(1, s.cfg.MaxConns/4)})
+	ln = netlimit.Listen(ln, netlimit.Limits{Name: "api", MaxConns: o.MaxConns, PerClient: max(1, o.MaxConns/4)})
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
-		s.stop()
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	s.cfg.Logger.Info("shutting down", "grace", s.cfg.Grace)
-	grace, cancel := context.WithTimeout(context.Background(), s.cfg.Grace)
+	o.Logger.Info("shutting down", "grace", o.Grace)
+	grace, cancel := context.WithTimeout(context.Background(), o.Grace)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- hs.Shutdown(grace) }()
-	if err := s.cfg.Tools.Wait(grace, false); err != nil {
-		s.cfg.Logger.Warn("cancelling running execs at shutdown")
-		_ = s.cfg.Tools.Wait(context.Background(), true)
+	if err := o.Drain(grace, false); err != nil {
+		o.Logger.Warn("cancelling running execs at shutdown")
+		_ = o.Drain(context.Background(), true)
 	}
 	// Execs are over; end the long-lived streams (MCP) too.
-	s.stop()
+	stop()
 	err := <-done
 	if err != nil {
 		_ = hs.Close()
@@ -197,7 +227,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, Health{OK: true, Pid: os.Getpid(), Version: s.cfg.Version, Backends: s.cfg.Tools.Backends(), Tools: ToolNames()})
+	WriteJSON(w, http.StatusOK, Health{OK: true, Pid: os.Getpid(), Version: s.opts.Version, Backends: s.opts.Tools.Backends(), Tools: ToolNames()})
 }
 
 // Health is the answer of GET /v1/health.
@@ -212,8 +242,8 @@ type Health struct {
 // readBody reads a JSON request body within MaxBody and ReadTimeout, so a
 // client that trickles its body cannot hold a handler forever.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout))
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.opts.ReadTimeout))
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	if err != nil {
 		var maxErr *http.MaxBytesError
 		if errors.As(err, &maxErr) {
@@ -227,15 +257,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 func (s *Server) callTool(w http.ResponseWriter, r *http.Request) {
 	args, err := s.readBody(w, r)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	res, err := Local{s.cfg.Tools}.Call(r.Context(), r.PathValue("name"), args)
+	res, err := Local{s.opts.Tools}.Call(r.Context(), r.PathValue("name"), args)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, res)
+	WriteJSON(w, http.StatusOK, res)
 }
 
 // ToolInfo describes a tool in GET /v1/tools.
@@ -249,7 +279,7 @@ func (s *Server) listTools(w http.ResponseWriter, _ *http.Request) {
 	for i, t := range toolset {
 		out[i] = ToolInfo{t.name, t.desc}
 	}
-	writeJSON(w, http.StatusOK, map[string][]ToolInfo{"tools": out})
+	WriteJSON(w, http.StatusOK, map[string][]ToolInfo{"tools": out})
 }
 
 // Event is one line of the NDJSON stream of POST /v1/exec: "start" (with
@@ -314,14 +344,14 @@ func (c chunkWriter) Write(p []byte) (int, error) {
 func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	var in tools.ExecInput
 	if err := s.decodeBody(w, r, &in); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	ctx, gone := context.WithCancelCause(r.Context())
 	defer gone(nil)
-	st := &stream{w: w, rc: http.NewResponseController(w), enc: json.NewEncoder(w), timeout: s.cfg.WriteTimeout, gone: gone}
+	st := &stream{w: w, rc: http.NewResponseController(w), enc: json.NewEncoder(w), timeout: s.opts.WriteTimeout, gone: gone}
 	started := false
-	res, err := s.cfg.Tools.Exec(ctx, in, chunkWriter{st, "stdout"}, chunkWriter{st, "stderr"}, func(id string) {
+	res, err := s.opts.Tools.Exec(ctx, in, chunkWriter{st, "stdout"}, chunkWriter{st, "stderr"}, func(id string) {
 		started = true
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		w.Header().Set("X-Exec-Id", id)
@@ -329,14 +359,14 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		st.send(Event{Type: "start", ID: id})
 	})
 	if !started {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	if cause := context.Cause(ctx); errors.Is(cause, errClientGone) {
-		s.cfg.Logger.Info("exec client gone", "id", res.ID, "cause", cause)
+		s.opts.Logger.Info("exec client gone", "id", res.ID, "cause", cause)
 	}
 	if err != nil {
-		b, _ := body(err)
+		b, _ := ErrorOf(err)
 		st.send(Event{Type: "error", ID: res.ID, Error: &b})
 		return
 	}
@@ -344,34 +374,34 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) execs(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string][]tools.ExecInfo{"execs": s.cfg.Tools.Execs()})
+	WriteJSON(w, http.StatusOK, map[string][]tools.ExecInfo{"execs": s.opts.Tools.Execs()})
 }
 
 func (s *Server) execInfo(w http.ResponseWriter, r *http.Request) {
-	info, err := s.cfg.Tools.ExecInfo(r.PathValue("id"))
+	info, err := s.opts.Tools.ExecInfo(r.PathValue("id"))
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	WriteJSON(w, http.StatusOK, info)
 }
 
 func (s *Server) kill(w http.ResponseWriter, r *http.Request) {
-	info, err := s.cfg.Tools.Kill(r.PathValue("id"))
+	info, err := s.opts.Tools.Kill(r.PathValue("id"))
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	WriteJSON(w, http.StatusOK, info)
 }
 
 func (s *Server) changes(w http.ResponseWriter, r *http.Request) {
-	paths, err := s.cfg.Tools.Changes(r.Context(), r.PathValue("id"))
+	paths, err := s.opts.Tools.Changes(r.Context(), r.PathValue("id"))
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string][]string{"changed": paths})
+	WriteJSON(w, http.StatusOK, map[string][]string{"changed": paths})
 }
 
 // AuditEvent is one audit record as the API returns it.
@@ -430,15 +460,15 @@ func auditQuery(q url.Values) (sqlstore.AuditFilter, error) {
 func (s *Server) audit(w http.ResponseWriter, r *http.Request) {
 	f, err := auditQuery(r.URL.Query())
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	ev, err := s.cfg.Tools.Audit(r.Context(), f)
+	ev, err := s.opts.Tools.Audit(r.Context(), f)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string][]AuditEvent{"events": toAPIEvents(ev)})
+	WriteJSON(w, http.StatusOK, map[string][]AuditEvent{"events": toAPIEvents(ev)})
 }
 
 // trailerErr carries an export failure after the tar stream has started.
@@ -459,7 +489,7 @@ func (s *Server) importTar(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("skip_special"); v != "" {
 		skip, err := strconv.ParseBool(v)
 		if err != nil {
-			writeError(w, apiErr(tools.CodeInvalid, "skip_special: %q is not a boolean", v))
+			WriteError(w, apiErr(tools.CodeInvalid, "skip_special: %q is not a boolean", v))
 			return
 		}
 		opts.SkipSpecial = skip
@@ -467,34 +497,34 @@ func (s *Server) importTar(w http.ResponseWriter, r *http.Request) {
 	}
 	dest, err := onlyParam(q, "dest")
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	stats, err := s.cfg.Tools.Import(r.Context(), dest, r.Body, opts)
+	stats, err := s.opts.Tools.Import(r.Context(), dest, r.Body, opts)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, stats)
+	WriteJSON(w, http.StatusOK, stats)
 }
 
 func (s *Server) exportTar(w http.ResponseWriter, r *http.Request) {
 	src, err := onlyParam(r.URL.Query(), "src")
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	// Problems found before any byte is written get a normal error answer;
 	// later ones travel in a trailer, as the status is gone by then.
-	if err := s.cfg.Tools.CheckExport(src); err != nil {
-		writeError(w, err)
+	if err := s.opts.Tools.CheckExport(src); err != nil {
+		WriteError(w, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-tar")
 	w.Header().Set("Trailer", trailerErr)
 	w.WriteHeader(http.StatusOK)
-	if err := s.cfg.Tools.Export(r.Context(), src, w); err != nil {
-		b, _ := body(err)
+	if err := s.opts.Tools.Export(r.Context(), src, w); err != nil {
+		b, _ := ErrorOf(err)
 		w.Header().Set(trailerErr, string(b.Code)+": "+b.Message)
 	}
 }

@@ -38,7 +38,7 @@ func TestCheckUTF8JSON(t *testing.T) {
 // TestInvalidUTF8Refused: invalid UTF-8 in paths and content was replaced
 // with U+FFFD and written; now it is a 400 and nothing is written.
 func TestInvalidUTF8Refused(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	for _, c := range []struct {
 		name, method, path, body string
 	}{
@@ -70,7 +70,7 @@ func TestInvalidUTF8Refused(t *testing.T) {
 // TestAuditPathPrefixAsLogPrints: `log` prints /x, and path_prefix=/x was
 // refused as a path outside the workspace.
 func TestAuditPathPrefixAsLogPrints(t *testing.T) {
-	e := serve(t, Config{}, false)
+	e := serve(t, Options{}, false)
 	if _, err := e.c.Call(t.Context(), "write", []byte(`{"path":"dir/f","content":"x"}`)); err != nil {
 		t.Fatal(err)
 	}

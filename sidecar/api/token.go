@@ -69,10 +69,18 @@ func ReadTokenFile(file string) (string, error) {
 	return tok, nil
 }
 
-// authorized reports whether r carries "Authorization: Bearer TOKEN"; the
-// scheme is case-insensitive (RFC 9110, section 11.1).
-func authorized(r *http.Request, token string) bool {
+// Authorized reports whether r carries "Authorization: Bearer TOKEN".
+func Authorized(r *http.Request, token string) bool {
+	cred, ok := BearerToken(r)
+	return ok && subtle.ConstantTimeCompare([]byte(cred), []byte(token)) == 1
+}
+
+// BearerToken returns the token of r's "Authorization: Bearer TOKEN"
+// header; the scheme is case-insensitive (RFC 9110, section 11.1).
+func BearerToken(r *http.Request) (string, bool) {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	return ok && strings.EqualFold(scheme, "Bearer") &&
-		subtle.ConstantTimeCompare([]byte(strings.TrimSpace(cred)), []byte(token)) == 1
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimSpace(cred), true
 }

@@ -45,7 +45,7 @@ func def[In any, Out texter](name, title, desc string, readOnly, destructive boo
 		schema: schema, resolved: resolved,
 		run: func(ctx context.Context, s *tools.Service, args []byte) (Result, error) {
 			var in In
-			if err := decodeStrict(bytes.NewReader(args), &in); err != nil {
+			if err := DecodeStrict(bytes.NewReader(args), &in); err != nil {
 				return Result{}, err
 			}
 			out, err := fn(s, ctx, in)

@@ -2,6 +2,7 @@ package workspace_test
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestJSCheckpointModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := ws.Close(); err != nil {
+		if err := ws.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
 	})

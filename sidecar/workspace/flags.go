@@ -112,8 +112,9 @@ type ListFlag []string
 func (l *ListFlag) String() string     { return strings.Join(*l, ",") }
 func (l *ListFlag) Set(v string) error { *l = append(*l, v); return nil }
 
-// policyFile is the JSON of --policy: the same rules as the flags.
-type policyFile struct {
+// PolicyFile is the JSON of --policy (and of a host workspace's policy):
+// the same rules as the flags.
+type PolicyFile struct {
 	ReadOnly   []string `json:"read_only"`
 	Hidden     []string `json:"hidden"`
 	QuotaBytes int64    `json:"quota_bytes"`
@@ -128,7 +129,7 @@ func LoadPolicy(file string, readOnly, hidden []string, quota int64) (sfs.Policy
 		if err != nil {
 			return p, fmt.Errorf("policy file: %w", err)
 		}
-		var pf policyFile
+		var pf PolicyFile
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&pf); err != nil {

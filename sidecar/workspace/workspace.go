@@ -77,6 +77,11 @@ type Workspace struct {
 	// audited as its exec's; nil when the operator allows none.
 	Egress http.RoundTripper
 
+	// order is Backends in the order they were opened: one may run its
+	// programs through an earlier one (js through shell), so Close stops
+	// them in reverse.
+	order []sidecar.Backend
+
 	stopUsage context.CancelFunc
 	usageDone chan struct{}
 }
@@ -127,7 +132,8 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		o.Shell.HTTP = ct
 	}
 	sh := shell.New(f, o.Shell)
-	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{"shell": sh}, Egress: egressT}
+	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{}, Egress: egressT}
+	w.addBackend(sh)
 	w.trackUsage()
 	if o.Mount != "" {
 		// The container backend is opened over the mount, after it; until
@@ -149,15 +155,15 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 			o.FUSE.FSName = "sqlfs:" + path
 		}
 		if w.Mount, err = fuse.Start(ctx, f, o.Mount, o.FUSE); err != nil {
-			return nil, errors.Join(err, w.Close())
+			return nil, errors.Join(err, w.Close(ctx))
 		}
 		log.Info("mounted", "store", path, "mountpoint", w.Mount.Mountpoint(), "pid", os.Getpid())
 		if o.Container != nil {
 			cb, err := o.Container(ctx, w.Mount.Mountpoint())
 			if err != nil {
-				return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.Close())
+				return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.Close(ctx))
 			}
-			w.Backends[cb.Name()] = cb
+			w.addBackend(cb)
 			if n, ok := cb.(actorNamer); ok {
 				mu.Lock()
 				namer = n
@@ -167,12 +173,12 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	}
 	pub, err := newPublisher(path, f, o.PublicURL)
 	if err != nil {
-		return nil, errors.Join(err, w.Close())
+		return nil, errors.Join(err, w.Close(ctx))
 	}
 	// The JavaScript backend runs its programs through the shell backend.
-	w.Backends["js"] = js.New(sh, js.Options{Publish: pub, Egress: w.Egress, MaxHeapBytes: o.JSMemory, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
+	w.addBackend(js.New(sh, js.Options{Publish: pub, Egress: w.Egress, MaxHeapBytes: o.JSMemory, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
 		return w.Tools.CheckpointOp(ctx, actor, op, args) // set below, before any exec
-	}})
+	}}))
 	to := tools.Options{Publish: pub, Egress: o.Egress}
 	if !o.NoAutoCheckpoint {
 		to.AutoCheckpoint = &tools.DefaultCheckpointRetention
@@ -238,13 +244,24 @@ func (w *Workspace) trackUsage() {
 	}()
 }
 
-// Close stops the backends, unmounts and closes the store, which commits
-// everything.
-func (w *Workspace) Close() error {
+func (w *Workspace) addBackend(b sidecar.Backend) {
+	w.Backends[b.Name()] = b
+	w.order = append(w.order, b)
+}
+
+// Close lets running execs finish until ctx ends and cancels the rest,
+// then stops the backends (the last opened first), unmounts and closes the
+// store, which commits everything.
+func (w *Workspace) Close(ctx context.Context) error {
+	if w.Tools != nil {
+		if err := w.Tools.Wait(ctx, false); err != nil {
+			_ = w.Tools.Wait(context.WithoutCancel(ctx), true)
+		}
+	}
 	var errs []error
-	for name, b := range w.Backends {
-		if err := b.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("backend %s: %w", name, err))
+	for i := len(w.order) - 1; i >= 0; i-- {
+		if err := w.order[i].Close(); err != nil {
+			errs = append(errs, fmt.Errorf("backend %s: %w", w.order[i].Name(), err))
 		}
 	}
 	if w.Mount != nil {

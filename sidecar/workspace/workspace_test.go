@@ -57,7 +57,7 @@ func open(t *testing.T, parentMode os.FileMode, o workspace.Options) (*workspace
 	ws, err := workspace.Open(t.Context(), filepath.Join(base, "ws.db"), o)
 	if err == nil {
 		t.Cleanup(func() {
-			if err := ws.Close(); err != nil {
+			if err := ws.Close(context.Background()); err != nil {
 				t.Error(err)
 			}
 		})

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
+)
+
+// hostOptions are serve --workspaces' flags.
+type hostOptions struct {
+	dir, listen, token, metricsAddr string
+	grace, idle                     time.Duration
+	maxOpen, maxConns               int
+	flags                           *workspace.Flags
+	logger                          *slog.Logger
+}
+
+// serveHost serves every workspace under o.dir until ctx ends, then lets
+// running execs finish for the grace and closes every open workspace.
+func serveHost(ctx context.Context, o hostOptions) int {
+	if o.maxOpen < 0 || o.idle <= 0 {
+		return fail("serve", errors.New("--max-open must be 0 or more and --idle-timeout positive"))
+	}
+	wo, err := workspaceOptions{flags: o.flags, logger: o.logger}.options()
+	if err != nil {
+		return fail("serve", err)
+	}
+	dir, err := host.OpenDir(o.dir, wo, api.Options{Version: metrics.Version, Logger: o.logger})
+	if err != nil {
+		return fail("serve", err)
+	}
+	defer dir.Close()
+	addr := o.listen
+	if addr == "" {
+		addr = "unix:" + filepath.Clean(o.dir) + ".sock"
+	}
+	ln, err := api.Listen(addr, o.token != "")
+	if err != nil {
+		return fail("serve", err)
+	}
+	h := host.New(host.Options{Opener: dir, MaxOpen: o.maxOpen, IdleTimeout: o.idle, Logger: o.logger})
+	if o.metricsAddr != "" {
+		go func() {
+			if err := metrics.Serve(ctx, o.metricsAddr); err != nil {
+				o.logger.Error("metrics server stopped", "addr", o.metricsAddr, "err", err)
+			}
+		}()
+	}
+	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, Logger: o.logger})
+	o.logger.Info("hosting", "workspaces", o.dir, "listen", ln.Addr().String(), "pid", os.Getpid(), "max_open", o.maxOpen, "idle_timeout", o.idle)
+	code := 0
+	err = api.Serve(ctx, ln, handler, api.ServeOptions{Grace: o.grace, MaxConns: o.maxConns, Logger: o.logger, Drain: h.Drain})
+	if err != nil {
+		o.logger.Error("serve", "err", err)
+		code = 1
+	}
+	if err := h.Close(context.WithoutCancel(ctx)); err != nil {
+		o.logger.Error("final commit failed: recent changes may be lost", "err", err)
+		return 1
+	}
+	o.logger.Info("workspaces closed cleanly")
+	return code
+}

@@ -1,0 +1,318 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
+)
+
+// A workspace of a Dir is the folder DIR/ID holding its store and what
+// lives beside it (policy, tokens): removing the folder removes it all.
+const (
+	storeName  = "workspace.sqlfs"
+	policyName = "policy.json"
+	lockName   = ".host.lock"
+)
+
+// idPattern is what a workspace id may be: lower-case, so no two ids name
+// one folder on a case-insensitive disk, and without dots or slashes, so
+// no id climbs out of DIR.
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+// ErrBadID is wrapped by the refusal of an id outside [a-z0-9][a-z0-9-]{0,62}.
+var ErrBadID = errors.New("bad workspace id")
+
+// CheckID refuses an id that is not [a-z0-9][a-z0-9-]{0,62}.
+func CheckID(id string) error {
+	if !idPattern.MatchString(id) {
+		return fmt.Errorf("%w %q: want 1-63 of a-z, 0-9 and '-', starting with a letter or digit", ErrBadID, id)
+	}
+	return nil
+}
+
+// NewID returns a random id (16 base32 characters, 80 bits).
+func NewID() string { return strings.ToLower(rand.Text()[:16]) }
+
+// Dir is an Opener over the workspaces stored in one directory.
+type Dir struct {
+	root string
+	lock *os.File
+	// Workspace is how each store is opened; a workspace's own policy
+	// (POST or PATCH) adds to Workspace.FS.Policy.
+	workspace workspace.Options
+	api       api.Options
+}
+
+// OpenDir takes the workspaces under root (created when missing, mode
+// 0700) for this process: a second host on the same root is refused.
+// Nothing is opened until asked. ws says how stores are opened; ao is the
+// template of each workspace's API server (Tools set per workspace).
+func OpenDir(root string, ws workspace.Options, ao api.Options) (*Dir, error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("workspaces dir: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, lockName), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("workspaces dir: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("workspaces dir %s: another host serves it", root)
+		}
+		return nil, fmt.Errorf("workspaces dir %s: %w", root, err)
+	}
+	// Each store is owned through the host; none names a socket of its own.
+	ws.FS.Socket = ""
+	ao.Token = ""
+	d := &Dir{root: root, lock: lock, workspace: ws, api: ao}
+	ids, err := d.IDs("", 0)
+	if err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("workspaces dir: %w", err)
+	}
+	metrics.AddHostTotal(len(ids))
+	return d, nil
+}
+
+// Close lets another process take the directory.
+func (d *Dir) Close() error { return d.lock.Close() }
+
+// path is the folder of workspace id, which must exist as a real directory
+// (not a symlink planted in DIR).
+func (d *Dir) path(id string) (string, error) {
+	if err := CheckID(id); err != nil {
+		return "", err
+	}
+	p := filepath.Join(d.root, id)
+	fi, err := os.Lstat(p)
+	if errors.Is(err, os.ErrNotExist) || err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// served is an open workspace with its API server.
+type served struct {
+	ws  *workspace.Workspace
+	api *api.Server
+}
+
+func (s *served) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
+func (s *served) Close(ctx context.Context) error                  { return s.ws.Close(ctx) }
+
+func (s *served) Busy() bool {
+	for _, e := range s.ws.Tools.Execs() {
+		if e.Running {
+			return true
+		}
+	}
+	return false
+}
+
+// Open opens the store of workspace id (creating it in a folder made by
+// Create) with the workspace's own policy.
+func (d *Dir) Open(ctx context.Context, id string) (Workspace, error) {
+	p, err := d.path(id)
+	if err != nil {
+		return nil, err
+	}
+	store := filepath.Join(p, storeName)
+	if fi, err := os.Lstat(store); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("workspace %s: %s is not a regular file", id, store)
+	}
+	wo := d.workspace
+	pol := wo.FS.Policy
+	own, err := workspace.LoadPolicy(d.policyFile(p), nil, nil, 0)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", id, err)
+	}
+	wo.FS.Policy.ReadOnly = slices.Concat(pol.ReadOnly, own.ReadOnly)
+	wo.FS.Policy.Hidden = slices.Concat(pol.Hidden, own.Hidden)
+	if own.QuotaBytes > 0 {
+		wo.FS.Policy.QuotaBytes = own.QuotaBytes
+	}
+	ws, err := workspace.Open(ctx, store, wo)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", id, err)
+	}
+	ao := d.api
+	ao.Tools = ws.Tools
+	return &served{ws: ws, api: api.NewServer(ao)}, nil
+}
+
+// policyFile is the workspace's own policy, "" when it has none.
+func (d *Dir) policyFile(p string) string {
+	f := filepath.Join(p, policyName)
+	if _, err := os.Lstat(f); err != nil {
+		return ""
+	}
+	return f
+}
+
+// Create makes the folder of a new workspace with its policy (nil: none);
+// its store is created when it is first opened.
+func (d *Dir) Create(id string, pol *workspace.PolicyFile) error {
+	if err := CheckID(id); err != nil {
+		return err
+	}
+	if pol != nil {
+		if _, err := checkPolicy(*pol); err != nil {
+			return err
+		}
+	}
+	p := filepath.Join(d.root, id)
+	if err := os.Mkdir(p, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%w: workspace %s", os.ErrExist, id)
+		}
+		return err
+	}
+	if pol != nil {
+		if err := d.SetPolicy(id, *pol); err != nil {
+			return errors.Join(err, os.RemoveAll(p))
+		}
+	}
+	metrics.AddHostTotal(1)
+	return nil
+}
+
+// checkPolicy validates a workspace policy as the core will take it.
+func checkPolicy(pf workspace.PolicyFile) (workspace.PolicyFile, error) {
+	pol, err := workspace.LoadPolicy("", pf.ReadOnly, pf.Hidden, pf.QuotaBytes)
+	if err != nil {
+		return pf, fmt.Errorf("%w: %w", errBadPolicy, err)
+	}
+	return workspace.PolicyFile{ReadOnly: pol.ReadOnly, Hidden: pol.Hidden, QuotaBytes: pol.QuotaBytes}, nil
+}
+
+var errBadPolicy = errors.New("bad policy")
+
+// Policy is the workspace's own policy.
+func (d *Dir) Policy(id string) (workspace.PolicyFile, error) {
+	p, err := d.path(id)
+	if err != nil {
+		return workspace.PolicyFile{}, err
+	}
+	pol, err := workspace.LoadPolicy(d.policyFile(p), nil, nil, 0)
+	return workspace.PolicyFile{ReadOnly: pol.ReadOnly, Hidden: pol.Hidden, QuotaBytes: pol.QuotaBytes}, err
+}
+
+// SetPolicy replaces the workspace's own policy; it applies from the next
+// open (Host.Reopen).
+func (d *Dir) SetPolicy(id string, pf workspace.PolicyFile) error {
+	pf, err := checkPolicy(pf)
+	if err != nil {
+		return err
+	}
+	p, err := d.path(id)
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(pf)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(p, policyName), b)
+}
+
+// writeFileAtomic replaces file with data (mode 0600), never leaving it
+// half written.
+func writeFileAtomic(file string, data []byte) error {
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// Remove deletes workspace id with everything beside its store. The host
+// must hold it closed (Host.Remove).
+func (d *Dir) Remove(id string) error {
+	p, err := d.path(id)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return err
+	}
+	metrics.AddHostTotal(-1)
+	return nil
+}
+
+// Info describes a workspace in GET /v1/workspaces.
+type Info struct {
+	ID    string `json:"id"`
+	State string `json:"state"` // open or hibernated
+	// Bytes is what its files take on disk (store, WAL, and the rest).
+	Bytes int64 `json:"bytes"`
+	// LastUsed is the last request's time while open, else when its store
+	// last changed on disk.
+	LastUsed time.Time `json:"last_used"`
+}
+
+// IDs lists the workspace ids in DIR in order, those after after first, at
+// most limit (0: all).
+func (d *Dir) IDs(after string, limit int) ([]string, error) {
+	ents, err := os.ReadDir(d.root)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range ents {
+		// ReadDir's type comes from lstat: a symlink is never a workspace.
+		if !e.IsDir() || CheckID(e.Name()) != nil || e.Name() <= after {
+			continue
+		}
+		ids = append(ids, e.Name())
+		if limit > 0 && len(ids) == limit {
+			break
+		}
+	}
+	return ids, nil
+}
+
+// Stat is what the disk says of workspace id (Info without its state).
+func (d *Dir) Stat(id string) (Info, error) {
+	p, err := d.path(id)
+	if err != nil {
+		return Info{}, err
+	}
+	in := Info{ID: id}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return in, err
+	}
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		in.Bytes += fi.Size()
+		if strings.HasPrefix(e.Name(), storeName) && fi.ModTime().After(in.LastUsed) {
+			in.LastUsed = fi.ModTime()
+		}
+	}
+	return in, nil
+}

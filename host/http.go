@@ -1,0 +1,424 @@
+package host
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
+)
+
+// Host API error codes, next to the tools' and the API's own.
+const (
+	codeBadID         tools.Code = "invalid_workspace_id"
+	codeNoWorkspace   tools.Code = "unknown_workspace"
+	codeWorkspaceBusy tools.Code = "workspace_busy"
+	codeTooManyOpen   tools.Code = "too_many_open_workspaces"
+	codeUnimplemented tools.Code = "not_implemented"
+	codeShuttingDown  tools.Code = "shutting_down"
+	codeUnknownToken  tools.Code = "unknown_token"
+	retryAfterSeconds            = "1"
+	maxManageBody                = 1 << 20
+	defaultListLimit             = 100
+	maxListLimit                 = 1000
+)
+
+var hostStatus = map[tools.Code]int{
+	codeBadID:         http.StatusBadRequest,
+	codeNoWorkspace:   http.StatusNotFound,
+	codeUnknownToken:  http.StatusNotFound,
+	codeWorkspaceBusy: http.StatusConflict,
+	codeTooManyOpen:   http.StatusTooManyRequests,
+	codeUnimplemented: http.StatusNotImplemented,
+	codeShuttingDown:  http.StatusServiceUnavailable,
+}
+
+// HandlerOptions configure the host's HTTP API.
+type HandlerOptions struct {
+	// OperatorToken, when set, must come as the bearer token of every
+	// request, except a workspace's own routes, which take one of its
+	// workspace tokens too. "" (a Unix socket, mode 0600): no check.
+	OperatorToken string
+	Logger        *slog.Logger
+}
+
+type handler struct {
+	h   *Host
+	d   *Dir
+	o   HandlerOptions
+	mux *api.Mux
+}
+
+// Handler serves the host API: workspaces managed under /v1/workspaces,
+// each workspace's own API under /v1/workspaces/ID/ (MCP at
+// /v1/workspaces/ID/mcp), and the host's /v1/health and /metrics.
+func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &handler{h: h, d: d, o: o, mux: api.NewMux()}
+	op := s.operator
+	s.mux.HandleFunc("GET /v1/health", op(s.health))
+	s.mux.Handle("GET /metrics", op(metrics.Handler().ServeHTTP))
+	s.mux.HandleFunc("POST /v1/workspaces", op(s.create))
+	s.mux.HandleFunc("GET /v1/workspaces", op(s.list))
+	s.mux.HandleFunc("GET /v1/workspaces/{id}", op(s.withID(s.info)))
+	s.mux.HandleFunc("PATCH /v1/workspaces/{id}", op(s.withID(s.patch)))
+	s.mux.HandleFunc("DELETE /v1/workspaces/{id}", op(s.withID(s.remove)))
+	s.mux.HandleFunc("POST /v1/workspaces/{id}/tokens", op(s.withID(s.mintToken)))
+	s.mux.HandleFunc("GET /v1/workspaces/{id}/tokens", op(s.withID(s.listTokens)))
+	s.mux.HandleFunc("DELETE /v1/workspaces/{id}/tokens/{token}", op(s.withID(s.revokeToken)))
+	s.mux.HandleFunc("/v1/workspaces/{id}/{rest...}", s.withID(s.member(s.forward)))
+	return s.mux
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var te *tools.Error
+	switch {
+	case errors.As(err, &te):
+	case errors.Is(err, ErrBadID):
+		te = &tools.Error{Code: codeBadID, Msg: err.Error()}
+	case errors.Is(err, ErrNotFound):
+		te = &tools.Error{Code: codeNoWorkspace, Msg: err.Error()}
+	case errors.Is(err, ErrNoToken):
+		te = &tools.Error{Code: codeUnknownToken, Msg: err.Error()}
+	case errors.Is(err, ErrBusy):
+		te = &tools.Error{Code: codeWorkspaceBusy, Msg: err.Error()}
+	case errors.Is(err, ErrTooManyOpen):
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		te = &tools.Error{Code: codeTooManyOpen, Msg: err.Error() + "; retry in a moment"}
+	case errors.Is(err, ErrClosed):
+		w.Header().Set("Retry-After", retryAfterSeconds)
+		te = &tools.Error{Code: codeShuttingDown, Msg: err.Error()}
+	case errors.Is(err, os.ErrExist):
+		te = &tools.Error{Code: tools.CodeExists, Msg: err.Error()}
+	case errors.Is(err, errBadPolicy), errors.Is(err, errBadToken):
+		te = &tools.Error{Code: tools.CodeInvalid, Msg: err.Error()}
+	default:
+		te = &tools.Error{Code: tools.CodeInternal, Msg: err.Error()}
+	}
+	b, st := api.ErrorOf(te)
+	if s, ok := hostStatus[te.Code]; ok {
+		st = s
+	}
+	api.WriteJSON(w, st, map[string]api.ErrorBody{"error": b})
+}
+
+func apiError(code tools.Code, msg string) error { return &tools.Error{Code: code, Msg: msg} }
+
+// operator lets only the operator through.
+func (s *handler) operator(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.o.OperatorToken != "" && !api.Authorized(r, s.o.OperatorToken) {
+			api.Unauthorized(w)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// member lets through the operator and the tokens of the workspace named
+// in the path, which withID has checked.
+func (s *handler) member(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.o.OperatorToken != "" && !api.Authorized(r, s.o.OperatorToken) {
+			tok, _ := api.BearerToken(r)
+			if !s.d.ValidToken(r.PathValue("id"), tok) {
+				api.Unauthorized(w)
+				return
+			}
+		}
+		next(w, r)
+	}
+}
+
+// withID refuses a malformed workspace id before anything looks it up.
+func (s *handler) withID(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := CheckID(r.PathValue("id")); err != nil {
+			writeError(w, err)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// forward serves a workspace's own route with its API server, as the
+// single-store server serves it at /v1/REST (and /mcp).
+func (s *handler) forward(w http.ResponseWriter, r *http.Request) {
+	ws, release, err := s.h.Acquire(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer release()
+	rest := r.PathValue("rest")
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	r2.URL = &u
+	if rest == "mcp" {
+		u.Path = "/mcp"
+	} else {
+		u.Path = "/v1/" + rest
+	}
+	u.RawPath = ""
+	r2.RequestURI = u.RequestURI()
+	ws.ServeHTTP(w, r2)
+}
+
+// HostHealth is the answer of the host's GET /v1/health.
+type HostHealth struct {
+	OK      bool `json:"ok"`
+	Pid     int  `json:"pid"`
+	Open    int  `json:"open"`
+	MaxOpen int  `json:"max_open"`
+}
+
+func (s *handler) health(w http.ResponseWriter, _ *http.Request) {
+	api.WriteJSON(w, http.StatusOK, HostHealth{OK: true, Pid: os.Getpid(), Open: s.h.Open(), MaxOpen: s.h.o.MaxOpen})
+}
+
+// readJSON decodes a small management body strictly; an empty body is the
+// zero value.
+func readJSON(r *http.Request, v any) error {
+	b, err := io.ReadAll(io.LimitReader(r.Body, maxManageBody+1))
+	if err != nil {
+		return apiError(tools.CodeInvalid, "reading the request body: "+err.Error())
+	}
+	if len(b) > maxManageBody {
+		return apiError(tools.CodeTooLarge, "request body over 1 MiB")
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	return api.DecodeStrict(bytes.NewReader(b), v)
+}
+
+// CreateRequest is the body of POST /v1/workspaces.
+type CreateRequest struct {
+	ID         string                `json:"id,omitempty"`
+	Policy     *workspace.PolicyFile `json:"policy,omitempty"`
+	ForkOf     string                `json:"fork_of,omitempty"`
+	Checkpoint string                `json:"checkpoint,omitempty"`
+}
+
+func (s *handler) create(w http.ResponseWriter, r *http.Request) {
+	var in CreateRequest
+	if err := readJSON(r, &in); err != nil {
+		writeError(w, err)
+		return
+	}
+	if in.ForkOf != "" || in.Checkpoint != "" {
+		writeError(w, apiError(codeUnimplemented, "fork_of and checkpoint are not available yet: this build has no workspace fork"))
+		return
+	}
+	if in.ID == "" {
+		in.ID = NewID()
+	}
+	if err := s.d.Create(in.ID, in.Policy); err != nil {
+		writeError(w, err)
+		return
+	}
+	// Open it once, so a store that cannot be made fails here, not later.
+	_, release, err := s.h.Acquire(r.Context(), in.ID)
+	if err != nil {
+		writeError(w, errors.Join(err, s.h.Remove(r.Context(), in.ID, true, func() error { return s.d.Remove(in.ID) })))
+		return
+	}
+	release()
+	in2, err := s.infoOf(in.ID)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusCreated, in2)
+}
+
+func (s *handler) infoOf(id string) (Info, error) {
+	in, err := s.d.Stat(id)
+	if err != nil {
+		return in, err
+	}
+	state, used := s.h.State(id)
+	in.State = state
+	if !used.IsZero() {
+		in.LastUsed = used
+	}
+	return in, nil
+}
+
+// ListResponse is the answer of GET /v1/workspaces: a page of workspaces
+// in id order; Next, when set, is the after= of the next page.
+type ListResponse struct {
+	Workspaces []Info `json:"workspaces"`
+	Next       string `json:"next,omitempty"`
+}
+
+func (s *handler) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limit := defaultListLimit
+	for k, v := range q {
+		switch {
+		case len(v) != 1:
+			writeError(w, apiError(tools.CodeInvalid, "parameter "+k+" given more than once"))
+			return
+		case k == "limit":
+			n, err := strconv.Atoi(v[0])
+			if err != nil || n < 1 || n > maxListLimit {
+				writeError(w, apiError(tools.CodeInvalid, "limit: want 1 to "+strconv.Itoa(maxListLimit)))
+				return
+			}
+			limit = n
+		case k != "after":
+			writeError(w, apiError(tools.CodeInvalid, "unknown parameter "+strconv.Quote(k)+"; known: after, limit"))
+			return
+		}
+	}
+	ids, err := s.d.IDs(q.Get("after"), limit+1)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := ListResponse{Workspaces: []Info{}}
+	if len(ids) > limit {
+		ids = ids[:limit]
+		out.Next = ids[limit-1]
+	}
+	for _, id := range ids {
+		in, err := s.infoOf(id)
+		if errors.Is(err, ErrNotFound) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		out.Workspaces = append(out.Workspaces, in)
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+}
+
+// WorkspaceInfo is the answer of GET and PATCH /v1/workspaces/ID.
+type WorkspaceInfo struct {
+	Info
+	Policy workspace.PolicyFile `json:"policy"`
+}
+
+func (s *handler) info(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	in, err := s.infoOf(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	pol, err := s.d.Policy(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, WorkspaceInfo{Info: in, Policy: pol})
+}
+
+// PatchRequest is the body of PATCH /v1/workspaces/ID: the workspace's new
+// policy, which replaces its old one.
+type PatchRequest struct {
+	Policy *workspace.PolicyFile `json:"policy"`
+}
+
+func (s *handler) patch(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var in PatchRequest
+	if err := readJSON(r, &in); err != nil {
+		writeError(w, err)
+		return
+	}
+	if in.Policy == nil {
+		writeError(w, apiError(tools.CodeInvalid, `nothing to change: send {"policy": {...}}`))
+		return
+	}
+	if err := s.d.SetPolicy(id, *in.Policy); err != nil {
+		writeError(w, err)
+		return
+	}
+	// The core takes its policy when it opens: reopen once idle.
+	s.h.Reopen(id)
+	s.info(w, r)
+}
+
+func (s *handler) remove(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	force := false
+	for k, v := range r.URL.Query() {
+		var err error
+		if k != "force" || len(v) != 1 {
+			err = apiError(tools.CodeInvalid, "unknown parameter "+strconv.Quote(k)+"; only force is accepted")
+		} else if force, err = strconv.ParseBool(v[0]); err != nil {
+			err = apiError(tools.CodeInvalid, "force: "+strconv.Quote(v[0])+" is not a boolean")
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if _, err := s.d.path(id); err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := s.h.Remove(r.Context(), id, force, func() error { return s.d.Remove(id) }); err != nil {
+		writeError(w, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, map[string]string{"deleted": id})
+}
+
+// TokenRequest is the body of POST /v1/workspaces/ID/tokens.
+type TokenRequest struct {
+	// TTLSeconds is how long the token works; 0: until revoked.
+	TTLSeconds float64 `json:"ttl_seconds,omitempty"`
+}
+
+// TokenResponse is a minted token: Token is its secret, shown only here.
+type TokenResponse struct {
+	Token
+	Secret string `json:"token"`
+}
+
+func (s *handler) mintToken(w http.ResponseWriter, r *http.Request) {
+	var in TokenRequest
+	if err := readJSON(r, &in); err != nil {
+		writeError(w, err)
+		return
+	}
+	t, secret, err := s.d.MintToken(r.PathValue("id"), time.Duration(in.TTLSeconds*float64(time.Second)))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusCreated, TokenResponse{Token: t, Secret: secret})
+}
+
+func (s *handler) listTokens(w http.ResponseWriter, r *http.Request) {
+	ts, err := s.d.Tokens(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, map[string][]Token{"tokens": ts})
+}
+
+func (s *handler) revokeToken(w http.ResponseWriter, r *http.Request) {
+	if err := s.d.RevokeToken(r.PathValue("id"), r.PathValue("token")); err != nil {
+		writeError(w, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, map[string]string{"revoked": r.PathValue("token")})
+}

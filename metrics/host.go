@@ -1,0 +1,53 @@
+package metrics
+
+import (
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// hostOpen and hostTotal are the host's open and stored workspaces.
+var hostOpen, hostTotal atomic.Int64
+
+// SetHostOpen records how many workspaces the host has open.
+func SetHostOpen(n int) { hostOpen.Store(int64(n)) }
+
+// AddHostTotal records workspaces created (n > 0) or removed (n < 0).
+func AddHostTotal(n int) { hostTotal.Add(int64(n)) }
+
+func hostGauge(state string, v func() float64) prometheus.GaugeFunc {
+	return factory.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "sqlfs_host_workspaces",
+		Help:        "Workspaces of the host, by state (open, hibernated); their sum is all it stores.",
+		ConstLabels: prometheus.Labels{"state": state},
+	}, v)
+}
+
+// Host metrics (sqlfs-exec serve --workspaces): no workspace label, so the
+// series stay bounded however many workspaces a host serves.
+var (
+	_         = hostGauge("open", func() float64 { return float64(hostOpen.Load()) })
+	_         = hostGauge("hibernated", func() float64 { return float64(max(hostTotal.Load()-hostOpen.Load(), 0)) })
+	HostWakes = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_host_wakes_total",
+		Help: "Workspaces opened for a request (first use or after hibernating).",
+	})
+	HostWakeErrors = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_host_wake_errors_total",
+		Help: "Workspaces that failed to open for a request.",
+	})
+	HostWakeDuration = factory.NewHistogram(prometheus.HistogramOpts{
+		Name: "sqlfs_host_wake_duration_seconds",
+		Help: "Time to open a workspace for a request.",
+		// 100 µs … ~3 s.
+		Buckets: prometheus.ExponentialBuckets(1e-4, 2, 15),
+	})
+	HostHibernations = factory.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqlfs_host_hibernations_total",
+		Help: "Workspaces closed by the host, by reason (idle, lru, policy, delete, shutdown).",
+	}, []string{"reason"})
+	HostBusyRefusals = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_host_busy_refusals_total",
+		Help: "Requests refused because every open workspace was in use at --max-open.",
+	})
+)
