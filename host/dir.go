@@ -136,7 +136,7 @@ func (d *Dir) Open(ctx context.Context, id string) (Workspace, error) {
 	}
 	store := filepath.Join(p, storeName)
 	if fi, err := os.Lstat(store); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("workspace %s: %s is not a regular file", id, store)
+		return nil, fmt.Errorf("%w: %s: %s is not a regular file", ErrNotFound, id, store)
 	}
 	wo := d.workspace
 	pol := wo.FS.Policy
