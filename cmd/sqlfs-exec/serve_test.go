@@ -189,7 +189,7 @@ func TestServeFlags(t *testing.T) {
 		{"bad policy glob", []string{"serve", "--store", filepath.Join(dir, "b"), "--read-only-glob", "[x"}, 1, "glob"},
 		{"missing policy file", []string{"serve", "--store", filepath.Join(dir, "c"), "--policy", filepath.Join(dir, "nope.json")}, 1, "policy file"},
 		{"negative exec memory", []string{"serve", "--store", filepath.Join(dir, "e"), "--exec-memory", "-1"}, 1, "must be positive"},
-		{"tool without store", []string{"tool", "ls"}, 1, "give either --store, or --host with --workspace"},
+		{"tool without store", []string{"tool", "ls"}, 1, "--store is required"},
 		{"store and workspaces", []string{"serve", "--store", filepath.Join(dir, "f"), "--workspaces", dir}, 2, "usage"},
 		{"workspaces with mount", []string{"serve", "--workspaces", filepath.Join(dir, "h"), "--mount", dir}, 1, "not available with --workspaces"},
 		{"unknown tool", []string{"tool", "--store", filepath.Join(dir, "d"), "format", "{}"}, 1, "unknown_tool"},

@@ -56,8 +56,13 @@ func (w *wsFlags) named() bool { return w.store != "" || w.host != "" }
 // connect reaches the workspace: through its owner's API when a process
 // owns the store, otherwise by opening the store here. close releases it.
 func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() error, err error) {
-	if (w.store == "") == (w.host == "") || (w.host == "") != (w.workspace == "") {
-		return nil, nil, errors.New("give either --store, or --host with --workspace")
+	switch {
+	case w.store != "" && w.host != "":
+		return nil, nil, errors.New("give --store or --host, not both")
+	case (w.host == "") != (w.workspace == ""):
+		return nil, nil, errors.New("--host and --workspace go together")
+	case w.store == "" && w.host == "":
+		return nil, nil, errors.New("--store is required (or --host with --workspace)")
 	}
 	token, err := readToken(w.tokenFile)
 	if err != nil {
