@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"log/slog"
 	"maps"
@@ -59,7 +60,7 @@ func TestHiddenThroughSymlinks(t *testing.T) {
 		PublicURL: "http://public.example",
 	})
 	must(t, err)
-	t.Cleanup(func() { must(t, ws.Close()) })
+	t.Cleanup(func() { must(t, ws.Close(context.WithoutCancel(ctx))) })
 	links, err := publish.Open(store, "http://public.example")
 	must(t, err)
 	served := publish.Handler(ws.FS, links, slog.New(slog.DiscardHandler))
