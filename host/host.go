@@ -311,12 +311,14 @@ func (h *Host) reap(ctx context.Context) {
 	}
 }
 
-// State is "open" while the host holds workspace id open, else
-// "hibernated", with the time it was last used when open.
+// State is "open" while the host holds workspace id open (or is opening
+// or closing it), else "hibernated", with the time it was last used when
+// open.
 func (h *Host) State(id string) (state string, lastUsed time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if e := h.open[id]; e != nil && e.closing == nil && e.err == nil {
+	// A workspace being closed still holds its store: open until closed.
+	if e := h.open[id]; e != nil && e.err == nil {
 		return "open", e.lastUsed
 	}
 	return "hibernated", time.Time{}
