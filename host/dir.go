@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
@@ -118,6 +119,9 @@ type served struct {
 func (s *served) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
 func (s *served) Close(ctx context.Context) error                  { return s.ws.Close(ctx) }
 
+// Tools is the workspace's tool service, for a fork of it.
+func (s *served) Tools() *tools.Service { return s.ws.Tools }
+
 func (s *served) Busy() bool {
 	for _, e := range s.ws.Tools.Execs() {
 		if e.Running {
@@ -157,6 +161,9 @@ func (d *Dir) Open(ctx context.Context, id string) (Workspace, error) {
 	ao.Tools = ws.Tools
 	return &served{ws: ws, api: api.NewServer(ao)}, nil
 }
+
+// storePath is where workspace id's store lives.
+func (d *Dir) storePath(id string) string { return filepath.Join(d.root, id, storeName) }
 
 // policyFile is the workspace's own policy, "" when it has none.
 func (d *Dir) policyFile(p string) string {

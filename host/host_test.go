@@ -246,8 +246,9 @@ func TestCreateRefusals(t *testing.T) {
 		{`{"id": "ok", "bogus": 1}`, 400, "invalid_json"},
 		{`{"id": "ok", "policy": {"read_only": ["[bad"]}}`, 400, "invalid_argument"},
 		{`{"id": "ok", "policy": {"quota_bytes": -1}}`, 400, "invalid_argument"},
-		{`{"id": "ok", "fork_of": "other"}`, 501, "not_implemented"},
-		{`{"id": "ok", "checkpoint": "c1"}`, 501, "not_implemented"},
+		{`{"id": "ok", "fork_of": "other"}`, 404, "unknown_workspace"},
+		{`{"id": "ok", "fork_of": "../x"}`, 400, "invalid_workspace_id"},
+		{`{"id": "ok", "checkpoint": "c1"}`, 400, "invalid_argument"},
 		{`[1]`, 400, "invalid_json"},
 	} {
 		resp, b := e.raw("POST", "/v1/workspaces", "", tc.body)
@@ -465,4 +466,41 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// A workspace forked from another's live state or one of its checkpoints
+// holds that tree, and the two are independent afterwards.
+func TestForkOf(t *testing.T) {
+	e := serve(t, host.Options{})
+	e.create("src")
+	e.write("src", "a.txt", "one")
+	var cp struct {
+		ID string `json:"id"`
+	}
+	e.must(http.StatusOK, "POST", "/v1/workspaces/src/checkpoints", map[string]any{"name": "c1"}, &cp)
+	e.write("src", "a.txt", "two")
+
+	e.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "live", "fork_of": "src"}, nil)
+	e.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "old", "fork_of": "src", "checkpoint": "c1"}, nil)
+	if got := e.read("live", "a.txt"); got != "two" {
+		t.Errorf("fork of the live state reads %q, want two", got)
+	}
+	if got := e.read("old", "a.txt"); got != "one" {
+		t.Errorf("fork of checkpoint c1 reads %q, want one", got)
+	}
+	e.write("live", "a.txt", "three")
+	if got := e.read("src", "a.txt"); got != "two" {
+		t.Errorf("a write to the fork reached its source: %q", got)
+	}
+	resp, b := e.raw("POST", "/v1/workspaces", "", `{"id": "bad", "fork_of": "src", "checkpoint": "nosuch"}`)
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("fork of an unknown checkpoint: %d %s", resp.StatusCode, b)
+	}
+	if resp, _ := e.raw("GET", "/v1/workspaces/bad", "", ""); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a refused fork left workspace bad behind: %d", resp.StatusCode)
+	}
+	resp, b = e.raw("POST", "/v1/workspaces", "", `{"id": "live", "fork_of": "src"}`)
+	if resp.StatusCode != http.StatusConflict {
+		t.Errorf("fork onto an existing id: %d %s", resp.StatusCode, b)
+	}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -217,14 +218,20 @@ func (s *handler) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if in.ForkOf != "" || in.Checkpoint != "" {
-		writeError(w, apiError(codeUnimplemented, "fork_of and checkpoint are not available yet: this build has no workspace fork"))
+	if in.Checkpoint != "" && in.ForkOf == "" {
+		writeError(w, apiError(tools.CodeInvalid, "checkpoint names a checkpoint of the workspace fork_of names: give fork_of too"))
 		return
 	}
 	if in.ID == "" {
 		in.ID = NewID()
 	}
-	if err := s.d.Create(in.ID, in.Policy); err != nil {
+	create := s.d.Create
+	if in.ForkOf != "" {
+		create = func(id string, pol *workspace.PolicyFile) error {
+			return s.fork(r.Context(), id, pol, in.ForkOf, in.Checkpoint)
+		}
+	}
+	if err := create(in.ID, in.Policy); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -241,6 +248,42 @@ func (s *handler) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	api.WriteJSON(w, http.StatusCreated, in2)
+}
+
+// fork makes workspace id a copy of workspace src (its checkpoint ref,
+// or its live state when ref is ""), with policy pol, or src's own when
+// nil. The source stays open and serving meanwhile; a failed fork leaves
+// no workspace id behind.
+func (s *handler) fork(ctx context.Context, id string, pol *workspace.PolicyFile, src, ref string) error {
+	if err := CheckID(id); err != nil {
+		return err
+	}
+	if err := CheckID(src); err != nil {
+		return err
+	}
+	ws, release, err := s.h.Acquire(ctx, src)
+	if err != nil {
+		return err
+	}
+	defer release()
+	from, ok := ws.(interface{ Tools() *tools.Service })
+	if !ok {
+		return apiError(codeUnimplemented, "workspace "+src+" cannot be forked by this host")
+	}
+	if pol == nil {
+		own, err := s.d.Policy(src)
+		if err != nil {
+			return err
+		}
+		pol = &own
+	}
+	if err := s.d.Create(id, pol); err != nil {
+		return err
+	}
+	if err := from.Tools().Fork(ctx, tools.CheckpointActor, ref, s.d.storePath(id)); err != nil {
+		return errors.Join(err, s.d.Remove(id))
+	}
+	return nil
 }
 
 func (s *handler) infoOf(id string) (Info, error) {
