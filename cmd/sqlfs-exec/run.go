@@ -39,7 +39,7 @@ func runCmd(ctx context.Context, args []string) int {
 	backend := fset.String("backend", "shell", "exec backend: shell, js or container")
 	cwd := fset.String("cwd", sidecar.WorkspaceDir, "working `directory`, absolute or relative to "+sidecar.WorkspaceDir)
 	timeout := fset.Duration("timeout", sidecar.DefaultLimits.Timeout, "wall-clock limit")
-	allowNetwork := fset.Bool("allow-network", false, "let a js program's fetch reach the network (js backend only)")
+	allowNetwork := fset.Bool("allow-network", false, "let a js program's fetch or the shell's git over HTTP(S) reach the hosts the operator allows (js and shell backends)")
 	var cf containerFlags
 	cf.register(fset)
 	if code, ok := parseFlags(fset, args); !ok {

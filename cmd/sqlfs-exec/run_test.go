@@ -19,8 +19,8 @@ func pongServer(t *testing.T) *httptest.Server {
 }
 
 // TestRunAllowNetwork: --allow-network lets a js exec's fetch through to
-// what --egress-allow allows; without either, fetch is refused naming the
-// missing flag, and other backends reject the flag.
+// what --egress-allow allows, and so does the shell's git; without either,
+// fetch is refused naming the missing flag.
 func TestRunAllowNetwork(t *testing.T) {
 	pong := pongServer(t)
 	store := filepath.Join(t.TempDir(), "ws.db")
@@ -35,7 +35,9 @@ func TestRunAllowNetwork(t *testing.T) {
 		{"refused", []string{"--egress-allow", "127.0.0.1", "--backend", "js", "--", prog}, 1, "", "--allow-network"},
 		{"operator allows nothing", []string{"--backend", "js", "--allow-network", "--", prog}, 1, "", "--egress-allow"},
 		{"a glob reaches no loopback port", []string{"--egress-allow", "*", "--backend", "js", "--allow-network", "--", prog}, 1, "", "refused: 127.0.0.1 is a loopback"},
-		{"not js", []string{"--backend", "shell", "--allow-network", "--", "true"}, 1, "", "allow_network applies to the js backend only"},
+		{"shell, operator allows nothing", []string{"--backend", "shell", "--allow-network", "--", "true"}, 1, "", "--egress-allow"},
+		{"shell's git refused without asking", []string{"--egress-allow", "127.0.0.1", "--backend", "shell", "--", "git ls-remote " + pong.URL + "/r.git"}, 128, "", "has no network access"},
+		{"shell's git reaches an allowed host", []string{"--egress-allow", "127.0.0.1", "--backend", "shell", "--allow-network", "--", "git ls-remote " + pong.URL + "/r.git"}, 128, "", "r.git"}, // pong is no git server; the audit below shows git connected
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, stderr, code := sqlfsExec(t, "", append([]string{"run", "--store", store}, tc.args...)...)
@@ -58,8 +60,9 @@ func TestRunAllowNetwork(t *testing.T) {
 		}
 		results[ev.Result == "ok"]++
 	}
-	if results[true] != 1 || results[false] != 1 {
-		t.Errorf("connect events: %d allowed, %d refused; want one each:\n%s", results[true], results[false], audit)
+	// Allowed: js's fetch and the shell's git; refused: the glob's fetch.
+	if results[true] != 2 || results[false] != 1 {
+		t.Errorf("connect events: %d allowed, %d refused; want 2 and 1:\n%s", results[true], results[false], audit)
 	}
 }
 

@@ -147,7 +147,7 @@ func TestHostileCommands(t *testing.T) {
 		{name: "jq endless loop", cmd: `jq -n 'reduce range(1e15) as $i (0; .+1)'`, timeout: time.Second, limit: "timeout", code: 124},
 		{name: "pipeline of several", cmd: `yes | sed s/y/z/ | grep z | cut -c1 | tr z q | cat >/dev/null`, timeout: time.Second, limit: "timeout", code: 124},
 		{name: "subshell loop", cmd: `while :; do (:); done`, timeout: time.Second, limit: "timeout", code: 124},
-		{name: "read of a huge line", cmd: `yes | tr -d '\n' | { read x; echo ${#x}; }`, memory: 1 << 30, timeout: time.Second, limit: "timeout", code: 124},
+		{name: "read of a huge line", cmd: `yes | tr -d '\n' | { read x; echo ${#x}; }`, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
 		{name: "deep tree", cmd: `mkdir -p t/{a,b,c,d,e,f}/{a,b,c,d,e,f}/{a,b,c,d,e,f}/{a,b,c,d,e,f} && echo ok`, stdout: "ok\n"},
 		{name: "globstar walk cancelled", cmd: `shopt -s globstar; while :; do : t/**/x; done`, timeout: time.Second, limit: "timeout", code: 124},
 		{name: "big files", cmd: `seq 1 3000000 > a && seq 1 3000000 | sed 's/1$/x/' > b && echo ok`, stdout: "ok\n"},
@@ -155,11 +155,11 @@ func TestHostileCommands(t *testing.T) {
 		// matching in little memory (3M-line files let the heap watchdog
 		// win the race with the timeout on a fast run).
 		{name: "diff files", cmd: `for s in 1 2; do awk -v s=$s 'BEGIN { srand(s); for (i = 0; i < 200000; i++) print int(rand() * 1000) }' > f$s; done && echo ok`, stdout: "ok\n"},
-		{name: "diff of big files cancelled", cmd: `diff f1 f2 >/dev/null`, memory: 1 << 30, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
+		{name: "diff of big files cancelled", cmd: `diff f1 f2 >/dev/null`, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
 		{name: "read of a big file", cmd: `while read -r l; do :; done < a`, timeout: 500 * time.Millisecond, limit: "timeout", code: 124},
 		{name: "gzip bomb", cmd: `head -c 67108864 /dev/full | gzip -1 > m.gz && for i in $(seq 64); do cat m.gz; done > bomb.gz && rm m.gz && echo ok`, stdout: "ok\n"},
 		{name: "gzip bomb cancelled", cmd: `zcat bomb.gz >/dev/null`, timeout: time.Second, limit: "timeout", code: 124},
-		{name: "sort of a big file", cmd: `sort -r a >/dev/null`, memory: 1 << 30, timeout: 300 * time.Millisecond, limit: "timeout", code: 124},
+		{name: "sort of a big file", cmd: `sort -r a >/dev/null`, timeout: 100 * time.Millisecond, limit: "timeout", code: 124},
 		// Processes, globs and printf.
 		{name: "fork bomb", cmd: `:(){ :|:& wait; };:`, limit: "max_procs", code: 125, stderr: "limit"},
 		{name: "subshell bomb", cmd: `f() { (f) & (f) & wait; }; f`, limit: "max_procs", code: 125, stderr: "limit", stopBound: hostileSlowStop},
