@@ -307,16 +307,18 @@ func (s *Service) execCheckpoint(ctx context.Context, id string) (CheckpointInfo
 	if !ok {
 		return CheckpointInfo{}, missing
 	}
-	all, err := s.ListCheckpoints(ctx)
+	core, err := s.checkpoints()
 	if err != nil {
 		return CheckpointInfo{}, err
 	}
-	for _, c := range all {
-		if c.ID == ref {
-			return c, nil
-		}
+	c, err := core.ResolveCheckpoint(ctx, ref)
+	if errors.Is(err, sfs.ErrCheckpointNotFound) {
+		return CheckpointInfo{}, missing
 	}
-	return CheckpointInfo{}, missing
+	if err != nil {
+		return CheckpointInfo{}, checkpointErr(err, ref)
+	}
+	return checkpointInfo(c), nil
 }
 
 // UndoResult is what undo put back.
