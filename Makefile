@@ -24,6 +24,12 @@ TEST_TIMEOUT ?= 20m
 # processes, and the benchmark harnesses run without it.
 RACE_PKGS  := ./sqlstore/... ./fs/... ./sidecar/... ./host/... ./egress/... ./metrics/... ./internal/...
 PLAIN_PKGS := ./cmd/... ./bench/... ./fio/...
+# Tools built from the Go module proxy (litestream, an S3 server, helm,
+# kubeconform) are installed outside the checkout, one directory per name and
+# version, so a clean clone reuses them; $(TOOLS)/bin holds links to the
+# pinned versions and is on PATH for the tests.
+TOOLS      ?= /var/cache/sqlfs-tools
+export PATH := $(PATH):$(TOOLS)/bin
 # test-long sets SQLFS_TEST_LONG for the long randomized runs (200 SIGKILL
 # rounds of the crash test, the core's long model-based run).
 LONG_TIMEOUT ?= 3h
