@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/term"
 
+	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -29,6 +31,27 @@ opened here. The container backend opened here mounts the workspace on a
 temporary directory and needs --rootfs (see sqlfs-exec busybox-rootfs).
 
 `
+
+// runDirPattern names the private directory of a container run's mount.
+const runDirPattern = "sqlfs-run-"
+
+// sweepKilledRuns detaches the mounts that killed container runs left
+// behind (their server gone) and removes their directories; a live run's
+// mount answers, and is left alone.
+func sweepKilledRuns() {
+	mnts, _ := filepath.Glob(filepath.Join(os.TempDir(), runDirPattern+"*", "mnt"))
+	for _, mnt := range mnts {
+		detached, err := fuse.DetachStale(mnt)
+		if err != nil {
+			slog.Warn("a killed run's mount stays", "mountpoint", mnt, "err", err)
+			continue
+		}
+		if detached {
+			_ = os.Remove(mnt)
+			_ = os.Remove(filepath.Dir(mnt))
+		}
+	}
+}
 
 // maxRunStdin caps what run reads from a piped standard input.
 const maxRunStdin = 16 << 20
@@ -61,9 +84,10 @@ func runCmd(ctx context.Context, args []string) int {
 		stdin = string(b)
 	}
 	if *backend == "container" {
+		sweepKilledRuns()
 		// The mount needs allow_other for the container's user: it goes in
 		// a private directory (0700) other host users cannot enter.
-		private, err := os.MkdirTemp("", "sqlfs-run-")
+		private, err := os.MkdirTemp("", runDirPattern)
 		if err != nil {
 			return fail("run", err)
 		}

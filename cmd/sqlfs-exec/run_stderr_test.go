@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/sidecar/container"
 )
@@ -41,4 +46,100 @@ func TestRunStderrIsTheCommands(t *testing.T) {
 			t.Fatal("--verbose added no progress lines")
 		}
 	})
+}
+
+// A `run --backend container` that is SIGKILLed leaves its mount behind
+// with no server (ENOTCONN); the next container run detaches it and removes
+// its private directory, and leaves a live run's mount alone.
+func TestRunSweepsMountsOfKilledRuns(t *testing.T) {
+	fusetest.Skip(t)
+	_, err := os.Stat(container.BusyboxPath)
+	fusetest.Require(t, "the test rootfs needs busybox-static", err)
+	dir := t.TempDir()
+	rootfs := filepath.Join(dir, "rootfs")
+	if _, stderr, code := sqlfsExec(t, "", "busybox-rootfs", rootfs); code != 0 {
+		t.Fatalf("busybox-rootfs: %s", stderr)
+	}
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", tmp)
+	runMounts := func() []string {
+		t.Helper()
+		mnts, err := filepath.Glob(filepath.Join(tmp, "sqlfs-run-*", "mnt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mounted []string
+		for _, m := range mnts {
+			if fuse.IsMounted(m) {
+				mounted = append(mounted, m)
+			}
+		}
+		return mounted
+	}
+	t.Cleanup(func() {
+		for _, m := range runMounts() {
+			_ = syscall.Unmount(m, syscall.MNT_DETACH)
+		}
+	})
+	start := func(store, command string) *exec.Cmd {
+		t.Helper()
+		cmd := exec.Command(binary(t), "run", "--store", store, "--backend", "container", "--rootfs", rootfs,
+			"--container-state", filepath.Join(dir, "state-"+filepath.Base(store)), "--", command)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	waitMounts := func(n int) []string {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			if m := runMounts(); len(m) >= n {
+				return m
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %d run mounts under %s after 30 s", n, tmp)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	live := start(filepath.Join(dir, "live.sqlfs"), "sleep 60")
+	liveMnt := waitMounts(1)[0]
+	killed := start(filepath.Join(dir, "killed.sqlfs"), "sleep 60")
+	stale := ""
+	for _, m := range waitMounts(2) {
+		if m != liveMnt {
+			stale = m
+		}
+	}
+	if err := killed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = killed.Wait()
+	// STATFS always reaches the server (a stat may be answered from cache).
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(stale, &st); !errors.Is(err, syscall.ENOTCONN) {
+		t.Fatalf("the killed run's mount: statfs %v, want ENOTCONN", err)
+	}
+
+	store := filepath.Join(dir, "next.sqlfs")
+	if _, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--backend", "container", "--rootfs", rootfs,
+		"--container-state", filepath.Join(dir, "state-next"), "--", "true"); code != 0 {
+		t.Fatalf("next run: code %d: %s", code, stderr)
+	}
+	if fuse.IsMounted(stale) {
+		t.Error("the killed run's mount is still there after the next run")
+	}
+	if _, err := os.Stat(filepath.Dir(stale)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the killed run's directory: %v, want it removed", err)
+	}
+	if !fuse.IsMounted(liveMnt) {
+		t.Error("the next run unmounted a live run's mount")
+	}
+	_ = live.Process.Kill()
 }

@@ -55,6 +55,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
@@ -209,8 +210,10 @@ func (m *Mount) Unmount() error {
 }
 
 // unmountWait is how long Unmount lets the kernel end the connection
-// before it aborts it.
-const unmountWait = 2 * time.Second
+// before it aborts it. A container that has just exited still holds the
+// mount until the kernel tears down its mount namespace, which took over
+// 2 s on a loaded machine.
+const unmountWait = 5 * time.Second
 
 // prepareMount checks the mountpoint and /dev/fuse and returns the
 // mountpoint's absolute path.
@@ -284,6 +287,25 @@ func mountDevice(dir string) (major, minor uint32, ok bool) {
 func IsMounted(dir string) bool {
 	abs, err := filepath.Abs(dir)
 	return err == nil && isMounted(abs)
+}
+
+// DetachStale detaches the mount at dir if its server is gone (a killed
+// owner leaves the mount in place, answering ENOTCONN), and reports whether
+// it did. A live mount is left alone.
+func DetachStale(dir string) (bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil || !isMounted(abs) {
+		return false, err
+	}
+	// STATFS always reaches the server; a stat may be answered from cache.
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(abs, &st); !errors.Is(err, syscall.ENOTCONN) {
+		return false, nil
+	}
+	if err := lazyUnmount(abs); err != nil {
+		return false, fmt.Errorf("detach stale mount %s: %w", abs, err)
+	}
+	return true, nil
 }
 
 func unescapeMountinfo(s string) string {
