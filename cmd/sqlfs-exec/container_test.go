@@ -16,22 +16,31 @@ import (
 // TestServeContainerBackend runs the container backend the way the README
 // does: a busybox rootfs from this binary, `serve --mount --rootfs`, and
 // exec tool calls on both backends over the one workspace.
-func TestServeContainerBackend(t *testing.T) {
+// busyboxRootfs makes the container tests' rootfs under dir, from this
+// binary and busybox-static; it skips (fails when privileged) without them.
+func busyboxRootfs(t *testing.T, dir string) string {
+	t.Helper()
 	fusetest.Skip(t)
 	_, err := os.Stat(container.BusyboxPath)
 	fusetest.Require(t, "the test rootfs needs busybox-static", err)
+	rootfs := filepath.Join(dir, "rootfs")
+	if _, stderr, code := sqlfsExec(t, "", "busybox-rootfs", rootfs); code != 0 {
+		t.Fatalf("busybox-rootfs: %s", stderr)
+	}
+	return rootfs
+}
+
+func TestServeContainerBackend(t *testing.T) {
 	dir := t.TempDir()
+	rootfs := busyboxRootfs(t, dir)
 	// The mount is open to the container's user (allow_other): serve
 	// refuses it unless its directory is private.
 	if err := os.Chmod(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	rootfs, mnt, state := filepath.Join(dir, "rootfs"), filepath.Join(dir, "mnt"), filepath.Join(dir, "state")
+	mnt, state := filepath.Join(dir, "mnt"), filepath.Join(dir, "state")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
-	}
-	if _, stderr, code := sqlfsExec(t, "", "busybox-rootfs", rootfs); code != 0 {
-		t.Fatalf("busybox-rootfs: %s", stderr)
 	}
 	store := filepath.Join(dir, "ws.sqlfs")
 	stop := startOwner(t, store, "--mount", mnt, "--rootfs", rootfs, "--container-state", state)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/fs/fuse"
-	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
-	"github.com/sqlfs/sqlfs/sidecar/container"
 )
 
 // The stderr of `sqlfs-exec run` is the command's alone: no log line of
@@ -27,14 +25,8 @@ func TestRunStderrIsTheCommands(t *testing.T) {
 		}
 	})
 	t.Run("container", func(t *testing.T) {
-		fusetest.Skip(t)
-		_, err := os.Stat(container.BusyboxPath)
-		fusetest.Require(t, "the test rootfs needs busybox-static", err)
 		dir := t.TempDir()
-		rootfs := filepath.Join(dir, "rootfs")
-		if _, stderr, code := sqlfsExec(t, "", "busybox-rootfs", rootfs); code != 0 {
-			t.Fatalf("busybox-rootfs: %s", stderr)
-		}
+		rootfs := busyboxRootfs(t, dir)
 		store := filepath.Join(dir, "ws.sqlfs")
 		args := []string{"run", "--store", store, "--backend", "container", "--rootfs", rootfs, "--container-state", filepath.Join(dir, "state")}
 		stdout, stderr, code := sqlfsExec(t, "", append(args, "--", command)...)
@@ -52,14 +44,8 @@ func TestRunStderrIsTheCommands(t *testing.T) {
 // with no server (ENOTCONN); the next container run detaches it and removes
 // its private directory, and leaves a live run's mount alone.
 func TestRunSweepsMountsOfKilledRuns(t *testing.T) {
-	fusetest.Skip(t)
-	_, err := os.Stat(container.BusyboxPath)
-	fusetest.Require(t, "the test rootfs needs busybox-static", err)
 	dir := t.TempDir()
-	rootfs := filepath.Join(dir, "rootfs")
-	if _, stderr, code := sqlfsExec(t, "", "busybox-rootfs", rootfs); code != 0 {
-		t.Fatalf("busybox-rootfs: %s", stderr)
-	}
+	rootfs := busyboxRootfs(t, dir)
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o700); err != nil {
 		t.Fatal(err)
