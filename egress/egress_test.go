@@ -104,6 +104,34 @@ func TestAllow(t *testing.T) {
 	}
 }
 
+func TestRuleMatches(t *testing.T) {
+	for _, tc := range []struct {
+		rule, host string
+		port       uint16
+		want       bool
+	}{
+		{"*.example.com", "a.Example.COM.", 443, true},
+		{"*.example.com", "example.com", 443, false},
+		{"*.example.com:443", "a.example.com", 80, false},
+		{"*", "1.2.3.4", 80, false}, // a name glob is no address rule
+		{"*", "[::1]", 80, false},
+		{"10.0.0.0/8:443", "10.3.2.1", 443, true},
+		{"10.0.0.0/8:443", "::ffff:10.3.2.1", 443, true},
+		{"10.0.0.0/8:443", "10.3.2.1.nip.io", 443, false},
+		{"10.0.0.0/8:443", "11.0.0.1", 443, false},
+		{"[::1]:8080", "[::1]", 8080, true},
+		{"[fe80::/10]", "fe80::1%eth0", 80, false}, // a zone is never matched
+	} {
+		r, err := ParseRule(tc.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Matches(tc.host, tc.port); got != tc.want {
+			t.Errorf("%q.Matches(%q, %d) = %v, want %v", tc.rule, tc.host, tc.port, got, tc.want)
+		}
+	}
+}
+
 // TestSpecialModel checks Special against the ranges it stands for, on
 // random addresses: "*" allows exactly the public ones.
 func TestSpecialModel(t *testing.T) {

@@ -157,6 +157,27 @@ func ParseRule(s string) (Rule, error) {
 
 func (r Rule) port(p uint16) bool { return p >= r.MinPort && p <= r.MaxPort }
 
+// Matches reports whether the rule names a connection to host (a name or
+// an address literal, as a URL carries it) on port, as far as the name
+// tells without a lookup: a glob matches names, a range matches address
+// literals in it. It is how other per-host settings (credentials) are
+// written in the policy's syntax; whether a connection is allowed is
+// Policy.Allow's question.
+func (r Rule) Matches(host string, port uint16) bool {
+	if !r.port(port) {
+		return false
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+	if r.Prefix.IsValid() {
+		ip, err := netip.ParseAddr(host)
+		return err == nil && ip.Zone() == "" && r.Prefix.Contains(ip.Unmap())
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false // a name glob ("*") never matches an address literal
+	}
+	return matchHost(r.Host, host)
+}
+
 // Policy is the operator's rules: a connection is allowed when one rule
 // matches it. The zero Policy and a nil *Policy allow nothing. A Policy is
 // immutable, so one serves every exec concurrently.

@@ -107,7 +107,11 @@ func netStore(t testing.TB, rt http.RoundTripper, maxResponse int64, credHosts .
 	t.Helper()
 	var rules []httpcred.Rule
 	for _, h := range credHosts {
-		rules = append(rules, httpcred.Rule{Host: h, User: testUser, Token: testToken})
+		host, err := egress.ParseRule(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, httpcred.Rule{Host: host, User: testUser, Token: testToken})
 	}
 	var opts shell.Options
 	if rt != nil {

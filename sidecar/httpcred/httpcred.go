@@ -16,19 +16,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"path"
+	"strconv"
 	"strings"
+
+	"github.com/sqlfs/sqlfs/egress"
 )
 
 // Rule is one credential: sent as HTTP basic auth (User, or "x-access-token"
-// as GitHub expects for a token, and Token) to hosts matching Host.
+// as GitHub expects for a token, and Token) to the hosts Host matches.
 type Rule struct {
-	// Host is a host name glob (path.Match syntax, "*.github.com"),
-	// optionally with ":PORT"; without a port it matches any port.
-	// Matching ignores case.
-	Host  string
+	// Host is written as an egress rule (egress.ParseRule: a host glob
+	// such as "*.github.com", an address or range, optional ports) and
+	// matched with egress.Rule.Matches against the request's URL.
+	Host  egress.Rule
 	User  string
 	Token string
 }
@@ -52,8 +53,8 @@ type Transport struct {
 
 const defaultMaxResponse = 4 << 30
 
-// New returns a transport over next. Rules with an invalid glob are an
-// error, so a typo does not silently send nothing (or everything).
+// New returns a transport over next. A rule without a host or a token is
+// an error, so a mistake does not silently send nothing (or everything).
 func New(next http.RoundTripper, opts Options) (*Transport, error) {
 	if next == nil {
 		return nil, errors.New("httpcred: no transport to send through")
@@ -63,12 +64,8 @@ func New(next http.RoundTripper, opts Options) (*Transport, error) {
 		t.opts.MaxResponseBytes = defaultMaxResponse
 	}
 	for _, r := range opts.Rules {
-		host, _ := splitPort(strings.ToLower(r.Host))
-		if host == "" || r.Token == "" {
-			return nil, fmt.Errorf("httpcred: rule %q: a host glob and a token are required", r.Host)
-		}
-		if _, err := path.Match(host, "x"); err != nil {
-			return nil, fmt.Errorf("httpcred: rule %q: %w", r.Host, err)
+		if (r.Host.Host == "" && !r.Host.Prefix.IsValid()) || r.Token == "" {
+			return nil, fmt.Errorf("httpcred: rule %q: a host and a token are required", r.Host)
 		}
 		if r.User == "" {
 			r.User = "x-access-token"
@@ -78,23 +75,18 @@ func New(next http.RoundTripper, opts Options) (*Transport, error) {
 	return t, nil
 }
 
-func splitPort(hostport string) (host, port string) {
-	if h, p, err := net.SplitHostPort(hostport); err == nil {
-		return h, p
-	}
-	return hostport, ""
-}
-
 // rule is the first rule matching the request's host, or nil.
 func (t *Transport) rule(req *http.Request) *Rule {
-	host := strings.ToLower(req.URL.Hostname())
 	port := req.URL.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[req.URL.Scheme]
 	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return nil
+	}
 	for i := range t.rules {
-		h, p := splitPort(strings.ToLower(t.rules[i].Host))
-		if ok, _ := path.Match(h, host); ok && (p == "" || p == port) {
+		if t.rules[i].Host.Matches(req.URL.Hostname(), uint16(n)) {
 			return &t.rules[i]
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/sqlfs/sqlfs/egress"
 )
 
 // recorder answers every request with body and remembers what it was sent.
@@ -22,20 +24,31 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func TestRules(t *testing.T) {
 	rules := []Rule{
-		{Host: "*.GitHub.com", Token: "gh"},
-		{Host: "git.example.com:8443", User: "bot", Token: "ex"},
+		{Host: mustRule(t, "*.GitHub.com"), Token: "gh"},
+		{Host: mustRule(t, "git.example.com:8443"), User: "bot", Token: "ex"},
+		{Host: mustRule(t, "10.1.0.0/16:443"), User: "lan", Token: "net"},
+		{Host: mustRule(t, "[::1]:8080"), User: "six", Token: "v6"},
 	}
 	for _, tc := range []struct {
 		url, user, token string // token "" means no credential
 	}{
 		{"https://api.github.com/x", "x-access-token", "gh"},
 		{"https://API.GITHUB.COM/x", "x-access-token", "gh"},
+		{"https://api.github.com./x", "x-access-token", "gh"},
 		{"https://github.com/x", "", ""}, // *.github.com needs a subdomain
 		{"https://evilgithub.com/x", "", ""},
 		{"https://api.github.com.evil.net/x", "", ""},
 		{"https://git.example.com:8443/r", "bot", "ex"},
 		{"https://git.example.com/r", "", ""}, // port 443, rule says 8443
 		{"http://git.example.com:8443/r", "bot", "ex"},
+		{"https://10.1.2.3/r", "lan", "net"},
+		{"https://10.2.0.1/r", "", ""},
+		{"http://10.1.2.3/r", "", ""}, // port 80
+		{"https://10.1.2.3.evil.net/r", "", ""},
+		{"http://[::1]:8080/r", "six", "v6"},
+		{"http://[::ffff:10.1.0.1]:443/r", "lan", "net"}, // a mapped address is the IPv4 one
+		{"http://[fe80::1%25eth0]:8080/r", "", ""},
+		{"https://git.example.com:99999/r", "", ""},
 	} {
 		rec := &recorder{}
 		tr, err := New(rec, Options{Rules: rules})
@@ -60,8 +73,38 @@ func TestRules(t *testing.T) {
 	}
 }
 
+func mustRule(t *testing.T, s string) egress.Rule {
+	t.Helper()
+	r, err := egress.ParseRule(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestGlobStar: a name glob never sends a token to an address literal,
+// only a rule naming the address does.
+func TestGlobStar(t *testing.T) {
+	rec := &recorder{}
+	tr, err := New(rec, Options{Rules: []Rule{{Host: mustRule(t, "*"), Token: "all"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"http://1.2.3.4/", "http://[2001:4860::1]/", "http://example.com/"} {
+		req, _ := http.NewRequest("GET", u, nil)
+		if _, err := tr.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []bool{false, false, true} {
+		if _, _, ok := rec.got[i].BasicAuth(); ok != want {
+			t.Errorf("%s: credential sent %v, want %v", rec.got[i].URL, ok, want)
+		}
+	}
+}
+
 func TestBadRules(t *testing.T) {
-	for _, r := range []Rule{{Host: "[a-", Token: "t"}, {Host: "", Token: "t"}, {Host: "a.com"}} {
+	for _, r := range []Rule{{Host: mustRule(t, "a.com")}, {Token: "t"}} {
 		if _, err := New(&recorder{}, Options{Rules: []Rule{r}}); err == nil {
 			t.Errorf("rule %+v accepted", r)
 		}
@@ -72,7 +115,7 @@ func TestBadRules(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	tr, err := New(&recorder{}, Options{Rules: []Rule{{Host: "h", User: "u", Token: "s3cr3t"}}})
+	tr, err := New(&recorder{}, Options{Rules: []Rule{{Host: mustRule(t, "h"), User: "u", Token: "s3cr3t"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.execMemory, "exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
 	fs.Int64Var(&f.jsMemory, "js-memory", js.DefaultMaxHeapBytes, "memory `BYTES` one JavaScript exec may use; its worker process is stopped past it (exit 134)")
 	fs.Var(&f.egressAllow, "egress-allow", "let execs that ask for allow_network connect to `HOST[:PORT]`: a host glob ('*.example.com:443', '*'), an address or a CIDR range ('10.0.0.0/8:5432', '[::1]:8080'); loopback, private and link-local addresses need a rule naming the address (repeatable; none: the network is off)")
-	fs.Var(&f.credentials, "http-credential", "send the token in `GLOB=FILE` as basic auth (user x-access-token) with the shell git's HTTP requests to hosts matching GLOB ('github.com', '*.example.com:8443'); the token is read from FILE and never shown to execs (repeatable)")
+	fs.Var(&f.credentials, "http-credential", "send the token in `HOST[:PORT]=FILE` as basic auth (user x-access-token) with the shell git's HTTP requests to the hosts the rule names, written as for --egress-allow ('github.com', '*.example.com:8443', '10.0.0.5'); the token is read from FILE and never shown to execs (repeatable)")
 	fs.BoolVar(&f.noNetwork, "no-network", false, "deprecated, now the default: refuse every exec that asks for network access, overriding --egress-allow")
 	f.retention = sqlstore.DefaultAuditRetention
 	f.retention.AddFlags(fs)
@@ -94,13 +94,17 @@ func (f *Flags) Apply(o *Options, log *slog.Logger) error {
 	for _, c := range f.credentials {
 		glob, file, ok := strings.Cut(c, "=")
 		if !ok || glob == "" || file == "" {
-			return fmt.Errorf("--http-credential %q: want GLOB=FILE", c)
+			return fmt.Errorf("--http-credential %q: want HOST[:PORT]=FILE", c)
+		}
+		host, err := egress.ParseRule(glob)
+		if err != nil {
+			return fmt.Errorf("--http-credential: %w", err)
 		}
 		tok, err := os.ReadFile(file)
 		if err != nil {
 			return fmt.Errorf("--http-credential %s: %w", glob, err)
 		}
-		o.Credentials = append(o.Credentials, httpcred.Rule{Host: glob, Token: strings.TrimSpace(string(tok))})
+		o.Credentials = append(o.Credentials, httpcred.Rule{Host: host, Token: strings.TrimSpace(string(tok))})
 	}
 	o.JSMemory = f.jsMemory
 	return nil

@@ -19,6 +19,10 @@ func TestFlags(t *testing.T) {
 	if err := os.WriteFile(pol, []byte(`{"hidden":["secret"],"quota_bytes":7}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	tok := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tok, []byte("tok\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name  string
 		args  []string
@@ -38,6 +42,17 @@ func TestFlags(t *testing.T) {
 		}},
 		{"no-network beats egress-allow", []string{"--egress-allow", "*", "--no-network"}, "", func(o Options) bool { return o.Egress.Empty() }},
 		{"bad egress rule", []string{"--egress-allow", "host:http"}, "--egress-allow", nil},
+		{"credential", []string{"--http-credential", "*.example.com:8443=" + tok}, "", func(o Options) bool {
+			c := o.Credentials
+			return len(c) == 1 && c[0].Token == "tok" && c[0].Host.String() == "*.example.com:8443" && c[0].Host.Matches("git.example.com", 8443)
+		}},
+		{"credential for an address", []string{"--http-credential", "[::1]:8080=" + tok}, "", func(o Options) bool {
+			return o.Credentials[0].Host.Matches("::1", 8080)
+		}},
+		{"credential with a bad rule", []string{"--http-credential", "host:http=" + tok}, "--http-credential: egress rule", nil},
+		{"credential with a bad glob", []string{"--http-credential", "[a-=" + tok}, "--http-credential", nil},
+		{"credential without a file", []string{"--http-credential", "github.com"}, "HOST[:PORT]=FILE", nil},
+		{"credential file missing", []string{"--http-credential", "github.com=" + tok + ".none"}, "--http-credential github.com", nil},
 		{"checkpoints", []string{"--checkpoint-keep", "3", "--checkpoint-max-age", "1h"}, "", func(o Options) bool {
 			return !o.NoAutoCheckpoint && o.AutoCheckpoint.Keep == 3 && o.AutoCheckpoint.MaxAge == time.Hour
 		}},
