@@ -34,7 +34,7 @@ export PATH := $(PATH):$(TOOLS)/bin
 # rounds of the crash test, the core's long model-based run).
 LONG_TIMEOUT ?= 3h
 
-.PHONY: all deps build test test-long vet demo bench fio rootfs demo-pdf demo-publish clean
+.PHONY: all deps build test test-long vet demo bench bench-workloads fio rootfs demo-pdf demo-publish clean
 
 all: build
 
@@ -122,6 +122,14 @@ bench: build
 
 fio: build
 	$(GO) run ./fio -tmpfs -mount-bin $(BIN)/sqlfs-mount $(FIOFLAGS)
+
+# Real developer tools on the mount, a native directory and tmpfs: rm -rf of a
+# node_modules tree, git on a 10k-file tree, make -j2 of a C project, and npm ci
+# of bench/npm from a warm cache (NPM= skips it; its first run needs the registry).
+NPM ?= bench/npm
+bench-workloads: build
+	$(GO) run ./bench -tmpfs -mount-bin $(BIN)/sqlfs-mount -files 0 -mem-files 0 -tree-files 10000 \
+		-git-files 10000 -build-files 200 -npm "$(NPM)" $(BENCHFLAGS)
 
 # rootfs builds the full Debian userland for the container backend
 # (debootstrap, then nodejs npm git python3 pandoc groff; about 10 minutes).

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -24,6 +25,11 @@ type config struct {
 	TreeFiles int    `json:"tree_files"`
 	MemFiles  int    `json:"mem_files"`
 	Seed      uint64 `json:"seed"`
+	// The developer workloads: real git, make and npm on each target.
+	GitFiles   int    `json:"git_files"`
+	BuildFiles int    `json:"build_files"`
+	NPM        string `json:"npm,omitempty"`
+	NPMCache   string `json:"npm_cache,omitempty"`
 }
 
 // report is the -json output.
@@ -32,8 +38,11 @@ type report struct {
 	Host   map[string]string       `json:"host"`
 	Cold   map[harness.Kind]string `json:"cold_means"`
 	Tree   treeInfo                `json:"tree"`
-	Phases []harness.JSONMetric    `json:"phases"`
-	Memory *memReport              `json:"memory,omitempty"`
+	// GitTree is the tree git adds; NPMFiles the files npm ci installs.
+	GitTree  treeInfo             `json:"git_tree"`
+	NPMFiles int                  `json:"npm_files,omitempty"`
+	Phases   []harness.JSONMetric `json:"phases"`
+	Memory   *memReport           `json:"memory,omitempty"`
 }
 
 func main() {
@@ -45,6 +54,10 @@ func main() {
 	flag.IntVar(&c.TreeFiles, "tree-files", 30000, "files in the generated node_modules tree (0 skips the workloads)")
 	flag.IntVar(&c.MemFiles, "mem-files", 100000, "files in the memory and start-up store (0 skips it)")
 	flag.Uint64Var(&c.Seed, "seed", 1, "seed of the generated tree")
+	flag.IntVar(&c.GitFiles, "git-files", 0, "files in the tree real git adds, commits, stats and clones (0 skips git)")
+	flag.IntVar(&c.BuildFiles, "build-files", 0, "C sources in the project make -j2 builds (0 skips the build)")
+	flag.StringVar(&c.NPM, "npm", "", "directory of a project with package.json and package-lock.json for npm ci (empty skips npm; the first run needs the npm registry)")
+	flag.StringVar(&c.NPMCache, "npm-cache", defaultNPMCache(), "npm's cache for -npm, filled by the first run and reused")
 	flag.BoolVar(&quick, "quick", false, "smoke-test sizes: 300 files, 1000-file tree, 2000-file memory store, 1 round")
 	flag.Parse()
 	if quick {
@@ -55,8 +68,8 @@ func main() {
 
 // run does everything a bench invocation does and writes the report to out.
 func run(ctx context.Context, c config, out io.Writer) (err error) {
-	if c.Files < 1 {
-		return errors.New("-files must be at least 1")
+	if c.Files < 0 || c.GitFiles < 0 || c.BuildFiles < 0 || c.TreeFiles < 0 {
+		return errors.New("-files, -git-files, -build-files and -tree-files must not be negative")
 	}
 	env, cleanup, err := c.Prepare(ctx, "sqlfs-bench")
 	if err != nil {
@@ -74,6 +87,26 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 			return err
 		}
 	}
+	gitTar := filepath.Join(env.WorkDir, "git.tar")
+	if c.GitFiles > 0 {
+		if rep.GitTree, err = writeTreeFile(gitTar, c.GitFiles, c.Seed+1); err != nil {
+			return err
+		}
+	}
+	cSrc := filepath.Join(env.WorkDir, "cproject")
+	var cWant string
+	if c.BuildFiles > 0 {
+		if cWant, err = writeCProject(cSrc, c.BuildFiles); err != nil {
+			return err
+		}
+	}
+	var npm *npmProject
+	if c.NPM != "" {
+		if npm, err = prepareNPM(ctx, c.NPM, c.NPMCache, filepath.Join(env.WorkDir, "npm-fill")); err != nil {
+			return err
+		}
+		rep.NPMFiles = npm.files
+	}
 	err = env.RunRounds(ctx, kinds, c.Rounds, func(ctx context.Context, t *harness.Target) error {
 		rec := func(name string, ops int, d time.Duration, counters map[string]float64) {
 			slog.Info("phase", "target", t.Kind, "phase", name, "ms", d.Milliseconds())
@@ -82,11 +115,28 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 				res.AddCounters(name, counters)
 			}
 		}
-		if err := filePhases(ctx, t, c.Files, c.Dirs, rec); err != nil {
-			return err
+		if c.Files > 0 {
+			if err := filePhases(ctx, t, c.Files, c.Dirs, rec); err != nil {
+				return err
+			}
 		}
 		if c.TreeFiles > 0 {
-			return workloadPhases(ctx, t, tarPath, rep.Tree, rec)
+			if err := workloadPhases(ctx, t, tarPath, rep.Tree, rec); err != nil {
+				return err
+			}
+		}
+		if c.GitFiles > 0 {
+			if err := gitPhases(ctx, t, gitTar, rep.GitTree, rec); err != nil {
+				return err
+			}
+		}
+		if c.BuildFiles > 0 {
+			if err := buildPhases(ctx, t, cSrc, c.BuildFiles, cWant, rec); err != nil {
+				return err
+			}
+		}
+		if npm != nil {
+			return npmPhases(ctx, t, npm, rec)
 		}
 		return nil
 	})
@@ -121,8 +171,10 @@ func writeText(w io.Writer, rep report, res *harness.Results) error {
 	c := rep.Config
 	fmt.Fprint(w, "sqlfs bench: ")
 	c.WriteHeader(w, rep.Host)
-	fmt.Fprintf(w, "metadata phases: %d files of 4 KiB over %d dirs; workloads: tree of %d files, %d dirs, %.1f MiB\n\n",
+	fmt.Fprintf(w, "metadata phases: %d files of 4 KiB over %d dirs; workloads: tree of %d files, %d dirs, %.1f MiB\n",
 		c.Files, c.Dirs, rep.Tree.Files, rep.Tree.Dirs, float64(rep.Tree.Bytes)/(1<<20))
+	fmt.Fprintf(w, "git: tree of %d files, %d dirs, %.1f MiB; make -j2: %d C sources; npm ci: %d files (%s)\n\n",
+		rep.GitTree.Files, rep.GitTree.Dirs, float64(rep.GitTree.Bytes)/(1<<20), c.BuildFiles, rep.NPMFiles, cmp.Or(c.NPM, "skipped"))
 	if err := res.WriteTable(w); err != nil {
 		return err
 	}
@@ -139,4 +191,14 @@ func writeText(w io.Writer, rep report, res *harness.Results) error {
 			harness.Median(m.StartupCold), harness.Median(m.StartupWarm), len(m.StartupCold))
 	}
 	return nil
+}
+
+// defaultNPMCache is a cache outside the run's work directory, so that the
+// registry is asked once, not every run.
+func defaultNPMCache() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "sqlfs-bench", "npm")
 }

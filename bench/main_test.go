@@ -9,6 +9,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -76,7 +78,7 @@ func TestSmoke(t *testing.T) {
 	for _, subject := range []harness.Kind{harness.Tmpfs, harness.Sqlfs} {
 		t.Run(string(subject), func(t *testing.T) {
 			work := harnesstest.WorkDir(t)
-			c := config{Files: 120, Dirs: 4, TreeFiles: 400, MemFiles: 500, Seed: 3}
+			c := config{Files: 120, Dirs: 4, TreeFiles: 400, MemFiles: 500, Seed: 3, GitFiles: 150, BuildFiles: 3}
 			c.Subject, c.Rounds, c.WorkDir, c.BuildTags, c.JSON, c.Requests = subject, 1, work, "fuse3", true, true
 			var out bytes.Buffer
 			if err := run(context.Background(), c, &out); err != nil {
@@ -87,7 +89,8 @@ func TestSmoke(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out.Bytes())
 			}
 			want := []string{"create", "create+fsync", "stat warm", "stat after write", "stat missing", "stat missing again",
-				"readdir", "readdir+stat", "read all", "stat cold", "rename", "unlink", "mkdir", "rmdir", "untar", "find", "grep -r", "find warm", "grep -r warm", "rm -rf"}
+				"readdir", "readdir+stat", "read all", "stat cold", "rename", "unlink", "mkdir", "rmdir", "untar", "find", "grep -r", "find warm", "grep -r warm", "rm -rf",
+				"git add -A", "git commit", "git status warm", "git clone", "rm -rf repo", "make -j2", "make -j2 again"}
 			if len(rep.Phases) != len(want) {
 				t.Fatalf("%d phases, want %d: %+v", len(rep.Phases), len(want), rep.Phases)
 			}
@@ -118,5 +121,29 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("left behind in the work dir: %v", left)
 			}
 		})
+	}
+}
+
+// TestCProject builds the generated C project natively and checks that the
+// program prints what writeCProject says it will: the build phase's check.
+func TestCProject(t *testing.T) {
+	dir := t.TempDir()
+	want, err := writeCProject(dir, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runTool(command(context.Background(), dir, nil, "make", "-s", "-j2"), 0); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(dir, "prog")).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != want || want != "245" {
+		t.Errorf("prog printed %q, writeCProject said %q (want 245 for 5 files)", got, want)
+	}
+	// Nothing left to do: make -q agrees.
+	if err := runTool(command(context.Background(), dir, nil, "make", "-q"), 0); err != nil {
+		t.Error(err)
 	}
 }

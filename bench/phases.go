@@ -215,10 +215,12 @@ func rmdirAll(ctx context.Context, paths []string) error {
 }
 
 // phase is one timed step; before and after are untimed set-up and tear-down.
+// With settle, what before wrote is written back too before the timing starts.
 type phase struct {
 	name          string
 	ops           int
 	before, after func() error
+	settle        bool
 	run           func() error
 }
 
@@ -236,6 +238,11 @@ func runPhases(ctx context.Context, t *harness.Target, phases []phase, rec recor
 		if p.before != nil {
 			if err := p.before(); err != nil {
 				return fmt.Errorf("%s on %s, set-up: %w", p.name, t.Kind, err)
+			}
+			if p.settle {
+				if err := t.Settle(); err != nil {
+					return err
+				}
 			}
 		}
 		before, err := t.Counters(ctx)

@@ -22,9 +22,23 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 
 // tool runs a real command; with want >= 0 it must print exactly want lines.
 func tool(ctx context.Context, want int, name string, args ...string) error {
+	return runTool(command(ctx, "", nil, name, args...), want)
+}
+
+// command is a real command run in dir ("": here) with env added to ours.
+func command(ctx context.Context, dir string, env []string, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	return cmd
+}
+
+// runTool runs cmd; with want >= 0 it must print exactly want lines.
+func runTool(cmd *exec.Cmd, want int) error {
 	var lines lineCounter
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Stdout, cmd.Stderr = &lines, &stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s: %w: %s", cmd, err, stderr.Bytes())
