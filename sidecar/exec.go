@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"reflect"
 	"time"
 )
 
@@ -68,31 +69,22 @@ var DefaultLimits = Limits{
 func (l Limits) WithDefaults() Limits { return l.Or(DefaultLimits) }
 
 // Or returns l with every zero field set from d.
-func (l Limits) Or(d Limits) Limits {
-	l.Timeout = positiveOr(l.Timeout, d.Timeout)
-	l.MaxOutputBytes = positiveOr(l.MaxOutputBytes, d.MaxOutputBytes)
-	l.MaxWriteBytes = positiveOr(l.MaxWriteBytes, d.MaxWriteBytes)
-	l.MaxCommands = positiveOr(l.MaxCommands, d.MaxCommands)
-	l.MaxCallDepth = positiveOr(l.MaxCallDepth, d.MaxCallDepth)
-	l.MaxGlobMatches = positiveOr(l.MaxGlobMatches, d.MaxGlobMatches)
-	l.MaxMemoryBytes = positiveOr(l.MaxMemoryBytes, d.MaxMemoryBytes)
-	l.MaxProcs = positiveOr(l.MaxProcs, d.MaxProcs)
-	return l
-}
+func (l Limits) Or(d Limits) Limits { return l.fieldwise(d, positiveOr[int64]) }
 
 // Within returns l with every zero field set from ceiling and every other
 // field lowered to ceiling's where it is above: what a request asks may
 // lower the operator's limits, never raise them.
 func (l Limits) Within(ceiling Limits) Limits {
-	l = l.Or(ceiling)
-	l.Timeout = min(l.Timeout, ceiling.Timeout)
-	l.MaxOutputBytes = min(l.MaxOutputBytes, ceiling.MaxOutputBytes)
-	l.MaxWriteBytes = min(l.MaxWriteBytes, ceiling.MaxWriteBytes)
-	l.MaxCommands = min(l.MaxCommands, ceiling.MaxCommands)
-	l.MaxCallDepth = min(l.MaxCallDepth, ceiling.MaxCallDepth)
-	l.MaxGlobMatches = min(l.MaxGlobMatches, ceiling.MaxGlobMatches)
-	l.MaxMemoryBytes = min(l.MaxMemoryBytes, ceiling.MaxMemoryBytes)
-	l.MaxProcs = min(l.MaxProcs, ceiling.MaxProcs)
+	return l.Or(ceiling).fieldwise(ceiling, func(v, c int64) int64 { return min(v, c) })
+}
+
+// fieldwise returns l with each field set to f of l's and o's: every limit
+// is an integer, so a new one is combined without being listed here.
+func (l Limits) fieldwise(o Limits, f func(v, o int64) int64) Limits {
+	lv, ov := reflect.ValueOf(&l).Elem(), reflect.ValueOf(o)
+	for i := range lv.NumField() {
+		lv.Field(i).SetInt(f(lv.Field(i).Int(), ov.Field(i).Int()))
+	}
 	return l
 }
 
