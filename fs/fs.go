@@ -118,6 +118,7 @@ type core struct {
 	stop     chan struct{}
 	done     chan struct{}
 	closed   bool
+	changed  chan struct{} // closed at the next audit event (Changed)
 }
 
 // Open opens (creating if missing) the store at path and loads its
@@ -247,6 +248,7 @@ func (f *FS) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.signalChanged()
 	c.mu.Unlock()
 	close(c.stop)
 	<-c.done

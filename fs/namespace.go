@@ -100,6 +100,7 @@ func (c *core) record(who Caller, m *mutation, err error) {
 		Time: time.Now(), Actor: who.Actor, Op: m.op, Path: m.path, Path2: m.path2, Result: errnoName(err),
 	})
 	metrics.AuditEvents.Inc()
+	c.signalChanged()
 }
 
 // nameChanged marks names that appeared, went or moved.

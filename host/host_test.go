@@ -19,6 +19,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -442,6 +443,15 @@ func TestMCP(t *testing.T) {
 	if got := e.read("a", "m.txt"); got != "via mcp" {
 		t.Fatalf("read %q", got)
 	}
+	// The conformance checks of the single-store server's /mcp pass here.
+	e.create("conform")
+	cc, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: e.url + "/v1/workspaces/conform/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Close()
+	apitest.CheckMCP(t, cc)
 	// a's session id sent to b's endpoint finds no session there.
 	body := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{"path":"only-b.txt"}}}`
 	req, _ := http.NewRequest("POST", e.url+"/v1/workspaces/b/mcp", strings.NewReader(body))

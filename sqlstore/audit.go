@@ -89,6 +89,16 @@ func (s *Store) Audit(ctx context.Context, f AuditFilter) ([]AuditEvent, error) 
 	return out, s.classify(rows.Err())
 }
 
+// LastAuditSeq is the number of the newest audit event, 0 without any.
+// Events are numbered in commit order and never renumbered.
+func (s *Store) LastAuditSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := s.r.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM audit`).Scan(&seq); err != nil {
+		return 0, s.classify(fmt.Errorf("audit query: %w", err))
+	}
+	return seq, nil
+}
+
 // AuditRetention bounds the audit trail; the store prunes older events in
 // the background. A zero field sets no bound of its kind.
 type AuditRetention struct {

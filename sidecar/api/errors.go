@@ -43,6 +43,7 @@ var statusOf = map[tools.Code]int{
 	tools.CodeNotDir:       http.StatusConflict,
 	tools.CodeNotEmpty:     http.StatusConflict,
 	tools.CodeConflict:     http.StatusConflict,
+	tools.CodePruned:       http.StatusGone,
 	tools.CodeNoCheckpoint: http.StatusNotFound,
 	tools.CodeNoMatch:      http.StatusUnprocessableEntity,
 	tools.CodeAmbiguous:    http.StatusUnprocessableEntity,

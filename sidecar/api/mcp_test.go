@@ -1,102 +1,16 @@
 package api
 
 import (
-	"encoding/json"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
-
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
-
-// checkMCP drives every tool through an MCP client session.
-func checkMCP(t *testing.T, cs *mcp.ClientSession) {
-	t.Helper()
-	ctx := t.Context()
-	lt, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, tl := range lt.Tools {
-		names = append(names, tl.Name)
-		if tl.Description == "" || tl.InputSchema == nil {
-			t.Errorf("tool %s lacks description or schema", tl.Name)
-		}
-		if tl.Name == "exec" {
-			b, _ := json.Marshal(tl.InputSchema)
-			if !strings.Contains(string(b), "container") || !strings.Contains(string(b), "shell") {
-				t.Errorf("exec schema does not explain backends: %s", b)
-			}
-		}
-	}
-	slices.Sort(names)
-	if strings.Join(names, " ") != "checkpoint delete diff_checkpoint edit exec find grep ls publish read restore undo write" {
-		t.Errorf("tools %v", names)
-	}
-	for _, tc := range []struct {
-		tool    string
-		args    map[string]any
-		isError bool
-		want    string
-	}{
-		{"write", map[string]any{"path": "m/a.txt", "content": "x\ny\n"}, false, "created m/a.txt (4 bytes)"},
-		{"read", map[string]any{"path": "m/a.txt"}, false, "     1\tx\n     2\ty\n"},
-		{"edit", map[string]any{"path": "m/a.txt", "edits": []map[string]any{{"old_text": "y", "new_text": "z"}}}, false, "+z"},
-		{"grep", map[string]any{"pattern": "z"}, false, "m/a.txt:2:z"},
-		{"find", map[string]any{"pattern": "*.txt"}, false, "m/a.txt"},
-		{"ls", map[string]any{"path": "m"}, false, "a.txt"},
-		{"exec", map[string]any{"command": "echo mcp"}, false, "mcp"},
-		// Failures are tool errors with a readable message, not protocol errors.
-		{"read", map[string]any{"path": "../../etc/passwd"}, true, "climbs above the workspace root"},
-		{"read", map[string]any{"path": "nope"}, true, "no such file"},
-		{"edit", map[string]any{"path": "m/a.txt", "edits": []map[string]any{{"old_text": "q", "new_text": "r"}}}, true, "old_text not found"},
-		{"exec", map[string]any{"command": "echo", "backend": "vm"}, true, `unknown backend "vm"`},
-		{"delete", map[string]any{"path": "m"}, true, "recursive=true"},
-		{"write", map[string]any{"path": "x", "content": "c", "bogus": 1}, true, "bogus"},
-		{"read", map[string]any{}, true, "path"},
-		// An agent saves and rolls back its own work.
-		{"checkpoint", map[string]any{"name": "before b"}, false, "created checkpoint"},
-		{"write", map[string]any{"path": "m/b.txt", "content": "b"}, false, "created m/b.txt"},
-		{"diff_checkpoint", map[string]any{"from": "before b"}, false, "A\tm/b.txt\n"},
-		{"restore", map[string]any{"checkpoint": "before b"}, false, "restored the whole workspace to checkpoint"},
-		{"diff_checkpoint", map[string]any{"from": "before b"}, false, "no changes"},
-		{"read", map[string]any{"path": "m/b.txt"}, true, "no such file"},
-		{"restore", map[string]any{"checkpoint": "nope"}, true, `no checkpoint "nope"`},
-		{"checkpoint", map[string]any{"name": "before b"}, true, "exists already"},
-		{"checkpoint", map[string]any{"name": "12"}, true, "all digits"},
-		{"diff_checkpoint", map[string]any{}, true, "from"},
-		{"undo", map[string]any{"exec_id": "nosuchexec"}, true, "no checkpoint to undo it from"},
-		{"delete", map[string]any{"path": "m", "recursive": true}, false, "deleted dir m"},
-	} {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
-		if err != nil {
-			t.Errorf("%s %v: protocol error %v", tc.tool, tc.args, err)
-			continue
-		}
-		if res.IsError != tc.isError || !strings.Contains(text(res), tc.want) {
-			t.Errorf("%s %v: IsError=%v %q; want %v containing %q", tc.tool, tc.args, res.IsError, text(res), tc.isError, tc.want)
-		}
-		if !tc.isError && res.StructuredContent == nil {
-			t.Errorf("%s: no structured content", tc.tool)
-		}
-	}
-}
 
 func TestMCPInMemory(t *testing.T) {
 	core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{})
@@ -105,7 +19,7 @@ func TestMCPInMemory(t *testing.T) {
 	}
 	t.Cleanup(func() { core.Close() })
 	svc := tools.NewForCore(core, map[string]sidecar.Backend{"shell": testBackend{}}, tools.Options{})
-	checkMCP(t, inMemory(t, Local{svc}))
+	apitest.CheckMCP(t, inMemory(t, Local{svc}))
 }
 
 // inMemory serves conn's tools over an in-memory MCP transport and returns
@@ -135,12 +49,12 @@ func TestMCPStreamableHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	checkMCP(t, cs)
+	apitest.CheckMCP(t, cs)
 }
 
 // TestMCPThroughOwner serves MCP from a process that does not own the
 // store: every call goes to the owner over its socket.
 func TestMCPThroughOwner(t *testing.T) {
 	e := serve(t, Options{}, false)
-	checkMCP(t, inMemory(t, e.c))
+	apitest.CheckMCP(t, inMemory(t, e.c))
 }

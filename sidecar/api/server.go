@@ -96,6 +96,7 @@ func NewServer(o Options) *Server {
 	s.mux.HandleFunc("GET /v1/tools", s.listTools)
 	s.mux.HandleFunc("POST /v1/tools/{name}", s.callTool)
 	s.mux.HandleFunc("GET /v1/audit", s.audit)
+	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("POST /v1/import", s.importTar)
 	s.mux.HandleFunc("GET /v1/export", s.exportTar)
 	s.mux.Handle("/mcp", mcpHandler(NewMCPServer(Local{o.Tools}, o.Version, o.Logger), o.MaxBody, o.Logger))

@@ -140,6 +140,11 @@ var toolset = []tool{
 		"Undo one exec: put back exactly the paths it changed as they were just before it ran, leaving everything else as it is. "+
 			"Refused, naming the paths, when a later exec or tool changed the same paths (their work would be lost): restore a checkpoint instead.",
 		false, true, (*tools.Service).UndoTool),
+	def("wait_for_change", "Wait for a change",
+		"Wait until something changes the workspace (a tool, an exec, a user through the mount) and return the changes: sequence number, operation, path and who made it. "+
+			"Returns at once when there are changes after the given sequence number, else waits up to timeout_ms (default 30 s, at most 120 s). "+
+			"Pass the result's next as after to the next call: no change is missed or returned twice. Narrow with path_prefix."+pathNote,
+		true, false, (*tools.Service).WaitForChange),
 }
 
 func findTool(name string) (tool, bool) {

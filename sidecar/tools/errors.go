@@ -37,6 +37,8 @@ const (
 	CodeNoCheckpoint Code = "unknown_checkpoint"
 	// CodeConflict: undo would overwrite later changes (the message names them).
 	CodeConflict Code = "conflict"
+	// CodePruned: changes a watcher asked for are no longer in the audit trail.
+	CodePruned Code = "changes_pruned"
 )
 
 // Error is a tool failure with a message written for the model.
