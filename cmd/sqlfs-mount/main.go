@@ -49,6 +49,7 @@ func run() int {
 		listen      = fl.String("listen", "", "control socket `unix:PATH` for sqlfs-exec and the agent tools (default unix:STORE.sock; \"none\" to serve none)")
 		debug       = fl.Bool("debug", false, "log every FUSE request to stderr")
 		writeback   = fl.Bool("writeback-cache", false, "let the kernel cache writes and write them back later (fewer round trips for small writes; a GETATTR after every close)")
+		noXattr     = fl.Bool("no-xattr", false, "serve no extended attributes (the kernel then fails xattr calls with EOPNOTSUPP and stops asking): saves the request the kernel sends before the first write after each refresh of a file's attributes")
 		lowLatency  = fl.Bool("low-latency", false, "keep the CPUs out of idle sleep while the mount is busy (root): round trips about 2x faster on VMs whose idle CPUs halt, for CPU time spent polling")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
 		extra       workspace.ListFlag
@@ -95,7 +96,7 @@ func run() int {
 		advertised = api.Advertised("unix:" + sock)
 	}
 	wo.FS.ReadOnly, wo.FS.Socket = *readOnly, advertised
-	wo.FUSE = fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug, WritebackCache: *writeback, LowLatency: *lowLatency}
+	wo.FUSE = fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug, WritebackCache: *writeback, NoXattr: *noXattr, LowLatency: *lowLatency}
 	ws, err := workspace.Open(ctx, store, wo)
 	if err != nil {
 		var owned *sqlstore.OwnedError

@@ -38,8 +38,9 @@ type adapter struct {
 	handles map[uint64]*handle
 	nextFh  uint64
 
-	actors *actors
-	ops    opMetrics
+	actors  *actors
+	ops     opMetrics
+	noXattr bool // xattr calls fail ENOSYS (Options.NoXattr)
 }
 
 // handle is an open file or directory.
@@ -81,6 +82,7 @@ func newAdapter(fsys *sfs.FS, o Options) *adapter {
 		nextFh:  1,
 		actors:  newActors(o.ActorForPID),
 		ops:     newOpMetrics(),
+		noXattr: o.NoXattr,
 	}
 }
 
@@ -513,11 +515,17 @@ func (a *adapter) Fsyncdir(path string, datasync bool, fh uint64) int {
 
 func (a *adapter) Setxattr(path, name string, value []byte, flags int) int {
 	start := metrics.Start()
+	if a.noXattr {
+		return done(a.ops.setxattr, start, -int(syscall.ENOSYS))
+	}
 	return done(a.ops.setxattr, start, errno(a.caller().Setxattr(path, name, value, flags)))
 }
 
 func (a *adapter) Getxattr(path, name string) (int, []byte) {
 	start := metrics.Start()
+	if a.noXattr {
+		return done(a.ops.getxattr, start, -int(syscall.ENOSYS)), nil
+	}
 	v, err := a.fsys.Getxattr(path, name)
 	if err != nil {
 		return done(a.ops.getxattr, start, errno(err)), nil
@@ -527,11 +535,17 @@ func (a *adapter) Getxattr(path, name string) (int, []byte) {
 
 func (a *adapter) Removexattr(path, name string) int {
 	start := metrics.Start()
+	if a.noXattr {
+		return done(a.ops.removexattr, start, -int(syscall.ENOSYS))
+	}
 	return done(a.ops.removexattr, start, errno(a.caller().Removexattr(path, name)))
 }
 
 func (a *adapter) Listxattr(path string, fill func(name string) bool) int {
 	start := metrics.Start()
+	if a.noXattr {
+		return done(a.ops.listxattr, start, -int(syscall.ENOSYS))
+	}
 	names, err := a.fsys.Listxattr(path)
 	if err != nil {
 		return done(a.ops.listxattr, start, errno(err))

@@ -19,6 +19,30 @@
 // nor walks through cached names, and need /proc to learn a caller's
 // groups; the README's decisions section has the table.
 //
+// # Requests the server cannot save
+//
+// What the kernel (6.18, traced with Options.Debug) asks whatever the
+// server answers, and so what is left of a create, a git object or an npm
+// file once OPEN, FLUSH and RELEASE are gone:
+//   - After every change to a directory the kernel drops all its
+//     attributes, mode included (fuse_dir_changed), and the next permission
+//     check in it sends a GETATTR of it: the one before the next unlink,
+//     create or link there. No reply refills them (a MKNOD's carries the
+//     child's) and NOTIFY_INVAL_INODE only drops.
+//   - An exclusive create, mkdir, link or rename target is looked up again
+//     whatever the cached entry and its timeout (LOOKUP_EXCL and
+//     LOOKUP_RENAME_TARGET skip the dentry cache): mkdir -p of a directory
+//     that exists, git's link of a loose object onto a name it has just
+//     found missing.
+//   - security.capability is asked before a write (file_remove_privs). With
+//     HANDLE_KILLPRIV_V2 the kernel remembers an answer of none in the
+//     inode (S_NOSEC), but drops that at every refresh of the inode's
+//     attributes, so the first write after each stat asks again: one per
+//     new file, ~8 per object file a compiler writes. Only ENOSYS stops it
+//     for good, hence Options.NoXattr.
+//   - A write-through WRITE drops the file's size and times (its reply
+//     carries none): the next stat is a GETATTR.
+//
 // # Locks
 //
 // Locks (fcntl, OFD and flock) are the kernel's own on both frontends:
@@ -96,6 +120,15 @@ type Options struct {
 	// unlinked costs a SETATTR (its times). Off, each write() is a WRITE the
 	// core sees at once. The portable frontend is always write-through.
 	WritebackCache bool
+	// NoXattr serves no extended attributes: every xattr request is
+	// answered ENOSYS, after which the kernel fails getxattr, setxattr,
+	// listxattr and removexattr with EOPNOTSUPP itself, as on a file system
+	// without xattrs, and stops asking. Without it the kernel asks for
+	// security.capability before the first write after every refresh of a
+	// file's attributes (one request per new file written, ~8 per object a
+	// compiler writes). Attributes the store already holds stay there,
+	// unseen through this mount.
+	NoXattr bool
 	// LowLatency keeps the CPUs out of idle sleep while the Linux frontend
 	// is busy (a PM QoS request on /dev/cpu_dma_latency; root only), so
 	// round trips do not wait for halted CPUs to wake up: about 2x faster

@@ -49,6 +49,7 @@ type rawFS struct {
 	server               *gofuse.Server
 	ready                chan struct{}
 	writeback            bool // the kernel caches writes (CAP_WRITEBACK_CACHE)
+	noXattr              bool // xattr requests are answered ENOSYS (Options.NoXattr)
 
 	mu      sync.Mutex
 	lookups map[uint64]uint64    // the kernel's lookup count per inode
@@ -560,6 +561,9 @@ func (r *rawFS) StatFs(_ <-chan struct{}, h *gofuse.InHeader, out *gofuse.Statfs
 
 func (r *rawFS) GetXAttr(_ <-chan struct{}, h *gofuse.InHeader, attr string, dest []byte) (uint32, gofuse.Status) {
 	start := metrics.Start()
+	if r.noXattr {
+		return 0, done(r.ops.getxattr, start, gofuse.ENOSYS)
+	}
 	v, err := r.nodes.Getxattr(h.NodeId, attr)
 	if err != nil {
 		return 0, done(r.ops.getxattr, start, status(err))
@@ -572,6 +576,9 @@ func (r *rawFS) GetXAttr(_ <-chan struct{}, h *gofuse.InHeader, attr string, des
 
 func (r *rawFS) ListXAttr(_ <-chan struct{}, h *gofuse.InHeader, dest []byte) (uint32, gofuse.Status) {
 	start := metrics.Start()
+	if r.noXattr {
+		return 0, done(r.ops.listxattr, start, gofuse.ENOSYS)
+	}
 	names, err := r.nodes.Listxattr(h.NodeId)
 	if err != nil {
 		return 0, done(r.ops.listxattr, start, status(err))
@@ -588,11 +595,17 @@ func (r *rawFS) ListXAttr(_ <-chan struct{}, h *gofuse.InHeader, dest []byte) (u
 
 func (r *rawFS) SetXAttr(_ <-chan struct{}, in *gofuse.SetXAttrIn, attr string, data []byte) gofuse.Status {
 	start := metrics.Start()
+	if r.noXattr {
+		return done(r.ops.setxattr, start, gofuse.ENOSYS)
+	}
 	return done(r.ops.setxattr, start, status(r.as(&in.InHeader).Setxattr(in.NodeId, attr, data, int(in.Flags))))
 }
 
 func (r *rawFS) RemoveXAttr(_ <-chan struct{}, h *gofuse.InHeader, attr string) gofuse.Status {
 	start := metrics.Start()
+	if r.noXattr {
+		return done(r.ops.removexattr, start, gofuse.ENOSYS)
+	}
 	return done(r.ops.removexattr, start, status(r.as(h).Removexattr(h.NodeId, attr)))
 }
 
@@ -610,6 +623,7 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		actors:        newActors(o.ActorForPID),
 		ready:         make(chan struct{}),
 		writeback:     o.WritebackCache,
+		noXattr:       o.NoXattr,
 		lookups:       make(map[uint64]uint64),
 		written:       make(map[uint64]writeMark),
 		pids:          make(map[uint64]uint32),

@@ -368,3 +368,80 @@ func TestWriteByOtherUserClearsSetuid(t *testing.T) {
 		t.Fatalf("mode after another user's write %o, want setuid and setgid cleared", m)
 	}
 }
+
+// With NoXattr the kernel is told once that there are no xattrs, and from
+// then on asks for no security.capability before a write: a file written,
+// stat'ed and written again (what a compiler does to an object) costs two
+// requests fewer, and a warm ls -l none of its two per file. The xattr
+// calls then fail EOPNOTSUPP in the kernel.
+func TestNoXattrSavesTheCapabilityRequests(t *testing.T) {
+	const files = 20
+	writeFiles := func(t *testing.T, dir string) {
+		for i := range files {
+			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf("f%02d.o", i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			must(t, err)
+			_, err = f.WriteString("header")
+			must(t, err)
+			_, err = f.Stat()
+			must(t, err)
+			_, err = f.WriteString(" body")
+			must(t, err)
+			must(t, f.Close())
+		}
+	}
+	total := func(m map[string]float64) (n float64) {
+		for _, v := range m {
+			n += v
+		}
+		return n
+	}
+	var withXattr map[string]float64
+	for _, noXattr := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoXattr=%v", noXattr), func(t *testing.T) {
+			w := fusetest.Mount(t, sfs.Options{}, fuse.Options{NoXattr: noXattr, Debug: os.Getenv("FUSEDEBUG") != ""})
+			// The first write on a mount meets the kernel's first question.
+			must(t, os.WriteFile(w.Path("warm"), []byte("x"), 0o644))
+			must(t, os.Mkdir(w.Path("d"), 0o755))
+			got := requestsDuring(t, func() { writeFiles(t, w.Path("d")) })
+			t.Logf("requests for %d files: %v", files, got)
+			for i := range files {
+				if b, err := os.ReadFile(w.Path("d", fmt.Sprintf("f%02d.o", i))); err != nil || string(b) != "header body" {
+					t.Fatalf("file %d: %q, %v", i, b, err)
+				}
+			}
+			// ls -l asks every file for its SELinux label and ACL: with
+			// xattrs each is a request, on every listing, warm or not.
+			ls := func() {
+				out, err := exec.Command("ls", "-l", w.Path("d")).Output()
+				must(t, err)
+				if n := strings.Count(string(out), ".o\n"); n != files {
+					t.Fatalf("ls -l listed %d files, want %d", n, files)
+				}
+			}
+			ls()
+			warmLs := requestsDuring(t, ls)
+			t.Logf("requests of a warm ls -l of %d files: %v", files, warmLs)
+			if !noXattr {
+				if got["getxattr"] < files || warmLs["getxattr"] < files {
+					t.Fatalf("requests %v, ls -l %v: want a GETXATTR per file at least (the test measures nothing otherwise)", got, warmLs)
+				}
+				withXattr = got
+				return
+			}
+			if got["getxattr"] != 0 || warmLs["getxattr"] != 0 {
+				t.Fatalf("NoXattr: writing sent %v, a warm ls -l %v; want no GETXATTR", got, warmLs)
+			}
+			if fuse.LibFUSE == 0 && withXattr != nil && total(got) != total(withXattr)-withXattr["getxattr"] {
+				t.Errorf("NoXattr saved more or less than the GETXATTRs: %v against %v", got, withXattr)
+			}
+			p := w.Path("warm")
+			buf := make([]byte, 64)
+			wantErrno(t, unix.Setxattr(p, "user.a", []byte("1"), 0), unix.EOPNOTSUPP)
+			_, err := unix.Getxattr(p, "user.a", buf)
+			wantErrno(t, err, unix.EOPNOTSUPP)
+			_, err = unix.Listxattr(p, buf)
+			wantErrno(t, err, unix.EOPNOTSUPP)
+			wantErrno(t, unix.Removexattr(p, "user.a"), unix.EOPNOTSUPP)
+		})
+	}
+}
