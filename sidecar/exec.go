@@ -100,10 +100,24 @@ func positiveOr[T int | int64 | time.Duration](v, d T) T {
 type Result struct {
 	ExitCode  int
 	Duration  time.Duration
-	Truncated bool   // output went past MaxOutputBytes
-	TimedOut  bool   // killed by the timeout
-	LimitHit  string // name of the limit that stopped the command, if any
+	Truncated bool  // output went past MaxOutputBytes
+	TimedOut  bool  // killed by the timeout
+	LimitHit  Limit // the limit that stopped the command, if any
 }
+
+// Limit names a limit that stopped a command, as the API and the metrics
+// spell it (the snake_case of its Limits field).
+type Limit string
+
+const (
+	LimitTimeout        Limit = "timeout"
+	LimitMaxWriteBytes  Limit = "max_write_bytes"
+	LimitMaxCommands    Limit = "max_commands"
+	LimitMaxCallDepth   Limit = "max_call_depth"
+	LimitMaxGlobMatches Limit = "max_glob_matches"
+	LimitMaxProcs       Limit = "max_procs"
+	LimitMaxMemoryBytes Limit = "max_memory_bytes"
+)
 
 // Backend runs commands. Exec returns a non-nil error only when the command
 // could not be run at all; a command that ran and failed reports it in

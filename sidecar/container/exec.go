@@ -130,7 +130,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	case st = <-waited:
 	case <-timer.C:
 		res.TimedOut = true
-		res.LimitHit = "timeout"
+		res.LimitHit = sidecar.LimitTimeout
 		st = killTree(tree, proc, waited)
 	case <-ctx.Done():
 		ctxErr = ctx.Err()

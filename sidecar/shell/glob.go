@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/sqlfs/sqlfs/sidecar"
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
@@ -97,7 +98,7 @@ func (r *run) readDirHandler(ctx context.Context, name string) ([]fs.DirEntry, e
 		return nil, err
 	}
 	if n := r.globSeen.Add(int64(len(ents))); n > int64(r.limits.MaxGlobMatches) {
-		return nil, r.stop("max_glob_matches", "glob expansion limit of %d paths exceeded", r.limits.MaxGlobMatches)
+		return nil, r.stop(sidecar.LimitMaxGlobMatches, "glob expansion limit of %d paths exceeded", r.limits.MaxGlobMatches)
 	}
 	if call == starListing {
 		r.glob.listed(p, hc.Dir, ents)

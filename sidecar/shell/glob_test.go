@@ -24,7 +24,7 @@ func TestGlobStar(t *testing.T) {
 	tests := []struct {
 		name, cmd, stdout string
 		code              int
-		limit             string
+		limit             sidecar.Limit
 	}{
 		{name: "symlink to root is not followed", cmd: "shopt -s globstar; echo /**/passwd; echo **/f",
 			stdout: "/**/passwd\nd/e/f\n"},

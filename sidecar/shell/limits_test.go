@@ -34,7 +34,7 @@ func TestLimits(t *testing.T) {
 		cmd      string
 		limits   sidecar.Limits
 		stdin    io.Reader
-		limit    string // Result.LimitHit; "*" any
+		limit    sidecar.Limit // "*" any
 		code     int
 		timedOut bool
 		stderr   string

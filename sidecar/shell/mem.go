@@ -14,6 +14,7 @@ import (
 	"mvdan.cc/sh/v3/interp"
 
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar"
 )
 
 // Memory is bounded in three layers. Commands that must hold data charge it
@@ -25,18 +26,16 @@ import (
 // newest) when the heap passes the backend's budget over its idle size,
 // for growth no accounting sees (string doubling without a command).
 
-const memLimit = "max_memory_bytes"
-
 // growMem charges n bytes to the run and the backend, stopping the run
 // when either is past its budget.
 func (r *run) growMem(n int64) error {
 	held := r.held.Add(n)
 	total := r.b.held.Add(n)
 	if held > r.limits.MaxMemoryBytes {
-		return r.stop(memLimit, "memory limit of %d bytes exceeded", r.limits.MaxMemoryBytes)
+		return r.stop(sidecar.LimitMaxMemoryBytes, "memory limit of %d bytes exceeded", r.limits.MaxMemoryBytes)
 	}
 	if total > r.b.opts.MaxMemoryBytes {
-		return r.stop(memLimit, "the shell backend's memory budget of %d bytes, shared by all running commands, is exhausted", r.b.opts.MaxMemoryBytes)
+		return r.stop(sidecar.LimitMaxMemoryBytes, "the shell backend's memory budget of %d bytes, shared by all running commands, is exhausted", r.b.opts.MaxMemoryBytes)
 	}
 	return nil
 }
@@ -50,7 +49,7 @@ func (r *run) shrinkMem(n int64) {
 // not charged: a substitution's output, the variables) is past its budget.
 func (r *run) checkHeld(extra int64) error {
 	if r.held.Load()+extra > r.limits.MaxMemoryBytes {
-		return r.stop(memLimit, "memory limit of %d bytes exceeded", r.limits.MaxMemoryBytes)
+		return r.stop(sidecar.LimitMaxMemoryBytes, "memory limit of %d bytes exceeded", r.limits.MaxMemoryBytes)
 	}
 	return nil
 }
@@ -259,7 +258,7 @@ func (w *watchdog) poll(stop <-chan struct{}, baseline uint64) {
 			continue
 		}
 		if victim := w.victim(); victim != nil {
-			_ = victim.stop(memLimit, "the shell backend's heap grew by %d MiB, past its memory budget of %d MiB; this command held the most and was stopped", (max(heap, live)-baseline)>>20, budget>>20)
+			_ = victim.stop(sidecar.LimitMaxMemoryBytes, "the shell backend's heap grew by %d MiB, past its memory budget of %d MiB; this command held the most and was stopped", (max(heap, live)-baseline)>>20, budget>>20)
 			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heap, "live_bytes", live, "baseline_bytes", baseline, "budget", budget)
 			metrics.ShellWatchdogStops.Inc()
 		}

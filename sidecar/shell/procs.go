@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar"
 )
 
 // An exec's processes are goroutines: every subshell of a pipeline stage,
@@ -44,7 +45,7 @@ func (r *run) checkProcs() error {
 	if census.of(r.id) <= limit {
 		return nil
 	}
-	return r.stop("max_procs", "process limit of %d concurrent subshells, pipeline stages and background jobs exceeded", limit)
+	return r.stop(sidecar.LimitMaxProcs, "process limit of %d concurrent subshells, pipeline stages and background jobs exceeded", limit)
 }
 
 // watchStop measures how promptly a run stops: once it is cancelled by

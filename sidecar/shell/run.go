@@ -58,13 +58,13 @@ type run struct {
 	stoppedAt atomic.Int64 // unix nanoseconds of the first stop by a limit
 
 	mu       sync.Mutex
-	limitHit string
+	limitHit sidecar.Limit
 	finished bool // the result is taken: a late stop (a background job's) changes nothing
 }
 
 // limitError is the cause a run is cancelled with when a limit stops it.
 type limitError struct {
-	limit string
+	limit sidecar.Limit
 	msg   string
 }
 
@@ -108,7 +108,7 @@ func orDiscard(w io.Writer) io.Writer {
 
 // stop ends the run because limit was reached: the message goes to stderr
 // (past the output cap, it is short) and everything is cancelled.
-func (r *run) stop(limit, format string, args ...any) error {
+func (r *run) stop(limit sidecar.Limit, format string, args ...any) error {
 	err := &limitError{limit: limit, msg: fmt.Sprintf(format, args...)}
 	r.stoppedAt.CompareAndSwap(0, time.Now().UnixNano())
 	// The message is written under r.mu, which result takes too: once the
@@ -139,7 +139,7 @@ func (r *run) stopTime() time.Time {
 
 func (r *run) chargeWrite(n int64) error {
 	if r.written.Add(n) > r.limits.MaxWriteBytes {
-		return r.stop("max_write_bytes", "write limit of %d bytes exceeded", r.limits.MaxWriteBytes)
+		return r.stop(sidecar.LimitMaxWriteBytes, "write limit of %d bytes exceeded", r.limits.MaxWriteBytes)
 	}
 	return nil
 }
@@ -156,7 +156,7 @@ func (r *run) result(err error) sidecar.Result {
 	switch {
 	case errors.Is(cause, errTimeout):
 		res.TimedOut = true
-		res.LimitHit = "timeout"
+		res.LimitHit = sidecar.LimitTimeout
 		res.ExitCode = exitTimeout
 		r.out.writeAlways(r.rawStderr, fmt.Sprintf("sqlfs: command timed out after %v\n", r.limits.Timeout))
 	case res.LimitHit != "":
@@ -182,13 +182,13 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	r.glob.reset()
 	n := r.commands.Add(1)
 	if n > r.limits.MaxCommands {
-		return nil, r.stop("max_commands", "command limit of %d exceeded", r.limits.MaxCommands)
+		return nil, r.stop(sidecar.LimitMaxCommands, "command limit of %d exceeded", r.limits.MaxCommands)
 	}
 	// Unwinding the stack costs microseconds: sample one command in
 	// depthEvery, which lets recursion overshoot the limit by at most
 	// that many levels.
 	if n%depthEvery == 0 && callDepth(r.limits.MaxCallDepth) > r.limits.MaxCallDepth {
-		return nil, r.stop("max_call_depth", "call depth limit of %d exceeded", r.limits.MaxCallDepth)
+		return nil, r.stop(sidecar.LimitMaxCallDepth, "call depth limit of %d exceeded", r.limits.MaxCallDepth)
 	}
 	if err := r.checkProcs(); err != nil {
 		return nil, err
@@ -516,7 +516,7 @@ func (r *run) runArgs(ctx context.Context, env *builtin.Env, args []string) int 
 		return 0
 	}
 	if n := r.commands.Add(1); n > r.limits.MaxCommands {
-		_ = r.stop("max_commands", "command limit of %d exceeded", r.limits.MaxCommands)
+		_ = r.stop(sidecar.LimitMaxCommands, "command limit of %d exceeded", r.limits.MaxCommands)
 		return exitLimit
 	}
 	if !interp.IsBuiltin(args[0]) && !strings.Contains(args[0], "/") {

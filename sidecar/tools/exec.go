@@ -196,7 +196,7 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	})
 	m.Running.Dec()
 	res := ExecResult{ID: e.info.ID, ExitCode: r.ExitCode, DurationMS: float64(r.Duration) / float64(time.Millisecond),
-		Truncated: r.Truncated, TimedOut: r.TimedOut, LimitHit: r.LimitHit, Checkpoint: checkpoint}
+		Truncated: r.Truncated, TimedOut: r.TimedOut, LimitHit: string(r.LimitHit), Checkpoint: checkpoint}
 	s.mu.Lock()
 	res.Killed = e.killed || (ctx.Err() != nil && !r.TimedOut)
 	s.mu.Unlock()
@@ -230,7 +230,7 @@ func record(m *metrics.ExecMetrics, res ExecResult, err error, d time.Duration) 
 		outcome = "killed"
 	case res.LimitHit != "":
 		outcome = "limit"
-		m.LimitHit(res.LimitHit)
+		m.LimitHit(string(res.LimitHit))
 	case err != nil || res.ExitCode != 0:
 		outcome = "error"
 	}
