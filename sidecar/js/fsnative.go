@@ -72,7 +72,10 @@ func (v *vm) throwFS(err error, call, p string, dest ...string) {
 	if text == "" {
 		text = errno.Error()
 	}
-	msg := fmt.Sprintf("%s: %s, %s '%s'", code, text, call, p)
+	msg := fmt.Sprintf("%s: %s, %s", code, text, call)
+	if p != "" {
+		msg += fmt.Sprintf(" '%s'", p)
+	}
 	if len(dest) > 0 {
 		msg += fmt.Sprintf(" -> '%s'", dest[0])
 	}
@@ -80,7 +83,9 @@ func (v *vm) throwFS(err error, call, p string, dest ...string) {
 	_ = e.Set("errno", -int(errno))
 	_ = e.Set("code", code)
 	_ = e.Set("syscall", call)
-	_ = e.Set("path", p)
+	if p != "" { // calls on a descriptor (read, write) name no path, as Node's
+		_ = e.Set("path", p)
+	}
 	if len(dest) > 0 {
 		_ = e.Set("dest", dest[0])
 	}
@@ -116,10 +121,8 @@ func (v *vm) resolve(call, p string) string {
 // resolve, and a symlink target ending in "/" needs a directory.
 func (v *vm) follow(call, p string) string {
 	abs := v.resolve(call, p)
-	if v.slashTarget(abs) {
-		if fi, err := v.env.FS.Stat(abs); err == nil && !fi.IsDir() {
-			v.throwFS(syscall.ENOTDIR, call, p)
-		}
+	if err := slashErr(v.env.FS, abs, os.O_RDONLY); err != nil {
+		v.throwFS(err, call, p)
 	}
 	return abs
 }
@@ -127,15 +130,20 @@ func (v *vm) follow(call, p string) string {
 // createPath resolves a path a file is to be created at: a trailing slash
 // makes that EISDIR, as open(2) with O_CREAT.
 func (v *vm) createPath(call, p string, flag int) string {
+	abs := v.createName(call, p, flag)
+	if err := slashErr(v.env.FS, abs, flag); err != nil {
+		v.throwFS(err, call, p)
+	}
+	return abs
+}
+
+// createName is createPath without the checks of the final symlinks
+// (slashErr), which a wholeFS makes where the file is.
+func (v *vm) createName(call, p string, flag int) string {
 	if flag&os.O_CREATE != 0 && strings.HasSuffix(p, "/") {
 		v.throwFS(syscall.EISDIR, call, p)
 	}
-	if flag&os.O_CREATE != 0 {
-		if abs := v.resolve(call, p); v.slashTarget(abs) {
-			v.throwFS(syscall.EISDIR, call, p)
-		}
-	}
-	return v.follow(call, p)
+	return v.resolve(call, p)
 }
 
 // maxSymlinks is how many symlinks one lookup follows, as Linux.
@@ -176,17 +184,30 @@ func (v *vm) holds(dir, src string) bool {
 	return parent == d || strings.HasPrefix(parent, strings.TrimSuffix(d, "/")+"/")
 }
 
-// slashTarget reports whether following abs's final symlinks meets one
-// whose target ends in "/": the kernel then treats the name as having a
-// trailing slash (open with O_CREAT is EISDIR, anything but a directory
-// there ENOTDIR).
-func (v *vm) slashTarget(abs string) bool {
+// slashErr is how opening abs with flag fails when following its final
+// symlinks meets one whose target ends in "/": the kernel then treats the
+// name as having a trailing slash (open with O_CREAT is EISDIR, anything
+// but a directory there ENOTDIR). Otherwise it is nil.
+func slashErr(fsys builtin.FS, abs string, flag int) error {
+	if !slashTarget(fsys, abs) {
+		return nil
+	}
+	if flag&os.O_CREATE != 0 {
+		return syscall.EISDIR
+	}
+	if fi, err := fsys.Stat(abs); err == nil && !fi.IsDir() {
+		return syscall.ENOTDIR
+	}
+	return nil
+}
+
+func slashTarget(fsys builtin.FS, abs string) bool {
 	for range maxSymlinks {
-		fi, err := v.env.FS.Lstat(abs)
+		fi, err := fsys.Lstat(abs)
 		if err != nil || fi.Mode()&iofs.ModeSymlink == 0 {
 			return false
 		}
-		target, err := v.env.FS.Readlink(abs)
+		target, err := fsys.Readlink(abs)
 		if err != nil {
 			return false
 		}
@@ -386,16 +407,15 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				panic(v.rt.NewTypeError(err.Error()))
 			}
-			f, err := fsys.OpenFile(v.createPath("open", p, fl), fl, iofs.FileMode(mode&0o777&^umask))
+			name, perm, b := v.createName("open", p, fl), iofs.FileMode(mode&0o777&^umask), v.bytesOf(data)
+			var st step
+			if w, ok := fsys.(wholeFS); ok {
+				st, err = w.writeWhole(name, fl, perm, b)
+			} else {
+				st, err = writeWhole(fsys, name, fl, perm, b)
+			}
 			if err != nil {
-				v.throwFS(err, "open", p)
-			}
-			_, werr := f.Write(v.bytesOf(data))
-			if cerr := f.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				v.throwFS(werr, "write", p)
+				st.throw(v, err, "write", p)
 			}
 		},
 		"stat": func(p string, follow bool) []float64 {
@@ -828,13 +848,31 @@ const maxReadFile = 1<<31 - 1
 // readFile reads a whole file as Node's readFile does: a file over 2 GiB
 // is refused before anything is read.
 func (v *vm) readFile(p string) []byte {
-	f, err := v.env.FS.Open(v.follow("open", p))
+	name := v.resolve("open", p)
+	readHead := func(name string) ([]byte, builtin.File, iofs.FileInfo, step, error) {
+		if err := slashErr(v.env.FS, name, os.O_RDONLY); err != nil {
+			return nil, nil, nil, stepOpen, err
+		}
+		f, err := v.env.FS.Open(name)
+		if err != nil {
+			return nil, nil, nil, stepOpen, err
+		}
+		fi, _ := f.Stat()
+		return nil, f, fi, 0, nil
+	}
+	if w, ok := v.env.FS.(wholeFS); ok {
+		readHead = w.readHead
+	}
+	head, f, fi, st, err := readHead(name)
 	if err != nil {
-		v.throwFS(err, "open", p)
+		st.throw(v, err, "read", p)
+	}
+	if f == nil {
+		return head
 	}
 	defer f.Close()
 	var buf bytes.Buffer
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+	if fi != nil && fi.Mode().IsRegular() {
 		if fi.Size() > maxReadFile {
 			e, _ := v.rt.New(v.rt.Get("RangeError"), v.rt.ToValue(fmt.Sprintf("File size (%d) is greater than 2 GiB", fi.Size())))
 			_ = e.Set("code", "ERR_FS_FILE_TOO_LARGE")
@@ -844,10 +882,57 @@ func (v *vm) readFile(p string) []byte {
 		// file bigger than the heap fails at once.
 		buf.Grow(int(fi.Size()) + 1)
 	}
+	buf.Write(head)
 	if _, err := buf.ReadFrom(f); err != nil {
-		v.throwFS(err, "read", p)
+		v.throwFS(err, "read", "")
 	}
 	return buf.Bytes()
+}
+
+// wholeFS is a file system that reads and writes whole files in one call:
+// the worker's, where a call is a round trip to the owner (one, for a
+// small file, instead of three to five).
+type wholeFS interface {
+	// readHead opens name and returns its description and first bytes;
+	// rest is nil when those are the whole file, else the file open to
+	// read on. It and writeWhole check name's final symlinks (slashErr).
+	readHead(name string) (head []byte, rest builtin.File, fi iofs.FileInfo, failed step, err error)
+	writeWhole(name string, flag int, perm iofs.FileMode, data []byte) (failed step, err error)
+}
+
+// step is the system call of a whole-file operation that failed, as
+// Node's error message names it.
+type step int
+
+const (
+	stepOpen step = iota
+	stepIO
+)
+
+// throw throws err as Node's readFile or writeFile does: an open names
+// the path, a read or write (io) on the descriptor does not.
+func (s step) throw(v *vm, err error, io, p string) {
+	if s == stepOpen {
+		v.throwFS(err, "open", p)
+	}
+	v.throwFS(err, io, "")
+}
+
+// writeWhole opens name with flag and perm (after slashErr), writes data
+// and closes it.
+func writeWhole(fsys builtin.FS, name string, flag int, perm iofs.FileMode, data []byte) (step, error) {
+	if err := slashErr(fsys, name, flag); err != nil {
+		return stepOpen, err
+	}
+	f, err := fsys.OpenFile(name, flag, perm)
+	if err != nil {
+		return stepOpen, err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return stepIO, err
 }
 
 // sameFile reports whether two stats describe one inode.

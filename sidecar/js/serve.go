@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,6 +27,7 @@ type server struct {
 	next    int64
 	stopped atomic.Bool
 	scratch []byte
+	onCall  func(wire.Op) // Workers.onCall
 }
 
 // serve answers calls until the worker exits (its status) or the
@@ -40,6 +42,9 @@ func (s *server) serve() int {
 		m, err := s.conn.Recv()
 		if err != nil || s.stopped.Load() {
 			return -1
+		}
+		if s.onCall != nil {
+			s.onCall(m.Op)
 		}
 		switch m.Op {
 		case wire.OpExit:
@@ -103,8 +108,7 @@ func (s *server) handle(m *wire.Msg) *wire.Msg {
 		if err != nil {
 			return fail(err)
 		}
-		s.next++
-		s.files[s.next] = f
+		h := s.keep(f)
 		var caps int64
 		if _, ok := f.(io.ReaderAt); ok {
 			caps |= wire.CapReadAt
@@ -115,7 +119,7 @@ func (s *server) handle(m *wire.Msg) *wire.Msg {
 		if _, ok := f.(interface{ Truncate(int64) error }); ok {
 			caps |= wire.CapTruncate
 		}
-		return &wire.Msg{N: s.next, M: caps}
+		return &wire.Msg{N: h, M: caps}
 	case wire.OpRead, wire.OpReadAt, wire.OpFWrite, wire.OpWriteAt, wire.OpFTrunc, wire.OpFStat, wire.OpClose:
 		return s.fileOp(m)
 	case wire.OpStat:
@@ -158,6 +162,11 @@ func (s *server) handle(m *wire.Msg) *wire.Msg {
 		return fail(fsys.Chtimes(m.Path, time.Unix(0, m.T[0]), time.Unix(0, m.T[1])))
 	case wire.OpTruncate:
 		return fail(fsys.Truncate(m.Path, m.N))
+	case wire.OpReadFile:
+		return s.readFile(m.Path)
+	case wire.OpWriteFile:
+		step, err := writeWhole(fsys, m.Path, int(m.N), fs.FileMode(m.M), m.Data)
+		return &wire.Msg{M: int64(step), Err: wire.ErrorOf(err)}
 	case wire.OpRun:
 		var r runRequest
 		if err := json.Unmarshal(m.Data, &r); err != nil {
@@ -200,6 +209,47 @@ func jsonReply(v any) *wire.Msg {
 		return fail(err)
 	}
 	return &wire.Msg{Data: data}
+}
+
+// keep holds f open for the worker, under the handle it returns.
+func (s *server) keep(f builtin.File) int64 {
+	s.next++
+	s.files[s.next] = f
+	return s.next
+}
+
+// readFile answers a small regular file whole, with its description; a
+// bigger one, or one that is not regular, stays open for the worker to
+// read on from what it was sent.
+func (s *server) readFile(name string) *wire.Msg {
+	if err := slashErr(s.env.FS, name, os.O_RDONLY); err != nil {
+		return fail(err)
+	}
+	f, err := s.env.FS.Open(name)
+	if err != nil {
+		return fail(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return &wire.Msg{N: s.keep(f)}
+	}
+	info := wire.InfoOf(fi)
+	if !fi.Mode().IsRegular() || fi.Size() > wire.MaxChunk {
+		return &wire.Msg{N: s.keep(f), Info: info}
+	}
+	// A byte more than the size, so the end is seen in this read (but
+	// for a file of exactly MaxChunk bytes, read on from the handle).
+	buf := s.chunk(fi.Size() + 1)
+	n, err := io.ReadFull(f, buf)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		f.Close()
+		return &wire.Msg{Data: buf[:n], Info: info}
+	case err != nil:
+		f.Close()
+		return &wire.Msg{M: int64(stepIO), Err: wire.ErrorOf(err)}
+	}
+	return &wire.Msg{Data: buf, N: s.keep(f), Info: info} // it grew since its stat
 }
 
 func (s *server) fileOp(m *wire.Msg) *wire.Msg {

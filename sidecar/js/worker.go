@@ -43,8 +43,10 @@ type Workers struct {
 	starting int
 	netns    atomic.Bool // spawning with CLONE_NEWNET works here
 
-	// onStart, when set (tests), is told the pid of each job's worker.
+	// onStart, when set (tests), is told the pid of each job's worker;
+	// onCall of each call a worker makes.
 	onStart func(pid int)
+	onCall  func(wire.Op)
 }
 
 // worker is one started worker process.
@@ -113,7 +115,7 @@ func (w *Workers) Run(ctx context.Context, env *builtin.Env, p Program) int {
 		fmt.Fprintf(env.Stderr, "node: the JavaScript worker is gone: %v\n", err)
 		return 126
 	}
-	s := &server{ctx: ctx, env: env, svc: &localServices{env: env, p: p}, conn: wk.conn, files: map[int64]builtin.File{}}
+	s := &server{ctx: ctx, env: env, svc: &localServices{env: env, p: p}, conn: wk.conn, files: map[int64]builtin.File{}, onCall: w.onCall}
 	result := make(chan int, 1)
 	go func() { result <- s.serve() }()
 	overMemory := make(chan struct{})

@@ -129,6 +129,29 @@ func (r remoteFS) OpenFile(name string, flag int, perm fs.FileMode) (builtin.Fil
 	return f, nil
 }
 
+func (r remoteFS) readHead(name string) ([]byte, builtin.File, fs.FileInfo, step, error) {
+	m := r.c.call(&wire.Msg{Op: wire.OpReadFile, Path: name})
+	if m.Err != nil {
+		return nil, nil, nil, step(m.M), m.Err.Go()
+	}
+	var fi fs.FileInfo
+	if m.Info != nil {
+		fi = m.Info.FileInfo()
+	}
+	if m.N == 0 {
+		return m.Data, nil, fi, 0, nil
+	}
+	return m.Data, &remoteFile{c: r.c, h: m.N}, fi, 0, nil
+}
+
+func (r remoteFS) writeWhole(name string, flag int, perm fs.FileMode, data []byte) (step, error) {
+	if len(data) > wire.MaxChunk {
+		return writeWhole(r, name, flag, perm, data)
+	}
+	m := r.c.call(&wire.Msg{Op: wire.OpWriteFile, Path: name, N: int64(flag), M: int64(perm), Data: data})
+	return step(m.M), m.Err.Go()
+}
+
 func (r remoteFS) info(op wire.Op, name string) (fs.FileInfo, error) {
 	m := r.c.call(&wire.Msg{Op: op, Path: name})
 	if m.Err != nil {

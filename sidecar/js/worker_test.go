@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/js/wire"
 )
 
 // ownerRSS is this process's resident size.
@@ -213,5 +214,68 @@ func TestWorkerConfinement(t *testing.T) {
 	theirs, err := os.Readlink("/proc/" + pid + "/ns/net")
 	if err != nil || self == theirs {
 		t.Errorf("worker network namespace %q (%v), owner's %q", theirs, err, self)
+	}
+}
+
+// TestWholeFileCalls: a small file is written and read in one call to
+// the owner each; bigger files, a file of exactly one frame, a directory
+// and the errors behave as in-process, where every step is its own call.
+func TestWholeFileCalls(t *testing.T) {
+	const prog = `const fs = require('fs'), crypto = require('crypto');
+const sum = b => crypto.createHash('sha256').update(b).digest('hex').slice(0, 12);
+for (const n of [0, 1, 1048575, 1048576, 1048577, 3 << 20]) {
+  const b = Buffer.alloc(n); for (let i = 0; i < n; i += 4093) b[i] = i & 0xff;
+  fs.writeFileSync('f' + n, b);
+  fs.appendFileSync('f' + n, 'x');
+  const r = fs.readFileSync('f' + n);
+  console.log(n, r.length, sum(r) === sum(Buffer.concat([b, Buffer.from('x')])));
+}
+const fail = f => { try { f(); console.log('no error') } catch (e) { console.log(e.code, e.syscall, e.message) } };
+fail(() => fs.readFileSync('missing'));
+fail(() => fs.readFileSync('.'));
+fail(() => fs.writeFileSync('no/dir', 'x'));
+fail(() => fs.writeFileSync('f0', 'x', { flag: 'wx' }));
+console.log(fs.readFileSync('f1', 'utf8').length);
+fail(() => fs.writeFileSync('big', Buffer.alloc(5000))); // the exec ends here (125) or at its end
+`
+	want := `0 1 true
+1 2 true
+1048575 1048576 true
+1048576 1048577 true
+1048577 1048578 true
+3145728 3145729 true
+ENOENT open ENOENT: no such file or directory, open 'missing'
+EISDIR read EISDIR: illegal operation on a directory, read
+ENOENT open ENOENT: no such file or directory, open 'no/dir'
+EEXIST open EEXIST: file already exists, open 'f0'
+2
+EFBIG write EFBIG: file too large, write
+`
+	w := NewWorkers(1, nil)
+	var mu sync.Mutex
+	calls := map[wire.Op]int{}
+	w.onCall = func(op wire.Op) { mu.Lock(); calls[op]++; mu.Unlock() }
+	for _, r := range []struct {
+		name   string
+		runner Runner
+	}{{"worker", w}, {"in-process", InProcess}} {
+		t.Run(r.name, func(t *testing.T) {
+			b, _, _ := newTestBackend(t, Options{Runner: r.runner})
+			out := run(t, b, sidecar.Request{Command: prog, Limits: sidecar.Limits{MaxWriteBytes: 6291463 + 4000}})
+			// 125: the exec passed its write budget (the EFBIG case, which
+			// a worker may not get to print: the owner ends it first).
+			const efbig = "EFBIG write EFBIG: file too large, write\n"
+			if out.ExitCode != 125 || (out.stdout != want && out.stdout != strings.TrimSuffix(want, efbig)) {
+				t.Fatalf("exit %d\n%s\nstderr: %s\nwant:\n%s", out.ExitCode, out.stdout, out.stderr, want)
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// Small files: one call each (two writes of more than a frame open
+	// the file); a file past one frame goes on with reads on the handle
+	// the owner kept.
+	if calls[wire.OpOpen] != 2 || calls[wire.OpWriteFile] != 13 || calls[wire.OpReadFile] != 9 || calls[wire.OpLstat] > 2 {
+		t.Errorf("calls by op: %v", calls)
 	}
 }

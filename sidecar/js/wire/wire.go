@@ -60,6 +60,10 @@ const (
 	OpChtimes   // Path, T atime and mtime (ns)
 	OpTruncate  // Path, N size
 
+	// Whole-file calls, one round trip for what is three to five otherwise.
+	OpReadFile  // Path → Info (nil when unknown), Data the first MaxChunk bytes, N a handle left open when there may be more; an error's M is the step (0 open, 1 read)
+	OpWriteFile // Path, N flag, M perm, Data (at most MaxChunk): open, write, close; an error's M is the step (0 open, 1 write)
+
 	OpRun     // Data: a command request (JSON) → Data: its result (JSON)
 	OpGit     // the same for the git built-in
 	OpPublish // the same for sqlfs:publish
