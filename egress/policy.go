@@ -17,16 +17,19 @@
 //     rebinding) gains nothing.
 //   - Transport is an http.RoundTripper over the Dialer, with no proxy
 //     from the environment (a proxy would connect where nobody checked).
+//   - Proxy is an HTTP proxy (CONNECT tunnels, absolute-form requests)
+//     whose every connection is the Dialer's, answering a refusal 403
+//     with its reason: the way out of a container's network namespace.
 //
 // Every attempt is counted in sqlfs_egress_connections_total{outcome} and
 // handed to the Dialer's audit hook with the actor the context names
 // (WithActor).
 //
-// What is meant to build on it: a proxy for the container backend (one
-// DialContext per CONNECT, the actor from the exec's cgroup), credentials
-// injected per host by a RoundTripper wrapping Transport, git over HTTP
-// through the same Transport, and rules per actor (Policy.Allow already
-// takes the actor). A per-actor policy needs a Transport per actor, since
+// Built on it: the container backend's proxy, credentials injected per
+// host by a RoundTripper wrapping Transport (sidecar/httpcred, whose
+// host rules are this package's Rule), git over HTTP through the same
+// Transport. Still to come: rules per actor (Policy.Allow already takes
+// the actor). A per-actor policy needs a Transport per actor, since
 // a pooled connection was checked only when it was opened.
 package egress
 
