@@ -79,9 +79,12 @@ func (f *FS) Checkpoint(ctx context.Context, opts CheckpointOptions) (Checkpoint
 	return f.checkpoint(ctx, opts)
 }
 
-// Checkpoints lists the store's checkpoints, oldest first.
+// Checkpoints lists the store's checkpoints, oldest first. The listing is
+// audited (checkpoint-list), as every checkpoint operation is.
 func (f *FS) Checkpoints(ctx context.Context) ([]CheckpointInfo, error) {
-	return f.c.store.Checkpoints(ctx)
+	cps, err := f.c.store.Checkpoints(ctx)
+	f.auditCkpt("checkpoint-list", "/", "", err)
+	return cps, err
 }
 
 // ResolveCheckpoint finds a checkpoint by id (its decimal number) or name.
@@ -101,7 +104,7 @@ func (f *FS) ResolveCheckpoint(ctx context.Context, ref string) (CheckpointInfo,
 // with a *RestoreRefusedError, and one that would take the live tree past
 // the quota with ENOSPC, changing nothing.
 func (f *FS) Restore(ctx context.Context, ref string) error {
-	return f.restore(ctx, ref, nil)
+	return f.restore(ctx, ref, nil, nil)
 }
 
 // RestorePaths puts back exactly the given paths (and what is below them)
@@ -117,26 +120,44 @@ func (f *FS) Restore(ctx context.Context, ref string) error {
 // and kernel notification as Restore. The data put back waits in RAM for
 // the next commit, as written data does.
 func (f *FS) RestorePaths(ctx context.Context, ref string, paths []string) error {
+	return f.RestorePathsIf(ctx, ref, paths, nil)
+}
+
+// RestorePathsIf is RestorePaths with a last check: ok runs once every
+// change made before it is committed (so the store's audit trail shows
+// them all), with every other change held off until the paths are back,
+// so that nothing ok did not see lands in between. An error from ok
+// refuses the restore, changing nothing, and is returned as it is. ok may
+// read the store (Store) but must not call f: the core waits for it.
+func (f *FS) RestorePathsIf(ctx context.Context, ref string, paths []string, ok func(context.Context) error) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	return f.restore(ctx, ref, paths)
+	return f.restore(ctx, ref, paths, ok)
 }
 
 // Diff lists what changed from checkpoint from to checkpoint to, or to the
 // live tree when to is "", sorted by path, in time that grows with what
-// changed rather than with the tree.
+// changed rather than with the tree. It is audited (checkpoint-diff, Path2
+// "checkpoint:FROM..TO", TO empty for the live tree).
 func (f *FS) Diff(ctx context.Context, from, to string) ([]DiffEntry, error) {
-	return f.diff(ctx, from, to, nil, false)
+	d, err := f.diff(ctx, from, to, nil, false)
+	f.auditCkpt("checkpoint-diff", "/", "checkpoint:"+from+".."+to, err)
+	return d, err
 }
 
 // DiffPaths is Diff from checkpoint ref to the live tree restricted to the
 // given paths and what is below them: what RestorePaths would change.
+// Each path's diff is audited as Diff's.
 func (f *FS) DiffPaths(ctx context.Context, ref string, paths []string) ([]DiffEntry, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
-	return f.diff(ctx, ref, "", paths, false)
+	d, err := f.diff(ctx, ref, "", paths, false)
+	for _, p := range paths {
+		f.auditCkpt("checkpoint-diff", Clean(p), "checkpoint:"+ref+"..", err)
+	}
+	return d, err
 }
 
 // DeleteCheckpoint removes checkpoint ref. The rows and chunks only it

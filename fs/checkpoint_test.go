@@ -2,9 +2,12 @@ package fs_test
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +16,8 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/testenv"
+	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 func diffLines(t *testing.T, f *sfs.FS, from, to string) []string {
@@ -472,4 +477,228 @@ func TestAutoCheckpointReuse(t *testing.T) {
 		t.Fatalf("two named checkpoints share id %d", n1.ID)
 	}
 	check(t, f)
+}
+
+// A restore of the newest checkpoint leaves nothing that reads as changed
+// since it: the next restore or diff reads only what changes after, not
+// every earlier restore's rows again. An older checkpoint still restores
+// to its own tree.
+func TestRestoreNewestLeavesNoChanges(t *testing.T) {
+	ctx := t.Context()
+	f, store := open(t, sfs.Options{})
+	for i := range 5 {
+		must(t, f.WriteFile(fmt.Sprintf("/f%d", i), []byte("old"), 0o644))
+	}
+	old, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	must(t, f.WriteFile("/f0", []byte("between"), 0o644))
+	newest, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	changed := func() int {
+		t.Helper()
+		must(t, f.Flush(ctx))
+		n := 0
+		for _, table := range []string{"inodes", "dentries", "chunks", "xattrs"} {
+			n += storeCount(t, store, fmt.Sprintf("%s WHERE born > %d", table, newest.Gen))
+			n += storeCount(t, store, fmt.Sprintf("%s_hist WHERE born <= %d AND died > %d", table, newest.Gen, newest.Gen))
+		}
+		return n
+	}
+	for round := range 3 {
+		must(t, f.WriteFile(fmt.Sprintf("/f%d", round+1), []byte("new"), 0o644))
+		must(t, f.WriteFile(fmt.Sprintf("/n%d", round), []byte("new"), 0o644))
+		if changed() == 0 {
+			t.Fatalf("round %d: the changes do not read as changed", round)
+		}
+		must(t, f.Restore(ctx, fmt.Sprint(newest.ID)))
+		if n := changed(); n != 0 {
+			t.Fatalf("round %d: %d rows read as changed since the checkpoint just restored", round, n)
+		}
+		if got := diffLines(t, f, fmt.Sprint(newest.ID), ""); len(got) != 0 {
+			t.Fatalf("round %d: diff after restore: %q", round, got)
+		}
+		check(t, f)
+	}
+	for i, want := range []string{"between", "old", "old", "old", "old"} {
+		if got, err := f.ReadFile(fmt.Sprintf("/f%d", i)); err != nil || string(got) != want {
+			t.Fatalf("/f%d = %q %v, want %q", i, got, err, want)
+		}
+	}
+	must(t, f.Restore(ctx, fmt.Sprint(old.ID)))
+	if got, _ := f.ReadFile("/f0"); string(got) != "old" {
+		t.Fatalf("the older checkpoint restores /f0 = %q", got)
+	}
+	must(t, f.Restore(ctx, fmt.Sprint(newest.ID)))
+	if got, _ := f.ReadFile("/f0"); string(got) != "between" {
+		t.Fatalf("the newest checkpoint, restored after the older one: /f0 = %q", got)
+	}
+	check(t, f)
+}
+
+// Listing and diffing checkpoints are audited under their caller, as
+// every checkpoint operation is, refusals included.
+func TestCheckpointListAndDiffAudited(t *testing.T) {
+	ctx := t.Context()
+	f, _ := open(t, sfs.Options{})
+	must(t, f.WriteFile("/x", []byte("1"), 0o644))
+	ci, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	v := f.WithActor("reader")
+	_, err = v.Checkpoints(ctx)
+	must(t, err)
+	id := fmt.Sprint(ci.ID)
+	_, err = v.Diff(ctx, id, "")
+	must(t, err)
+	_, err = v.DiffPaths(ctx, id, []string{"/x"})
+	must(t, err)
+	if _, err := v.Diff(ctx, "nosuch", ""); !errors.Is(err, sfs.ErrCheckpointNotFound) {
+		t.Fatalf("diff of an unknown checkpoint: %v", err)
+	}
+	must(t, f.Flush(ctx))
+	ev, err := f.Store().Audit(ctx, sqlstore.AuditFilter{Actor: "reader"})
+	must(t, err)
+	var got []string
+	for _, e := range ev {
+		got = append(got, strings.Join([]string{e.Op, e.Path, e.Path2, e.Result}, " "))
+	}
+	want := []string{
+		"checkpoint-list /  ok",
+		"checkpoint-diff / checkpoint:" + id + ".. ok",
+		"checkpoint-diff /x checkpoint:" + id + ".. ok",
+		"checkpoint-diff / checkpoint:nosuch.. ENOENT",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("audit of list and diff:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCheckpointFullDisk: on a full disk a checkpoint fails with a clear
+// error and records nothing, what was committed stays, and the store passes
+// Check; deleting the checkpoint that holds old data frees the room, and
+// checkpoints work again.
+func TestCheckpointFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir).CombinedOutput(); err != nil {
+		testenv.Require(t, "this test mounts a tmpfs (needs root)", fmt.Errorf("%w: %s", err, out))
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	store := filepath.Join(dir, "ws.db")
+	f, err := sfs.Open(ctx, store, sfs.Options{DirtyLimit: 1 << 20, CommitInterval: 10 * time.Millisecond})
+	must(t, err)
+	defer f.Close()
+	must(t, f.WriteFile("/keep", []byte("precious"), 0o644))
+	old := bytes.Repeat([]byte{'o'}, 1<<20)
+	must(t, f.WriteFile("/big", old, 0o644))
+	_, err = f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "old"})
+	must(t, err)
+	must(t, f.WriteFile("/big", bytes.Repeat([]byte{'n'}, 1<<20), 0o644)) // the old data stays for "old"
+	must(t, f.Sync(ctx))
+	var werr error
+	for i := 0; i < 100 && werr == nil; i++ {
+		if werr = f.WriteFile(fmt.Sprintf("/fill%d", i), make([]byte, 256<<10), 0o644); werr == nil {
+			werr = f.Sync(ctx)
+		}
+	}
+	if !errors.Is(werr, syscall.ENOSPC) && !errors.Is(werr, sqlstore.ErrStoreFull) {
+		t.Fatalf("filling the disk: %v, want ENOSPC or ErrStoreFull", werr)
+	}
+	if _, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "full"}); !errors.Is(err, sqlstore.ErrStoreFull) {
+		t.Fatalf("checkpoint on a full disk: %v, want ErrStoreFull", err)
+	}
+	if cps, err := f.Checkpoints(ctx); err != nil || len(cps) != 1 || cps[0].Name != "old" {
+		t.Fatalf("checkpoints after a failed one: %v %v", cps, err)
+	}
+	problems, err := f.Store().Check(ctx)
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("check on the full disk: %v\n%s", err, sqlstore.FormatProblems(problems))
+	}
+	// The room comes back from the fill files and the old checkpoint's data.
+	for i := range 100 {
+		f.Remove(fmt.Sprintf("/fill%d", i))
+	}
+	must(t, f.DeleteCheckpoint(ctx, "old"))
+	_, err = f.Store().CollectGarbage(ctx)
+	must(t, err)
+	ci, err := f.Checkpoint(ctx, sfs.CheckpointOptions{Name: "after"})
+	must(t, err)
+	must(t, f.WriteFile("/keep", []byte("changed"), 0o644))
+	must(t, f.Restore(ctx, fmt.Sprint(ci.ID)))
+	if got, err := f.ReadFile("/keep"); err != nil || string(got) != "precious" {
+		t.Fatalf("/keep after the disk was full: %q %v", got, err)
+	}
+	check(t, f)
+	g := reopen(t, f, store, sfs.Options{})
+	check(t, g)
+	if got, err := g.ReadFile("/big"); err != nil || !bytes.Equal(got, bytes.Repeat([]byte{'n'}, 1<<20)) {
+		t.Fatalf("/big after reopen: %d bytes %v", len(got), err)
+	}
+}
+
+// TestDeleteWhileReading deletes (and collects) a checkpoint while a
+// restore of some of its paths, a fork and a diff of it run: each either
+// fails with ErrCheckpointNotFound or gives the checkpoint's tree whole.
+func TestDeleteWhileReading(t *testing.T) {
+	ctx := t.Context()
+	f, _ := open(t, sfs.Options{ChunkSize: 4096})
+	must(t, f.Mkdir("/d", 0o755))
+	dir := t.TempDir()
+	content := func(round, i int) []byte { return bytes.Repeat([]byte{byte('a' + round%26)}, 3000+i*4096) }
+	outcomes := map[string]int{}
+	for round := range 12 {
+		for i := range 8 {
+			must(t, f.WriteFile(fmt.Sprintf("/d/f%d", i), content(round, i), 0o644))
+		}
+		ci, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+		must(t, err)
+		ref := fmt.Sprint(ci.ID)
+		for i := range 8 {
+			must(t, f.WriteFile(fmt.Sprintf("/d/f%d", i), []byte("changed"), 0o644))
+		}
+		must(t, f.Flush(ctx))
+		fork := filepath.Join(dir, fmt.Sprintf("fork%d.db", round))
+		var restoreErr, forkErr, diffErr error
+		var diff []sfs.DiffEntry
+		var wg sync.WaitGroup
+		wg.Go(func() { restoreErr = f.RestorePaths(ctx, ref, []string{"/d"}) })
+		wg.Go(func() { forkErr = f.Fork(ctx, ref, fork) })
+		wg.Go(func() { diff, diffErr = f.Diff(ctx, ref, "") })
+		wg.Go(func() {
+			time.Sleep(time.Duration(round%5) * time.Millisecond)
+			must(t, f.DeleteCheckpoint(ctx, ref))
+			_, err := f.Store().CollectGarbage(ctx)
+			must(t, err)
+		})
+		wg.Wait()
+		for name, err := range map[string]error{"restore": restoreErr, "fork": forkErr, "diff": diffErr} {
+			if err != nil && !errors.Is(err, sfs.ErrCheckpointNotFound) {
+				t.Fatalf("round %d: %s: %v, want success or ErrCheckpointNotFound", round, name, err)
+			}
+			outcomes[fmt.Sprintf("%s ok=%v", name, err == nil)]++
+		}
+		if restoreErr == nil {
+			for i := range 8 {
+				if got, err := f.ReadFile(fmt.Sprintf("/d/f%d", i)); err != nil || !bytes.Equal(got, content(round, i)) {
+					t.Fatalf("round %d: restored /d/f%d: %d bytes %v", round, i, len(got), err)
+				}
+			}
+		}
+		if forkErr == nil {
+			g, err := sfs.Open(ctx, fork, sfs.Options{})
+			must(t, err)
+			for i := range 8 {
+				if got, err := g.ReadFile(fmt.Sprintf("/d/f%d", i)); err != nil || !bytes.Equal(got, content(round, i)) {
+					t.Fatalf("round %d: the fork's /d/f%d: %d bytes %v", round, i, len(got), err)
+				}
+			}
+			check(t, g)
+			must(t, g.Close())
+		}
+		if diffErr == nil && len(diff) != 8 && restoreErr != nil {
+			t.Fatalf("round %d: diff of 8 changed files: %v", round, diff)
+		}
+		check(t, f)
+	}
+	t.Logf("outcomes: %v", outcomes)
 }

@@ -121,13 +121,26 @@
 //     the last holder lets go). The policy is applied to the diff first: a
 //     read-only or hidden path that would change refuses the whole restore;
 //     a quota the restored tree would exceed refuses it too (ENOSPC).
+//     Restoring the newest checkpoint moves the rows it saw back out of
+//     the history as they were, so nothing reads as changed since it: the
+//     next restore or diff costs what changes after, not every restore's
+//     rows again. An older one comes back as new rows (a later checkpoint
+//     still sees what is replaced).
 //   - Diff reads the rows born or dead between its two sides, the paths of
 //     the inodes and entries they name on either side, and compares those
 //     paths only; a renamed directory lists everything below it.
-//   - Fork copies the store's pages with SQLite's online backup in one step
-//     (one read transaction: one commit's state, while the owner goes on),
-//     then drops from the copy what its generation does not see and every
-//     checkpoint.
+//   - A read of a checkpoint (diff, fork, RestorePaths) fails with
+//     ErrCheckpointNotFound when the checkpoint is deleted meanwhile: its
+//     own transaction finds the checkpoint still recorded, or the read
+//     finds it again after, so it never reads rows the janitor was freeing.
+//   - Fork copies the store's files with the kernel's file copy under a
+//     read transaction, which pins one commit's database file and WAL
+//     frames while the owner goes on (sqlstore/fork.go), then drops from
+//     the copy what its generation does not see and every checkpoint.
+//   - RestorePathsIf runs its check after committing what waits in RAM and
+//     holds every change off until the paths are back: undo checks there
+//     that nobody changed the exec's paths since its own read of the audit,
+//     so no later write lands between its check and its restore.
 //
 // # Paths
 //

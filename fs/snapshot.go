@@ -83,8 +83,17 @@ func (c *core) commitWith(hold bool, durable bool, write func(b *sqlstore.Batch)
 // ckptPath is how the audit trail names a checkpoint.
 func ckptPath(ci CheckpointInfo) string { return "checkpoint:" + strconv.FormatInt(ci.ID, 10) }
 
-// audit records a checkpoint operation.
+// auditCkpt records a checkpoint operation; the audit names a bad
+// reference's error by the errno a path's would have.
 func (f *FS) auditCkpt(op, p, p2 string, err error) {
+	switch {
+	case errors.Is(err, ErrCheckpointNotFound):
+		err = syscall.ENOENT
+	case errors.Is(err, ErrCheckpointExists):
+		err = syscall.EEXIST
+	case errors.Is(err, ErrBadCheckpointRef):
+		err = syscall.EINVAL
+	}
 	c := f.c
 	c.mu.Lock()
 	c.record(f.who, &mutation{op: op, path: p, path2: p2}, err)
@@ -241,7 +250,20 @@ func under(p string, roots []string) bool {
 	return false
 }
 
-func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
+// checkedLocked commits what waits in RAM, so the store shows every change
+// made so far, then runs ok (none: nothing to do). Called on the writer
+// with c.mu held, which the caller keeps until its restore is done.
+func (c *core) checkedLocked(ctx context.Context, ok func(context.Context) error) error {
+	if ok == nil {
+		return nil
+	}
+	if err := c.commitLocked(true, false); err != nil {
+		return err
+	}
+	return ok(ctx)
+}
+
+func (f *FS) restore(ctx context.Context, ref string, paths []string, ok func(context.Context) error) error {
 	c := f.c
 	fail := func(err error) error {
 		f.auditCkpt("restore", "/", "checkpoint:"+ref, err)
@@ -251,7 +273,7 @@ func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
 		return fail(err)
 	}
 	if paths != nil {
-		return f.restorePaths(ctx, ref, paths)
+		return f.restorePaths(ctx, ref, paths, ok)
 	}
 	ci, err := f.prepareRestore(ctx, ref, nil)
 	if err != nil {
@@ -263,6 +285,9 @@ func (f *FS) restore(ctx context.Context, ref string, paths []string) error {
 		defer c.mu.Unlock()
 		if c.closed {
 			return errClosed
+		}
+		if err := c.checkedLocked(ctx, ok); err != nil {
+			return err
 		}
 		var res *sqlstore.RestoreResult
 		return c.commitWith(true, true, func(b *sqlstore.Batch) error {
@@ -528,7 +553,7 @@ type restoreSet struct {
 // is there now goes (as an unlink would take it), and the checkpoint's
 // files come back as new inodes with its data, attributes and hard links
 // among them, in one step under core.mu, so one commit holds all of it.
-func (f *FS) restorePaths(ctx context.Context, ref string, paths []string) error {
+func (f *FS) restorePaths(ctx context.Context, ref string, paths []string, ok func(context.Context) error) error {
 	c := f.c
 	var roots []string
 	for _, p := range paths {
@@ -540,7 +565,7 @@ func (f *FS) restorePaths(ctx context.Context, ref string, paths []string) error
 		return slices.ContainsFunc(roots, func(r string) bool { return r != p && under(p, []string{r}) })
 	})
 	if slices.Contains(roots, "/") {
-		return f.restore(ctx, ref, nil)
+		return f.restore(ctx, ref, nil, ok)
 	}
 	fail := func(err error) error {
 		for _, r := range roots {
@@ -571,12 +596,21 @@ func (f *FS) restorePaths(ctx context.Context, ref string, paths []string) error
 		}
 		sets = append(sets, set)
 	}
+	// Those reads were many transactions; the checkpoint still there after
+	// them means they all saw its rows (the janitor frees a checkpoint's
+	// rows only once it is deleted).
+	if _, err := c.store.ResolveCheckpoint(ctx, strconv.FormatInt(ci.ID, 10)); err != nil {
+		return fail(err)
+	}
 	var stale []Change
-	err = func() error {
+	apply := func() error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if c.closed {
 			return errClosed
+		}
+		if err := c.checkedLocked(ctx, ok); err != nil {
+			return err
 		}
 		if err := c.restorableLocked(sets); err != nil {
 			return err
@@ -585,7 +619,12 @@ func (f *FS) restorePaths(ctx context.Context, ref string, paths []string) error
 			stale = append(stale, c.restoreSetLocked(f.who, set)...)
 		}
 		return nil
-	}()
+	}
+	if ok != nil {
+		err = c.onWriter(ctx, apply) // its commit must come from the writer
+	} else {
+		err = apply()
+	}
 	for _, r := range roots {
 		f.auditCkpt("restore", r, ckptPath(ci), err)
 	}

@@ -104,10 +104,16 @@ func (c *core) commit(durable bool) error {
 		return nil
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.commitLocked(false, durable)
+}
+
+// commitLocked is commit called with c.mu held, on the writer; hold keeps
+// it held across the write.
+func (c *core) commitLocked(hold, durable bool) error {
 	// Nothing to write, and (for a sync) nothing committed unsynced since
 	// the last synced commit: a session that only read writes nothing.
 	if c.dirty.empty() && (!durable || !c.unsynced) {
-		c.mu.Unlock()
 		return nil
 	}
 	start := time.Now()
@@ -116,10 +122,9 @@ func (c *core) commit(durable bool) error {
 		// longer in the dirty set, which the reuse check also reads.
 		c.sinceCheckpoint = true
 	}
-	err := c.commitWith(false, durable, func(b *sqlstore.Batch) error {
+	err := c.commitWith(hold, durable, func(b *sqlstore.Batch) error {
 		return c.store.Commit(context.Background(), b)
 	}, nil)
-	c.mu.Unlock()
 	metrics.StoreCommitDuration.Observe(time.Since(start).Seconds())
 	if durable {
 		metrics.StoreSyncCommits.Inc()

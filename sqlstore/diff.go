@@ -33,6 +33,11 @@ func (s *Store) Diff(ctx context.Context, from, to int64) ([]PathChange, error) 
 		return nil, s.classify(err)
 	}
 	defer tx.Rollback()
+	for _, g := range []int64{from, to} {
+		if err := genExists(ctx, tx, g); err != nil {
+			return nil, s.classify(err)
+		}
+	}
 	back := to != Live && to < from
 	if back {
 		from, to = to, from
@@ -448,6 +453,9 @@ func (s *Store) TreeAt(ctx context.Context, gen int64, p string) (above, tree []
 		return nil, nil, s.classify(err)
 	}
 	defer tx.Rollback()
+	if err := genExists(ctx, tx, gen); err != nil {
+		return nil, nil, s.classify(err)
+	}
 	d := &differ{ctx: ctx, q: tx, from: gen, to: gen}
 	defer d.close()
 	sd := side{d, gen}

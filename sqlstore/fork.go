@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -14,11 +16,11 @@ import (
 
 // Fork writes a new store at dst with the tree of generation gen (a
 // checkpoint's, or Live: the last commit), independent of this one: no
-// checkpoints, no history. It copies the store's pages with SQLite's
-// online backup in one step, which reads one consistent state while the
-// owner keeps committing, then drops in the copy what gen does not see.
-// The copy is built under a temporary name and linked to dst only once
-// complete; an existing dst is refused with fs.ErrExist.
+// checkpoints, no history. It copies the store's files as one commit's
+// state while the owner keeps committing (copyFiles), then drops in the
+// copy what gen does not see. The copy is built under a temporary name and
+// linked to dst only once complete and synced; an existing dst is refused
+// with fs.ErrExist.
 func (s *Store) Fork(ctx context.Context, gen int64, dst string) error {
 	abs, err := filepath.Abs(dst)
 	if err != nil {
@@ -32,7 +34,7 @@ func (s *Store) Fork(ctx context.Context, gen int64, dst string) error {
 		return fmt.Errorf("fork: %w", err)
 	}
 	defer removeStoreFiles(tmp)
-	if err := s.backupTo(ctx, tmp); err != nil {
+	if err := s.copyFiles(ctx, tmp); err != nil {
 		return s.classify(fmt.Errorf("fork %s: %w", abs, err))
 	}
 	if err := trimFork(ctx, tmp, gen); err != nil {
@@ -47,7 +49,74 @@ func (s *Store) Fork(ctx context.Context, gen int64, dst string) error {
 	return syncFile(filepath.Dir(abs))
 }
 
-// backupTo copies the whole store into the empty file at path.
+// copyFiles copies the store into the empty file at path (and its WAL to
+// path's), as the state of one commit, the last one or a later, with the
+// kernel's file copy (copy_file_range: no pass through user space, and a
+// reflink where the filesystem shares blocks). A read transaction held
+// throughout pins that state's files: while it lasts, SQLite neither starts
+// the WAL over (a reader of its frames holds them) nor copies into the
+// database a frame newer than the reader's snapshot (nor any frame at all
+// for a reader of the database file alone). So the WAL's first frames, up
+// to the wal-index's count read after the transaction began, are final;
+// the database file changes only where a checkpoint copies one of those
+// frames in, which the copied WAL holds and which SQLite reads in its
+// place when the fork is opened. When the whole WAL was already in the
+// database, the database file alone is the state. Where the wal-index
+// cannot be read, SQLite's online backup copies page by page instead.
+func (s *Store) copyFiles(ctx context.Context, path string) error {
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM meta`).Scan(&n); err != nil {
+		return err // the read transaction starts at its first read
+	}
+	h, err := s.walIndex()
+	if err != nil {
+		slog.Debug("fork: wal-index unreadable; copying with the online backup", "err", err)
+		return s.backupTo(ctx, path)
+	}
+	if err := copyFile(s.path, path, -1); err != nil {
+		return err
+	}
+	if h.frames <= h.backfilled {
+		return nil
+	}
+	return copyFile(s.path+"-wal", path+"-wal", walHeaderSize+h.frames*h.frameSize)
+}
+
+// walHeaderSize is the WAL file's header, before its first frame.
+const walHeaderSize = 32
+
+// copyFile copies the first n bytes (all when n < 0) of src into dst,
+// created or emptied.
+func copyFile(src, dst string, n int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	var r io.Reader = in
+	if n >= 0 {
+		r = io.LimitReader(in, n)
+	}
+	// *os.File's ReadFrom copies with copy_file_range, a LimitedReader's
+	// limit included.
+	copied, err := io.Copy(out, r)
+	if err == nil && n >= 0 && copied != n {
+		err = fmt.Errorf("%s: %d bytes, want %d: %w", src, copied, n, io.ErrUnexpectedEOF)
+	}
+	return errors.Join(err, out.Close())
+}
+
+// backupTo copies the whole store into the empty file at path with
+// SQLite's online backup.
 func (s *Store) backupTo(ctx context.Context, path string) error {
 	dst, err := sql.Open("sqlite3", dsn(path, ""))
 	if err != nil {
@@ -90,6 +159,11 @@ func trimFork(ctx context.Context, path string, gen int64) error {
 		return err
 	}
 	defer tx.Rollback()
+	// The copy is one state of the store: if the checkpoint is in it, so
+	// are all its rows.
+	if err := genExists(ctx, tx, gen); err != nil {
+		return err
+	}
 	for _, v := range versionedTables {
 		if gen != Live {
 			if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s WHERE born > 0 AND born > ?`, v.name), gen); err != nil {

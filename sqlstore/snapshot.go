@@ -171,6 +171,24 @@ func resolveCheckpoint(ctx context.Context, q querier, ref string) (CheckpointIn
 	return ci, nil
 }
 
+// genExists fails with ErrCheckpointNotFound unless gen is Live or a
+// checkpoint's generation in q's view. A read of a generation checks it in
+// its own transaction: a checkpoint deleted after the caller resolved it
+// may have lost its rows to the janitor already.
+func genExists(ctx context.Context, q querier, gen int64) error {
+	if gen == Live {
+		return nil
+	}
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM checkpoints WHERE gen = ?`, gen).Scan(&n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("generation %d: %w (deleted meanwhile)", gen, ErrCheckpointNotFound)
+	}
+	return nil
+}
+
 // loadGenerations reads the current generation and the newest
 // checkpoint's. Called at open, before the writer runs.
 func (s *Store) loadGenerations(ctx context.Context) error {
@@ -423,6 +441,7 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, g int64, res *Restore
 			return fmt.Errorf("restore: %w", err)
 		}
 	}
+	newest := g == s.lastCkpt
 	// Kept inodes lose their names; their rows stay, rewritten as nlink 0.
 	notKept := map[string]string{
 		"inodes": "ino NOT IN temp.restore_keep", "chunks": "(key >> 24) NOT IN temp.restore_keep",
@@ -435,6 +454,21 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, g int64, res *Restore
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DELETE FROM %s WHERE born > 0 AND born > ? AND %s`, v.name, notKept[v.name]), g); err != nil {
 			return fmt.Errorf("restore %s: %w", v.name, err)
 		}
+		if newest {
+			// No checkpoint lies after g: the rows g saw go back as they
+			// were, born when they were, and leave the history. What
+			// changes next is then all that differs from g, so a restore
+			// or diff after this one reads only that.
+			for _, q := range []string{`INSERT INTO %[1]s(%[2]s, born) SELECT %[2]s, born FROM %[1]s_hist WHERE born <= ? AND died > ?`,
+				`DELETE FROM %[1]s_hist WHERE born <= ? AND died > ?`} {
+				if _, err := tx.ExecContext(ctx, fmt.Sprintf(q, v.name, v.all()), g, g); err != nil {
+					return fmt.Errorf("restore %s: %w", v.name, err)
+				}
+			}
+			continue
+		}
+		// Later checkpoints see the rows now live, saved above: g's come
+		// back as new versions.
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`INSERT INTO %[1]s(%[2]s, born) SELECT %[2]s, ?1 FROM %[1]s_hist WHERE born <= ?2 AND died > ?2`,
 			v.name, v.all()), s.gen, g); err != nil {
 			return fmt.Errorf("restore %s: %w", v.name, err)

@@ -4,6 +4,7 @@
 package sqlstore
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/binary"
@@ -367,30 +368,58 @@ func (s *Store) FileBytes() (db, wal int64) {
 }
 
 // walBytes is what the WAL holds since SQLite last started it over (used)
-// and what of that no checkpoint has copied yet (pending), read from the
-// wal-index header in the -shm file (its layout is part of SQLite's
-// documented file format, https://sqlite.org/walformat.html): mxFrame and
-// nBackfill frames. The WAL file's size does not tell: SQLite reuses a
+// and what of that no checkpoint has copied yet (pending), from the
+// wal-index header. The WAL file's size does not tell: SQLite reuses a
 // checkpointed WAL from its start without shrinking it. Zeros when there
 // is no wal-index to read.
 func (s *Store) walBytes() (used, pending int64) {
-	f, err := os.Open(s.path + "-shm")
+	h, err := s.walIndex()
 	if err != nil {
 		return 0, 0
 	}
+	return h.frames * h.frameSize, max(0, h.frames-h.backfilled) * h.frameSize
+}
+
+// walIndexHeader is what the wal-index header in the -shm file says (its
+// layout is part of SQLite's documented file format,
+// https://sqlite.org/walformat.html): the WAL's valid frames (mxFrame),
+// those copied into the database (nBackfill), and a frame's size.
+type walIndexHeader struct {
+	frames, backfilled, frameSize int64
+}
+
+// errWALIndex: the wal-index header could not be read whole.
+var errWALIndex = errors.New("wal-index header unreadable")
+
+// walIndex reads the wal-index header. SQLite writes its two copies one
+// after the other: copies that differ were read mid-update, and are read
+// again, as SQLite's readers do.
+func (s *Store) walIndex() (walIndexHeader, error) {
+	f, err := os.Open(s.path + "-shm")
+	if err != nil {
+		return walIndexHeader{}, err
+	}
 	defer f.Close()
 	var hdr [walIndexHdrSize]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
-		return 0, 0
+	for range 100 {
+		if _, err := f.ReadAt(hdr[:], 0); err != nil {
+			return walIndexHeader{}, err
+		}
+		if hdr[12] != 1 || !bytes.Equal(hdr[:48], hdr[48:96]) {
+			continue // not initialized, or mid-update
+		}
+		order := binary.NativeEndian
+		frameSize := int64(order.Uint16(hdr[14:]))
+		if frameSize == 1 {
+			frameSize = 1 << 16
+		}
+		return walIndexHeader{
+			frames:     int64(order.Uint32(hdr[16:])),
+			backfilled: int64(order.Uint32(hdr[96:])),
+			frameSize:  frameSize + walFrameHeader,
+		}, nil
 	}
-	order := binary.NativeEndian
-	frameSize := int64(order.Uint16(hdr[14:]))
-	if frameSize == 1 {
-		frameSize = 1 << 16
-	}
-	frameSize += walFrameHeader
-	frames, copied := int64(order.Uint32(hdr[16:])), int64(order.Uint32(hdr[96:]))
-	return frames * frameSize, max(0, frames-copied) * frameSize
+	return walIndexHeader{}, errWALIndex
 }
 
 // walIndexHdrSize covers the wal-index header (two copies of 48 bytes) and

@@ -42,7 +42,7 @@ func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
-	cs, err := s.opts.Tools.ListCheckpoints(r.Context())
+	cs, err := s.opts.Tools.ListCheckpoints(r.Context(), tools.CheckpointActor)
 	answer(w, map[string][]tools.CheckpointInfo{"checkpoints": cs}, err)
 }
 
@@ -57,7 +57,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
-	changes, err := s.opts.Tools.DiffCheckpoints(r.Context(), r.PathValue("ref"), to)
+	changes, err := s.opts.Tools.DiffCheckpoints(r.Context(), tools.CheckpointActor, r.PathValue("ref"), to)
 	answer(w, map[string][]tools.Change{"changes": changes}, err)
 }
 

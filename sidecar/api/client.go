@@ -87,13 +87,13 @@ func (l Local) CreateCheckpoint(ctx context.Context, name string) (tools.Checkpo
 	return l.S.CreateCheckpoint(ctx, tools.CheckpointActor, name)
 }
 func (l Local) Checkpoints(ctx context.Context) ([]tools.CheckpointInfo, error) {
-	return l.S.ListCheckpoints(ctx)
+	return l.S.ListCheckpoints(ctx, tools.CheckpointActor)
 }
 func (l Local) Restore(ctx context.Context, ref string) (tools.CheckpointInfo, error) {
 	return l.S.RestoreCheckpoint(ctx, tools.CheckpointActor, ref)
 }
 func (l Local) Diff(ctx context.Context, from, to string) ([]tools.Change, error) {
-	return l.S.DiffCheckpoints(ctx, from, to)
+	return l.S.DiffCheckpoints(ctx, tools.CheckpointActor, from, to)
 }
 func (l Local) DeleteCheckpoint(ctx context.Context, ref string) (tools.CheckpointInfo, error) {
 	return l.S.DeleteCheckpoint(ctx, tools.CheckpointActor, ref)

@@ -152,13 +152,16 @@ func (s *Service) checkpoint(ctx context.Context, actor, op string, o sfs.Checkp
 	return checkpointInfo(c), nil
 }
 
-// ListCheckpoints lists every checkpoint, oldest first.
-func (s *Service) ListCheckpoints(ctx context.Context) ([]CheckpointInfo, error) {
+// ListCheckpoints lists every checkpoint, oldest first, in actor's name.
+func (s *Service) ListCheckpoints(ctx context.Context, actor string) ([]CheckpointInfo, error) {
 	core, err := s.checkpoints()
 	if err != nil {
 		return nil, err
 	}
-	cs, err := core.Checkpoints(ctx)
+	return listCheckpoints(core.WithActor(actor).Checkpoints(ctx))
+}
+
+func listCheckpoints(cs []sfs.CheckpointInfo, err error) ([]CheckpointInfo, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -193,8 +196,8 @@ func (s *Service) onCheckpoint(ctx context.Context, op, ref string, fn func(core
 }
 
 // DiffCheckpoints lists what changed from checkpoint from to checkpoint
-// to, or to the live tree when to is "", sorted by path.
-func (s *Service) DiffCheckpoints(ctx context.Context, from, to string) (changes []Change, err error) {
+// to, or to the live tree when to is "", sorted by path, in actor's name.
+func (s *Service) DiffCheckpoints(ctx context.Context, actor, from, to string) (changes []Change, err error) {
 	start := time.Now()
 	defer func() { observe("diff", start, err) }()
 	core, err := s.checkpoints()
@@ -204,7 +207,7 @@ func (s *Service) DiffCheckpoints(ctx context.Context, from, to string) (changes
 	if from == "" {
 		return nil, toolErr(CodeInvalid, nil, "no checkpoint given to diff from: pass its id or name")
 	}
-	ds, err := core.Diff(ctx, from, to)
+	ds, err := core.WithActor(actor).Diff(ctx, from, to)
 	if err != nil {
 		// Name the side that failed.
 		ref := from
@@ -267,7 +270,8 @@ func (s *Service) autoCheckpoint(ctx context.Context, id string) (ref string, fr
 // keeps: beyond the newest Keep, or older than MaxAge.
 func (s *Service) pruneCheckpoints(ctx context.Context) {
 	r := s.opts.AutoCheckpoint
-	all, err := s.ListCheckpoints(ctx)
+	// Retention's own listing is bookkeeping, not an operation to audit.
+	all, err := listCheckpoints(s.core.Store().Checkpoints(ctx))
 	if err != nil {
 		slog.Warn("checkpoint retention", "err", err)
 		return
@@ -366,23 +370,41 @@ func (s *Service) Undo(ctx context.Context, actor, id string) (res UndoResult, e
 	if len(ch.paths) == 0 {
 		return res, nil
 	}
-	if conflicts, err := s.laterChanges(ctx, ch, Actor(id)); err != nil {
-		return res, err
-	} else if len(conflicts) > 0 {
-		return res, toolErr(CodeConflict, nil, "exec %s cannot be undone: its paths were changed after it by others, whose work undo would lose: %s",
-			id, strings.Join(conflicts, ", "))
+	// The events up to now are read beside the workspace; those after,
+	// within the restore's own step, so none can land unseen between the
+	// check and the restore.
+	var seen int64
+	check := func(ctx context.Context, audit auditFunc) error {
+		conflicts, last, err := laterChanges(ctx, audit, ch, Actor(id), max(seen, ch.first))
+		seen = last
+		if err != nil {
+			return err
+		}
+		if len(conflicts) > 0 {
+			return toolErr(CodeConflict, nil, "exec %s cannot be undone: its paths were changed after it by others, whose work undo would lose: %s",
+				id, strings.Join(conflicts, ", "))
+		}
+		return nil
 	}
-	if err := core.WithActor(actor).RestorePaths(ctx, c.ID, ch.paths); err != nil {
+	if err := check(ctx, s.Audit); err != nil {
+		return res, err
+	}
+	if err := core.WithActor(actor).RestorePathsIf(ctx, c.ID, ch.paths, func(ctx context.Context) error {
+		return check(ctx, core.Store().Audit)
+	}); err != nil {
 		return res, checkpointErr(err, c.ID)
 	}
 	res.Restored = displayAll(ch.paths)
 	return res, nil
 }
 
+// auditFunc reads audit events.
+type auditFunc func(context.Context, sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error)
+
 // laterChanges lists, as "path (actor)", the changes other actors than
-// self made since ch.first to a path of ch, or above or below one: undoing
-// ch would overwrite them.
-func (s *Service) laterChanges(ctx context.Context, ch execChanges, self string) ([]string, error) {
+// self made after event after to a path of ch, or above or below one:
+// undoing ch would overwrite them. last is the newest event read.
+func laterChanges(ctx context.Context, audit auditFunc, ch execChanges, self string, after int64) (conflicts []string, last int64, err error) {
 	mine := make(map[string]bool, len(ch.paths))
 	for _, p := range ch.paths {
 		mine[p] = true
@@ -402,11 +424,11 @@ func (s *Service) laterChanges(ctx context.Context, ch execChanges, self string)
 		return i < len(ch.paths) && strings.HasPrefix(ch.paths[i], below)
 	}
 	found := map[string]bool{}
-	f := sqlstore.AuditFilter{AfterSeq: ch.first, Limit: 10_000}
+	f := sqlstore.AuditFilter{AfterSeq: after, Limit: 10_000}
 	for {
-		ev, err := s.Audit(ctx, f)
+		ev, err := audit(ctx, f)
 		if err != nil {
-			return nil, err
+			return nil, f.AfterSeq, err
 		}
 		for _, e := range ev {
 			f.AfterSeq = e.Seq
@@ -423,12 +445,12 @@ func (s *Service) laterChanges(ctx context.Context, ch execChanges, self string)
 			break
 		}
 	}
-	out := make([]string, 0, len(found))
+	conflicts = make([]string, 0, len(found))
 	for p := range found {
-		out = append(out, p)
+		conflicts = append(conflicts, p)
 	}
-	slices.Sort(out)
-	return out, nil
+	slices.Sort(conflicts)
+	return conflicts, f.AfterSeq, nil
 }
 
 // CheckpointInput is the checkpoint tool's argument.
@@ -506,7 +528,7 @@ func (s *Service) DiffTool(ctx context.Context, in DiffInput) (DiffOutput, error
 	if err != nil {
 		return DiffOutput{}, err
 	}
-	all, err := s.DiffCheckpoints(ctx, in.From, in.To)
+	all, err := s.DiffCheckpoints(ctx, "tool:diff_checkpoint", in.From, in.To)
 	if err != nil {
 		return DiffOutput{}, err
 	}
@@ -550,11 +572,11 @@ func (s *Service) CheckpointOp(ctx context.Context, actor, op string, args []byt
 	case "create":
 		out, err = s.CreateCheckpoint(ctx, actor, in.Name)
 	case "list":
-		out, err = s.ListCheckpoints(ctx)
+		out, err = s.ListCheckpoints(ctx, actor)
 	case "restore":
 		out, err = s.RestoreCheckpoint(ctx, actor, in.Checkpoint)
 	case "diff":
-		out, err = s.DiffCheckpoints(ctx, in.From, in.To)
+		out, err = s.DiffCheckpoints(ctx, actor, in.From, in.To)
 	case "delete":
 		out, err = s.DeleteCheckpoint(ctx, actor, in.Checkpoint)
 	case "undo":

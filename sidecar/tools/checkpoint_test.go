@@ -80,7 +80,7 @@ func TestCheckpointRestoreDiff(t *testing.T) {
 		t.Fatalf("created %+v", c1)
 	}
 	e.run("echo two > a && echo new > d/n && rm k")
-	diff, err := e.svc.DiffCheckpoints(ctx, c1.Name, "")
+	diff, err := e.svc.DiffCheckpoints(ctx, "test", c1.Name, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestCheckpointRestoreDiff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d2, err := e.svc.DiffCheckpoints(ctx, c1.ID, c2.ID); err != nil || !slices.Equal(d2, diff) {
+	if d2, err := e.svc.DiffCheckpoints(ctx, "test", c1.ID, c2.ID); err != nil || !slices.Equal(d2, diff) {
 		t.Errorf("diff of two checkpoints = %v, %v; want %v", d2, err, diff)
 	}
 	if _, err := e.svc.RestoreCheckpoint(ctx, "test", c1.Name); err != nil {
@@ -100,7 +100,7 @@ func TestCheckpointRestoreDiff(t *testing.T) {
 	if a, k, n := e.read("/a"), e.read("/k"), e.read("/d/n"); a != "one\n" || k != "keep\n" || n != "<missing>" {
 		t.Errorf("after restore a=%q k=%q d/n=%q", a, k, n)
 	}
-	list, err := e.svc.ListCheckpoints(ctx)
+	list, err := e.svc.ListCheckpoints(ctx, "test")
 	if err != nil || len(list) != 2 || list[0].ID != c1.ID || list[1].ID != c2.ID {
 		t.Fatalf("list = %+v, %v", list, err)
 	}
@@ -115,8 +115,8 @@ func TestCheckpointRestoreDiff(t *testing.T) {
 		{"restore deleted", func() error { _, err := e.svc.RestoreCheckpoint(ctx, "test", c1.ID); return err }(), tools.CodeNoCheckpoint},
 		{"restore unknown name", func() error { _, err := e.svc.RestoreCheckpoint(ctx, "test", "nope"); return err }(), tools.CodeNoCheckpoint},
 		{"restore empty", func() error { _, err := e.svc.RestoreCheckpoint(ctx, "test", ""); return err }(), tools.CodeInvalid},
-		{"diff unknown to", func() error { _, err := e.svc.DiffCheckpoints(ctx, c2.ID, "999999"); return err }(), tools.CodeNoCheckpoint},
-		{"diff malformed", func() error { _, err := e.svc.DiffCheckpoints(ctx, "a\x00b", ""); return err }(), tools.CodeInvalid},
+		{"diff unknown to", func() error { _, err := e.svc.DiffCheckpoints(ctx, "test", c2.ID, "999999"); return err }(), tools.CodeNoCheckpoint},
+		{"diff malformed", func() error { _, err := e.svc.DiffCheckpoints(ctx, "test", "a\x00b", ""); return err }(), tools.CodeInvalid},
 		{"name in use", func() error {
 			_, err := e.svc.CreateCheckpoint(ctx, "test", "x")
 			_, err = e.svc.CreateCheckpoint(ctx, "test", "x")
@@ -150,7 +150,7 @@ func TestAutoCheckpointRetention(t *testing.T) {
 		}
 		ids = append(ids, res.ID)
 	}
-	list, err := e.svc.ListCheckpoints(ctx)
+	list, err := e.svc.ListCheckpoints(ctx, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestAutoCheckpointRetention(t *testing.T) {
 	e2 := newCkEnv(t, &tools.CheckpointRetention{MaxAge: time.Nanosecond}, sfs.Policy{})
 	e2.run("echo a > a")
 	e2.run("echo b > b")
-	list, _ = e2.svc.ListCheckpoints(ctx)
+	list, _ = e2.svc.ListCheckpoints(ctx, "test")
 	if len(list) > 1 {
 		t.Errorf("with max age 1ns, %d automatic checkpoints stay: %+v", len(list), list)
 	}
@@ -249,7 +249,7 @@ func TestRestoreWhileExecWrites(t *testing.T) {
 	if f, g := e.read("/f"), e.read("/g0"); f != "base\n" || g != "<missing>" {
 		t.Errorf("checkpoint changed by the writes that raced %d restores: f=%q g0=%q", restores, f, g)
 	}
-	if d, err := e.svc.DiffCheckpoints(ctx, c.ID, ""); err != nil || len(d) != 0 {
+	if d, err := e.svc.DiffCheckpoints(ctx, "test", c.ID, ""); err != nil || len(d) != 0 {
 		t.Errorf("diff after restoring again: %v, %v", d, err)
 	}
 }

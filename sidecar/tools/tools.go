@@ -146,7 +146,7 @@ func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) 
 
 // recordOnly are the audited operations that change no path (fs.FS.Record
 // and the checkpoint bookkeeping): not an exec's changes.
-var recordOnly = map[string]bool{"publish": true, "download": true, "checkpoint": true, "checkpoint-delete": true, "fork": true, "connect": true}
+var recordOnly = map[string]bool{"publish": true, "download": true, "checkpoint": true, "checkpoint-delete": true, "checkpoint-list": true, "checkpoint-diff": true, "fork": true, "connect": true}
 
 // changedPaths are the workspace paths a successful audit event changed:
 // none for recordOnly operations, and a restore names its checkpoint in

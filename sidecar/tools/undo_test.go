@@ -1,12 +1,19 @@
 package tools_test
 
 import (
+	"context"
+	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 // TestUndo: undo puts back exactly what one exec changed, refuses when a
@@ -74,5 +81,52 @@ func TestUndo(t *testing.T) {
 		if _, err := e.svc.Undo(ctx, "test", tc.id); string(codeOf(err)) != tc.want {
 			t.Errorf("undo %q: %v, want code %s", tc.id, err, tc.want)
 		}
+	}
+}
+
+// TestUndoConflictCheckAtomic: a change by another actor landing right
+// after undo's conflict check reads the audit (through Options.Audit, the
+// read of later events) and before its restore is still seen as a
+// conflict, and survives: the check ends in the restore's own step.
+func TestUndoConflictCheckAtomic(t *testing.T) {
+	f, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	sh := shell.New(f, shell.Options{})
+	t.Cleanup(func() { sh.Close() })
+	var undoing atomic.Bool
+	var writes atomic.Int64
+	other := f.WithActor("other")
+	audit := func(ctx context.Context, filter sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error) {
+		if err := f.Flush(ctx); err != nil {
+			return nil, err
+		}
+		ev, err := f.Store().Audit(ctx, filter)
+		if undoing.Load() && filter.AfterSeq > 0 {
+			n := writes.Add(1)
+			if werr := other.WriteFile("/p", []byte(fmt.Sprintf("other %d\n", n)), 0o644); werr != nil {
+				t.Error(werr)
+			}
+		}
+		return ev, err
+	}
+	svc := tools.NewForCore(f, map[string]sidecar.Backend{"shell": sh}, tools.Options{AutoCheckpoint: &tools.DefaultCheckpointRetention, Audit: audit})
+	e := &ckEnv{t, f, svc}
+	e.run("echo base > p")
+	target := e.run("echo changed > p")
+	undoing.Store(true)
+	_, err = svc.Undo(t.Context(), "test", target.ID)
+	undoing.Store(false)
+	if writes.Load() == 0 {
+		t.Fatal("undo read no later events through Options.Audit: nothing was written in between")
+	}
+	last := fmt.Sprintf("other %d\n", writes.Load())
+	if codeOf(err) != tools.CodeConflict || !strings.Contains(err.Error(), "p (other)") {
+		t.Errorf("undo with another's write after its audit reads: %v, want a conflict naming p (other)", err)
+	}
+	if got := e.read("/p"); got != last {
+		t.Errorf("/p = %q after undo, want the other actor's last write %q", got, last)
 	}
 }

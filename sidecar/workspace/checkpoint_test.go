@@ -30,7 +30,8 @@ const c = await ck.create({ name: 'js one' });
 fs.writeFileSync('a', 'two'); fs.writeFileSync('b', 'new');
 console.log((await ck.diff('js one')).map((x) => x.status + ' ' + x.path).join(','));
 console.log((await ck.restore(c.id)).id === c.id, fs.readFileSync('a', 'utf8'), fs.existsSync('b'));
-for (const bad of [() => ck.restore('nope'), () => ck.create({ name: '42' }), () => ck.undo('nosuchexec')]) {
+for (const bad of [() => ck.restore('nope'), () => ck.create({ name: '42' }), () => ck.undo('nosuchexec'),
+  () => ck.restore('a\u0000b'), () => ck.diff('99999999999999999999999'), () => ck.diff(c.id, 'nope'), () => ck.delete('')]) {
   try { await bad(); console.log('resolved'); } catch (e) { console.log(e.code); }
 }
 const list = await ck.list();
@@ -41,7 +42,7 @@ console.log(list.length, list.filter((x) => x.auto).length, list.some((x) => x.n
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("exec: %v, %+v, stderr %s", err, res, errb.String())
 	}
-	want := "M a,A b\ntrue one false\nunknown_checkpoint\ninvalid_argument\nunknown_checkpoint\n2 1 true\n"
+	want := "M a,A b\ntrue one false\nunknown_checkpoint\ninvalid_argument\nunknown_checkpoint\ninvalid_argument\ninvalid_argument\nunknown_checkpoint\ninvalid_argument\n2 1 true\n"
 	if out.String() != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
 	}
