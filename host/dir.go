@@ -21,10 +21,11 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
-// A workspace of a Dir is the folder DIR/ID holding its store and what
-// lives beside it (policy, tokens): removing the folder removes it all.
+// A workspace of a Dir is the folder DIR/ID holding its store (StoreName)
+// and what lives beside it (policy, tokens): removing the folder removes
+// it all.
 const (
-	storeName  = "workspace.sqlfs"
+	StoreName  = "workspace.sqlfs"
 	policyName = "policy.json"
 	lockName   = ".host.lock"
 )
@@ -90,6 +91,9 @@ func OpenDir(root string, ws workspace.Options, ao api.Options) (*Dir, error) {
 	return d, nil
 }
 
+// Root is the directory the workspaces are stored under.
+func (d *Dir) Root() string { return d.root }
+
 // Close lets another process take the directory.
 func (d *Dir) Close() error { return d.lock.Close() }
 
@@ -138,7 +142,7 @@ func (d *Dir) Open(ctx context.Context, id string) (Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
-	store := filepath.Join(p, storeName)
+	store := filepath.Join(p, StoreName)
 	if fi, err := os.Lstat(store); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s: %s is not a regular file", ErrNotFound, id, store)
 	}
@@ -162,8 +166,8 @@ func (d *Dir) Open(ctx context.Context, id string) (Workspace, error) {
 	return &served{ws: ws, api: api.NewServer(ao)}, nil
 }
 
-// storePath is where workspace id's store lives.
-func (d *Dir) storePath(id string) string { return filepath.Join(d.root, id, storeName) }
+// StorePath is where workspace id's store lives (id must pass CheckID).
+func (d *Dir) StorePath(id string) string { return filepath.Join(d.root, id, StoreName) }
 
 // policyFile is the workspace's own policy, "" when it has none.
 func (d *Dir) policyFile(p string) string {
@@ -317,7 +321,7 @@ func (d *Dir) Stat(id string) (Info, error) {
 			continue
 		}
 		in.Bytes += fi.Size()
-		if strings.HasPrefix(e.Name(), storeName) && fi.ModTime().After(in.LastUsed) {
+		if strings.HasPrefix(e.Name(), StoreName) && fi.ModTime().After(in.LastUsed) {
 			in.LastUsed = fi.ModTime()
 		}
 	}

@@ -60,6 +60,7 @@ const (
 	reasonPolicy   = "policy"
 	reasonDelete   = "delete"
 	reasonShutdown = "shutdown"
+	reasonEvict    = "evict"
 )
 
 // Options configure a Host.
@@ -396,6 +397,41 @@ func (h *Host) Remove(ctx context.Context, id string, force bool, remove func() 
 	err = remove()
 	h.forget(e, nil)
 	return err
+}
+
+// Evict closes workspace id at once if it is open, cancelling its running
+// execs; requests still using it fail. A fleet evicts a workspace whose
+// lease it lost: another host may be serving it already.
+func (h *Host) Evict(ctx context.Context, id string) error {
+	for {
+		e, err := h.settled(ctx, id)
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			h.mu.Unlock()
+			return nil
+		}
+		select {
+		case <-e.ready:
+		default:
+			h.mu.Unlock()
+			select {
+			case <-e.ready:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		if e.err != nil {
+			h.mu.Unlock()
+			return nil
+		}
+		h.beginCloseLocked(e, reasonEvict)
+		h.mu.Unlock()
+		h.finishClose(e, 0)
+		return nil
+	}
 }
 
 // Close stops hibernating and closes every open workspace, letting running

@@ -514,3 +514,31 @@ func TestForkOf(t *testing.T) {
 		t.Errorf("fork onto an existing id: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestEvict: an evicted workspace closes at once, its running exec
+// cancelled, and opens again at its next use.
+func TestEvict(t *testing.T) {
+	e := serve(t, host.Options{})
+	e.create("w")
+	e.write("w", "f.txt", "kept")
+	_, wait := e.startExec("w", "sleep 30; echo finished")
+	start := time.Now()
+	if err := e.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.state("w"); st != "hibernated" {
+		t.Fatalf("state after Evict: %s", st)
+	}
+	if out := wait(); strings.Contains(out, "finished") {
+		t.Fatalf("the exec ran on after Evict: %s", out)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Evict took %v", d)
+	}
+	if got := e.read("w", "f.txt"); got != "kept" {
+		t.Fatalf("read after Evict: %q", got)
+	}
+	if err := e.host.Evict(t.Context(), "absent"); err != nil {
+		t.Fatalf("Evict of a workspace not open: %v", err)
+	}
+}

@@ -280,7 +280,7 @@ func (s *handler) fork(ctx context.Context, id string, pol *workspace.PolicyFile
 	if err := s.d.Create(id, pol); err != nil {
 		return err
 	}
-	if err := from.Tools().Fork(ctx, tools.CheckpointActor, ref, s.d.storePath(id)); err != nil {
+	if err := from.Tools().Fork(ctx, tools.CheckpointActor, ref, s.d.StorePath(id)); err != nil {
 		return errors.Join(err, s.d.Remove(id))
 	}
 	return nil

@@ -44,7 +44,7 @@ var (
 	})
 	HostHibernations = factory.NewCounterVec(prometheus.CounterOpts{
 		Name: "sqlfs_host_hibernations_total",
-		Help: "Workspaces closed by the host, by reason (idle, lru, policy, delete, shutdown).",
+		Help: "Workspaces closed by the host, by reason (idle, lru, policy, delete, shutdown, evict: its fleet lease was lost).",
 	}, []string{"reason"})
 	HostBusyRefusals = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_host_busy_refusals_total",

@@ -1,0 +1,448 @@
+package fleet
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+// DefaultTTL is a lease's life without renewal: a dead host's workspaces
+// move after at most this long.
+const DefaultTTL = 15 * time.Second
+
+// markerName is the file in DIR/ID holding the generation of the lease
+// under which this host last served the workspace.
+const markerName = ".fleet-generation"
+
+// Options configure a Fleet.
+type Options struct {
+	Lease Lease
+	// Opener opens a workspace of DIR, restoring it from the replica when
+	// its store is missing there, and its workspaces' Close returns once
+	// the replica holds all they committed: replica.Opener.
+	Opener host.Opener
+	// Dir is DIR: each workspace's generation marker lives in DIR/ID, and
+	// a stale local store is removed there so that Opener restores it.
+	Dir string
+	// Addr is this host's URL as the other hosts reach it
+	// (http://HOST:PORT).
+	Addr string
+	// TTL is a lease's life without renewal (DefaultTTL when 0). A host
+	// renews every TTL/3 and stops serving a workspace TTL/3 before its
+	// lease would expire unrenewed, so the hosts' clocks must agree to well
+	// within TTL/3.
+	TTL    time.Duration
+	Logger *slog.Logger
+}
+
+// Fleet is a host.Opener that serves a workspace only under its lease,
+// and the handler that forwards the requests of workspaces other hosts
+// hold (Handler).
+type Fleet struct {
+	o     Options
+	claim Claim
+	host  *host.Host
+
+	mu   sync.Mutex
+	held map[string]*grant
+}
+
+// grant is a lease this host holds.
+type grant struct {
+	id     string
+	stop   context.CancelFunc // stops the renewals
+	done   chan struct{}      // closed when the renewals stopped
+	mu     sync.Mutex
+	rec    Record
+	until  time.Time // serve only before this (monotonic)
+	lost   bool
+	closed bool // its workspace was opened and closed again
+}
+
+// New returns a fleet member over o; Bind gives it its host.
+func New(o Options) (*Fleet, error) {
+	if o.Lease == nil || o.Opener == nil || o.Dir == "" {
+		return nil, errors.New("fleet: Lease, Opener and Dir are required")
+	}
+	if err := checkAddr(o.Addr); err != nil {
+		return nil, err
+	}
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.TTL < 30*time.Millisecond {
+		return nil, fmt.Errorf("fleet: lease TTL %v is too short", o.TTL)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Fleet{
+		o:     o,
+		claim: Claim{Addr: o.Addr, Instance: strings.ToLower(rand.Text()[:16]), TTL: o.TTL},
+		held:  map[string]*grant{},
+	}, nil
+}
+
+// checkAddr refuses an advertised address other hosts could not forward to.
+func checkAddr(addr string) error {
+	rest, ok := strings.CutPrefix(addr, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(addr, "https://")
+	}
+	if !ok || rest == "" || strings.ContainsAny(rest, "/?#") {
+		return fmt.Errorf("fleet: advertised address %q: want http://HOST:PORT", addr)
+	}
+	return nil
+}
+
+// Bind gives f the host it opens workspaces for, which it closes at once
+// when their lease is lost.
+func (f *Fleet) Bind(h *host.Host) { f.host = h }
+
+// Addr is this host's advertised URL.
+func (f *Fleet) Addr() string { return f.claim.Addr }
+
+// serveFor is how long after sending a successful acquisition or
+// renewal this host may serve: the margin TTL/3 covers clock skew and the
+// time to close the workspace.
+func (f *Fleet) serveFor() time.Duration { return f.o.TTL - f.o.TTL/3 }
+
+// Open takes workspace id's lease, makes sure the local copy is current
+// (else removes it, so the inner Opener restores it from the replica) and
+// opens it. While another live host holds the lease it fails with a
+// *HeldError.
+func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
+	if err := host.CheckID(id); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	actx, cancel := context.WithTimeout(ctx, f.o.TTL)
+	rec, err := f.o.Lease.Acquire(actx, id, f.claim)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	rctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	g := &grant{id: id, stop: stop, done: make(chan struct{}), rec: rec, until: start.Add(f.serveFor())}
+	f.mu.Lock()
+	f.held[id] = g
+	metrics.FleetLeasesHeld.Set(float64(len(f.held)))
+	f.mu.Unlock()
+	// Renewals run from now: a restore may outlast the TTL.
+	go f.renew(rctx, g)
+	fail := func(err error) (host.Workspace, error) {
+		if perr := f.park(id); perr != nil {
+			// Left in the replicator's sight: let the lease lapse.
+			return nil, errors.Join(err, perr, f.giveUp(ctx, g, false))
+		}
+		return nil, errors.Join(err, f.giveUp(ctx, g, true))
+	}
+	local, err := f.unpark(id, rec)
+	if err != nil {
+		return fail(err)
+	}
+	ws, err := f.o.Opener.Open(ctx, id)
+	if err != nil {
+		return fail(err)
+	}
+	if err := f.mark(id, rec.Generation); err != nil {
+		return fail(errors.Join(err, ws.Close(ctx)))
+	}
+	g.mu.Lock()
+	lost := g.lost
+	g.mu.Unlock()
+	if lost {
+		return fail(errors.Join(fmt.Errorf("workspace %s: %w while opening it", id, ErrLost), ws.Close(ctx)))
+	}
+	metrics.FleetAcquisitions.WithLabelValues(local).Inc()
+	f.o.Logger.Debug("leased workspace", "id", id, "generation", rec.Generation, "local", local)
+	return &leased{Workspace: ws, f: f, g: g}, nil
+}
+
+// A workspace this host does not hold has its local copy parked: its
+// files renamed from workspace.sqlfs to parked.sqlfs, out of the
+// replicator's sight. Litestream, meeting a store behind its replica
+// (a copy another host has served since), would upload a snapshot of it
+// as the newest state.
+const (
+	parkedName = "parked.sqlfs"
+	staleName  = "stale.sqlfs"
+)
+
+var storeSuffixes = []string{"", "-wal", "-shm"}
+
+// moveStore renames the store files from to to, those that exist.
+func moveStore(dir, from, to string) error {
+	for _, suffix := range storeSuffixes {
+		err := os.Rename(filepath.Join(dir, from+suffix), filepath.Join(dir, to+suffix))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			// A leftover of an older copy must not join this one.
+			if err := os.Remove(filepath.Join(dir, to+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func exists(file string) bool {
+	_, err := os.Lstat(file)
+	return err == nil
+}
+
+// park puts workspace id's local copy out of the replicator's sight.
+func (f *Fleet) park(id string) error {
+	dir := filepath.Join(f.o.Dir, id)
+	if !exists(filepath.Join(dir, host.StoreName)) {
+		return nil
+	}
+	if err := moveStore(dir, host.StoreName, parkedName); err != nil {
+		return fmt.Errorf("workspace %s: parking the local copy: %w", id, err)
+	}
+	return nil
+}
+
+// ParkAll parks every workspace's local copy under dir: a host starting
+// holds no lease. Run it before replication starts.
+func ParkAll(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if !e.IsDir() || host.CheckID(e.Name()) != nil || !exists(filepath.Join(p, host.StoreName)) {
+			continue
+		}
+		if err := moveStore(p, host.StoreName, parkedName); err != nil {
+			errs = append(errs, fmt.Errorf("workspace %s: parking the local copy: %w", e.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unpark brings back the parked copy of id when this host served the
+// generation just before rec (nobody else held it since), or nobody ever
+// held it, and otherwise sets it aside as stale.sqlfs (the last one only):
+// another host served the workspace later, so the Opener restores it
+// from the replica. It says which it found: current, stale or missing.
+func (f *Fleet) unpark(id string, rec Record) (string, error) {
+	dir := filepath.Join(f.o.Dir, id)
+	if exists(filepath.Join(dir, host.StoreName)) {
+		// Never parked (a host without a fleet before): the same rules.
+		if err := moveStore(dir, host.StoreName, parkedName); err != nil {
+			return "", fmt.Errorf("workspace %s: %w", id, err)
+		}
+	}
+	if !exists(filepath.Join(dir, parkedName)) {
+		return "missing", nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, markerName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("workspace %s: %w", id, err)
+	}
+	mine, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if rec.Generation == 1 || mine == rec.Generation-1 {
+		if err := moveStore(dir, parkedName, host.StoreName); err != nil {
+			return "", fmt.Errorf("workspace %s: %w", id, err)
+		}
+		return "current", nil
+	}
+	f.o.Logger.Info("local copy is stale: restoring the workspace from the replica", "id", id, "served_generation", mine, "lease_generation", rec.Generation)
+	if err := moveStore(dir, parkedName, staleName); err != nil {
+		return "", fmt.Errorf("workspace %s: setting the stale local copy aside: %w", id, err)
+	}
+	return "stale", nil
+}
+
+// mark records that this host serves id under generation gen.
+func (f *Fleet) mark(id string, gen int64) error {
+	file := filepath.Join(f.o.Dir, id, markerName)
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(gen, 10)+"\n"), 0o600); err != nil {
+		return fmt.Errorf("workspace %s: %w", id, err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("workspace %s: %w", id, err)
+	}
+	return nil
+}
+
+// renew keeps g's lease until ctx ends, and fences the workspace when
+// the lease is lost or would lapse.
+func (f *Fleet) renew(ctx context.Context, g *grant) {
+	defer close(g.done)
+	every := f.o.TTL / 3
+	retry := min(every/4, time.Second)
+	due := time.Now().Add(every)
+	for {
+		g.mu.Lock()
+		rec, until := g.rec, g.until
+		g.mu.Unlock()
+		wake := due
+		if until.Before(wake) {
+			wake = until
+		}
+		t := time.NewTimer(time.Until(wake))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if !time.Now().Before(until) {
+			f.fence(g, "expired", nil)
+			return
+		}
+		start := time.Now()
+		cctx, cancel := context.WithDeadline(ctx, until)
+		n, err := f.o.Lease.Renew(cctx, rec)
+		cancel()
+		switch {
+		case err == nil:
+			g.mu.Lock()
+			g.rec, g.until = n, start.Add(f.serveFor())
+			g.mu.Unlock()
+			due = start.Add(every)
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, ErrLost):
+			f.fence(g, "taken", err)
+			return
+		default:
+			metrics.FleetRenewFailures.Inc()
+			f.o.Logger.Warn("renewing a workspace lease failed; retrying", "id", g.id, "serving_for", time.Until(until).Round(time.Millisecond), "err", err)
+			due = time.Now().Add(retry)
+		}
+	}
+}
+
+// fence stops serving g's workspace at once: another host may hold it.
+func (f *Fleet) fence(g *grant, cause string, err error) {
+	g.mu.Lock()
+	if g.lost || g.closed {
+		g.mu.Unlock()
+		return
+	}
+	g.lost = true
+	g.mu.Unlock()
+	f.forget(g)
+	metrics.FleetLosses.WithLabelValues(cause).Inc()
+	f.o.Logger.Error("lost the lease of a workspace: closing it", "id", g.id, "cause", cause, "err", err)
+	if f.host != nil {
+		go func() {
+			if err := f.host.Evict(context.Background(), g.id); err != nil {
+				f.o.Logger.Error("closing a workspace whose lease was lost", "id", g.id, "err", err)
+			}
+		}()
+	}
+}
+
+func (f *Fleet) forget(g *grant) {
+	f.mu.Lock()
+	if f.held[g.id] == g {
+		delete(f.held, g.id)
+	}
+	metrics.FleetLeasesHeld.Set(float64(len(f.held)))
+	f.mu.Unlock()
+}
+
+// Serving says whether this host serves workspace id now: it holds its
+// lease and has time left on it.
+func (f *Fleet) Serving(id string) bool {
+	f.mu.Lock()
+	g := f.held[id]
+	f.mu.Unlock()
+	if g == nil {
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.lost && time.Now().Before(g.until)
+}
+
+// giveUp stops renewing g and releases its lease unless it was lost or
+// release is false (the lease then lapses after its TTL).
+func (f *Fleet) giveUp(ctx context.Context, g *grant, release bool) error {
+	g.stop()
+	<-g.done
+	g.mu.Lock()
+	lost := g.lost
+	g.closed = true
+	rec := g.rec
+	g.mu.Unlock()
+	f.forget(g)
+	if lost || !release {
+		return nil
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.o.TTL)
+	defer cancel()
+	if err := f.o.Lease.Release(rctx, rec); err != nil {
+		metrics.FleetReleases.WithLabelValues("failed").Inc()
+		return fmt.Errorf("releasing the lease of %s: %w", g.id, err)
+	}
+	metrics.FleetReleases.WithLabelValues("ok").Inc()
+	return nil
+}
+
+// leased is a workspace served under its lease.
+type leased struct {
+	host.Workspace
+	f *Fleet
+	g *grant
+}
+
+// Tools is the workspace's tool service, for a fork of it.
+func (w *leased) Tools() *tools.Service {
+	if t, ok := w.Workspace.(interface{ Tools() *tools.Service }); ok {
+		return t.Tools()
+	}
+	return nil
+}
+
+// ServeHTTP serves only while the lease has time left: a request that
+// reached a workspace just before its lease was lost is refused.
+func (w *leased) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if !w.f.Serving(w.g.id) {
+		writeError(rw, http.StatusServiceUnavailable, codeUnavailable, "workspace "+w.g.id+": this host lost its lease; retry")
+		return
+	}
+	w.Workspace.ServeHTTP(rw, r)
+}
+
+// Close closes the workspace (the Opener's workspace replicates it a
+// last time), parks it and releases its lease, renewing it meanwhile. A
+// workspace whose lease was lost, or whose close failed, is closed and
+// parked, and its lease left to lapse.
+func (w *leased) Close(ctx context.Context) error {
+	err := w.Workspace.Close(ctx)
+	if perr := w.f.park(w.g.id); perr != nil {
+		err = errors.Join(err, perr)
+	}
+	w.g.mu.Lock()
+	lost := w.g.lost
+	w.g.mu.Unlock()
+	if err != nil && !lost {
+		metrics.FleetReleases.WithLabelValues("kept").Inc()
+		err = fmt.Errorf("%w; the lease of %s lapses in %v instead of moving now", err, w.g.id, w.f.o.TTL)
+	}
+	return errors.Join(err, w.f.giveUp(ctx, w.g, err == nil))
+}

@@ -1,0 +1,488 @@
+package fleet_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sqlfs/sqlfs/fleet"
+	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
+)
+
+const operator = "operator-token-0123456789"
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// cluster is hosts in this process sharing one lease bucket (gofakes3 on
+// 127.0.0.1) and one replica. The replica is a test double of the replica
+// package's contract: a workspace missing locally is restored from it on
+// open, and a closed workspace is copied to it (the final sync) before
+// its lease is released.
+type cluster struct {
+	t       *testing.T
+	leases  string // lease URL
+	replica string // directory standing in for the replica
+	ttl     time.Duration
+}
+
+func newCluster(t *testing.T, ttl time.Duration) *cluster {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("fleet"); err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return &cluster{
+		t: t, ttl: ttl, replica: t.TempDir(),
+		leases: "s3://fleet/leases?forcePathStyle=true&endpoint=http://" + ln.Addr().String(),
+	}
+}
+
+type member struct {
+	t     *testing.T
+	url   string
+	dir   string
+	fleet *fleet.Fleet
+	host  *host.Host
+	lease *switchLease
+	srv   *http.Server
+	stop  sync.Once
+}
+
+// switchLease passes calls to the bucket until cut, then fails them as a
+// partitioned host's would; onAcquire sees each successful acquisition.
+type switchLease struct {
+	fleet.Lease
+	cut       atomic.Bool
+	onAcquire func(fleet.Record)
+}
+
+var errPartitioned = errors.New("partitioned from the lease store")
+
+func (s *switchLease) Acquire(ctx context.Context, id string, c fleet.Claim) (fleet.Record, error) {
+	if s.cut.Load() {
+		return fleet.Record{}, errPartitioned
+	}
+	r, err := s.Lease.Acquire(ctx, id, c)
+	if err == nil && s.onAcquire != nil {
+		s.onAcquire(r)
+	}
+	return r, err
+}
+
+func (s *switchLease) Renew(ctx context.Context, r fleet.Record) (fleet.Record, error) {
+	if s.cut.Load() {
+		return fleet.Record{}, errPartitioned
+	}
+	return s.Lease.Renew(ctx, r)
+}
+
+func (s *switchLease) Holder(ctx context.Context, id string) (fleet.Record, error) {
+	if s.cut.Load() {
+		return fleet.Record{}, errPartitioned
+	}
+	return s.Lease.Holder(ctx, id)
+}
+
+// restoring is the replica double's Opener wrapper.
+type restoring struct {
+	d       *host.Dir
+	dir     string
+	replica string
+}
+
+func (o restoring) Open(ctx context.Context, id string) (host.Workspace, error) {
+	store := filepath.Join(o.dir, id, host.StoreName)
+	if _, err := os.Stat(store); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(o.replica, id)); err == nil {
+			if err := os.MkdirAll(filepath.Dir(store), 0o700); err != nil {
+				return nil, err
+			}
+			if err := copyStore(filepath.Join(o.replica, id), store); err != nil {
+				return nil, err
+			}
+		}
+	}
+	ws, err := o.d.Open(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &synced{Workspace: ws, from: store, to: filepath.Join(o.replica, id)}, nil
+}
+
+// synced copies a workspace to the replica double when it closed.
+type synced struct {
+	host.Workspace
+	from, to string
+}
+
+func (s *synced) Close(ctx context.Context) error {
+	return errors.Join(s.Workspace.Close(ctx), copyStore(s.from, s.to))
+}
+
+func copyStore(from, to string) error {
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(from + suffix)
+		if errors.Is(err, os.ErrNotExist) && suffix != "" {
+			os.Remove(to + suffix)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(to+suffix, b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start runs a host of c on a loopback port.
+func (c *cluster) start() *member {
+	t := c.t
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ws")
+	d, err := host.OpenDir(dir, workspace.Options{}, api.Options{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3l, err := fleet.OpenS3Lease(t.Context(), c.leases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &member{t: t, url: "http://" + ln.Addr().String(), dir: dir, lease: &switchLease{Lease: s3l}}
+	m.fleet, err = fleet.New(fleet.Options{
+		Lease: m.lease, Opener: restoring{d: d, dir: dir, replica: c.replica}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.host = host.New(host.Options{Opener: m.fleet, IdleTimeout: time.Hour, Logger: quiet})
+	m.fleet.Bind(m.host)
+	h := host.Handler(m.host, d, host.HandlerOptions{OperatorToken: operator, Logger: quiet})
+	m.srv = &http.Server{Handler: m.fleet.Handler(h, fleet.HandlerOptions{OperatorToken: operator, Dir: d})}
+	go m.srv.Serve(ln)
+	t.Cleanup(func() {
+		m.shutdown()
+		d.Close()
+	})
+	return m
+}
+
+// shutdown stops m as SIGTERM does: no more requests, every workspace
+// closed, replicated and its lease released.
+func (m *member) shutdown() {
+	m.stop.Do(func() {
+		m.srv.Close()
+		if err := m.host.Close(context.Background()); err != nil {
+			m.t.Error(err)
+		}
+	})
+}
+
+func (m *member) do(method, path string, body any) (int, []byte) {
+	m.t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(m.t.Context(), method, m.url+path, r)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+operator)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func (m *member) must(want int, method, path string, body any) []byte {
+	m.t.Helper()
+	st, b := m.do(method, path, body)
+	if st != want {
+		m.t.Fatalf("%s %s%s: %d %s, want %d", method, m.url, path, st, b, want)
+	}
+	return b
+}
+
+func (m *member) write(id, path, content string) {
+	m.t.Helper()
+	m.must(http.StatusOK, "POST", "/v1/workspaces/"+id+"/tools/write", map[string]any{"path": path, "content": content})
+}
+
+// read returns a file's content (the read tool's lines without their
+// numbers).
+func (m *member) read(id, path string) string {
+	m.t.Helper()
+	var out struct {
+		Result tools.ReadOutput `json:"result"`
+	}
+	if err := json.Unmarshal(m.must(http.StatusOK, "POST", "/v1/workspaces/"+id+"/tools/read", map[string]any{"path": path}), &out); err != nil {
+		m.t.Fatal(err)
+	}
+	var b strings.Builder
+	for line := range strings.Lines(out.Result.Content) {
+		_, text, _ := strings.Cut(line, "\t")
+		b.WriteString(strings.TrimSuffix(text, "\n"))
+	}
+	return b.String()
+}
+
+func holder(t *testing.T, c *cluster, id string) fleet.Record {
+	t.Helper()
+	l, err := fleet.OpenS3Lease(t.Context(), c.leases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := l.Holder(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestForwarding: requests for a workspace another host holds reach it,
+// tools, streamed exec output and MCP alike, with three hosts.
+func TestForwarding(t *testing.T) {
+	c := newCluster(t, time.Minute)
+	a, b, cc := c.start(), c.start(), c.start()
+	a.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w"})
+	if r := holder(t, c, "w"); r.Addr != a.url || !r.Live(time.Now()) {
+		t.Fatalf("lease after create: %+v, want held by %s", r, a.url)
+	}
+	b.write("w", "from-b.txt", "b")
+	if got := a.read("w", "from-b.txt"); got != "b" {
+		t.Fatalf("a reads %q", got)
+	}
+	if got := cc.read("w", "from-b.txt"); got != "b" {
+		t.Fatalf("c reads %q", got)
+	}
+	if !a.fleet.Serving("w") || b.fleet.Serving("w") || cc.fleet.Serving("w") {
+		t.Fatal("w must be served by a alone")
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "w")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("b made a local copy of w: %v", err)
+	}
+
+	// An exec through b streams: its first line arrives while it runs.
+	body, _ := json.Marshal(map[string]any{"command": "echo one; sleep 1; echo two"})
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", b.url+"/v1/workspaces/w/exec", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+operator)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	var sawOne time.Duration
+	var lines []string
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			lines = append(lines, line)
+			if sawOne == 0 && strings.Contains(line, "one") {
+				sawOne = time.Since(start)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	total := time.Since(start)
+	if sawOne == 0 || !strings.Contains(strings.Join(lines, ""), "two") || !strings.Contains(lines[len(lines)-1], `"exit"`) {
+		t.Fatalf("exec stream through b: %q", lines)
+	}
+	if total-sawOne < 500*time.Millisecond {
+		t.Fatalf("the first line came %v after the start, the end %v: the stream was buffered", sawOne, total)
+	}
+
+	// MCP through c, a session kept across requests.
+	hc := &http.Client{Transport: bearer{operator}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: cc.url + "/v1/workspaces/w/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, f := range []string{"m1.txt", "m2.txt"} {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "write", Arguments: map[string]any{"path": f, "content": "via mcp"}})
+		if err != nil || res.IsError {
+			t.Fatalf("mcp write through c: %+v %v", res, err)
+		}
+	}
+	if got := a.read("w", "m2.txt"); got != "via mcp" {
+		t.Fatalf("a reads %q", got)
+	}
+
+	// Without a credential nothing is forwarded that the holder would not
+	// refuse itself.
+	resp2, err := http.Post(b.url+"/v1/workspaces/w/tools/read", "application/json", strings.NewReader(`{"path":"from-b.txt"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp2.Body.Close()
+	if resp2.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("no token through b: %d", resp2.StatusCode)
+	}
+}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHandoff: a host shutting down replicates its workspaces and
+// releases their leases, so the next host asked serves them at once, not
+// after the TTL.
+func TestHandoff(t *testing.T) {
+	c := newCluster(t, time.Minute)
+	a, b := c.start(), c.start()
+	for _, id := range []string{"w1", "w2"} {
+		a.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": id})
+		a.write(id, "f.txt", "written on a to "+id)
+	}
+	a.shutdown()
+	if r := holder(t, c, "w1"); r.Live(time.Now()) || !r.Released {
+		t.Fatalf("lease of w1 after a's shutdown: %+v", r)
+	}
+	start := time.Now()
+	for _, id := range []string{"w1", "w2"} {
+		if got := b.read(id, "f.txt"); got != "written on a to "+id {
+			t.Fatalf("b reads %q from %s", got, id)
+		}
+	}
+	if d := time.Since(start); d > c.ttl/2 {
+		t.Fatalf("b took %v to serve the handed-off workspaces (TTL %v)", d, c.ttl)
+	}
+	if r := holder(t, c, "w1"); r.Addr != b.url || r.Generation != 2 {
+		t.Fatalf("lease of w1: %+v, want generation 2 held by b", r)
+	}
+}
+
+// TestStaleLocalCopy: a host that served a workspace, then saw another
+// host serve it, must not serve its own old copy again.
+func TestStaleLocalCopy(t *testing.T) {
+	c := newCluster(t, time.Minute)
+	a, b := c.start(), c.start()
+	a.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w"})
+	a.write("w", "f.txt", "old")
+	// a closes w (final sync, lease released); b takes it.
+	if err := a.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	b.write("w", "f.txt", "new")
+	if err := b.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	// a still has its copy, "old", on disk.
+	if got := a.read("w", "f.txt"); got != "new" {
+		t.Fatalf("a serves %q: its stale copy", got)
+	}
+	if r := holder(t, c, "w"); r.Generation != 3 || r.Addr != a.url {
+		t.Fatalf("lease %+v", r)
+	}
+}
+
+// TestFencing: a holder cut off from the lease store stops serving its
+// workspace before the lease expires, so that when another host takes it
+// no two hosts ever serve it at once; the cut-off host, healed, forwards.
+func TestFencing(t *testing.T) {
+	ttl := 1500 * time.Millisecond
+	c := newCluster(t, ttl)
+	a, b := c.start(), c.start()
+	a.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w"})
+	a.write("w", "f.txt", "before")
+	// A close syncs w to the replica; a takes it again.
+	if err := a.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	a.write("w", "f2.txt", "after the sync")
+	var overlap atomic.Bool
+	b.lease.onAcquire = func(fleet.Record) {
+		if a.fleet.Serving("w") {
+			overlap.Store(true)
+		}
+	}
+	cut := time.Now()
+	a.lease.cut.Store(true)
+	// a's workspace closes within TTL*2/3 of its last renewal.
+	deadline := time.Now().Add(ttl)
+	for a.fleet.Serving("w") || a.host.Open() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a still serves w %v after losing the lease store", time.Since(cut))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// a cannot take any workspace meanwhile, and refuses rather than
+	// guesses.
+	if st, body := a.do("POST", "/v1/workspaces/w/tools/write", map[string]any{"path": "f.txt", "content": "from the cut-off host"}); st != http.StatusServiceUnavailable {
+		t.Fatalf("write through the cut-off host: %d %s", st, body)
+	}
+	// b waits for the expiry, then serves w restored from the replica:
+	// a's final sync was skipped, its lease being lost, so b has what the
+	// last sync had.
+	for {
+		st, body := b.do("POST", "/v1/workspaces/w/tools/write", map[string]any{"path": "g.txt", "content": "from b"})
+		if st == http.StatusOK {
+			break
+		}
+		if st != http.StatusServiceUnavailable || time.Since(cut) > 3*ttl {
+			t.Fatalf("b: %d %s after %v", st, body, time.Since(cut))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if overlap.Load() {
+		t.Fatal("b acquired w while a still served it")
+	}
+	if took := time.Since(cut); took < ttl/2 {
+		t.Fatalf("b served w %v after the cut, before a's lease could have expired", took)
+	}
+	if got := b.read("w", "f.txt"); got != "before" {
+		t.Fatalf("b reads %q", got)
+	}
+	a.lease.cut.Store(false)
+	if got := a.read("w", "g.txt"); got != "from b" {
+		t.Fatalf("a, healed, reads %q", got)
+	}
+	if a.fleet.Serving("w") || !b.fleet.Serving("w") {
+		t.Fatal("w must be served by b alone")
+	}
+}

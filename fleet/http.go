@@ -1,0 +1,138 @@
+package fleet
+
+import (
+	"errors"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+const (
+	// forwardedBy marks a request one host forwarded to another, which
+	// never forwards it again (a loop while leases change hands).
+	forwardedBy     = "X-Sqlfs-Forwarded-By"
+	codeUnavailable = tools.Code("workspace_unavailable")
+)
+
+func writeError(w http.ResponseWriter, status int, code tools.Code, msg string) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	api.WriteJSON(w, status, map[string]api.ErrorBody{"error": {Code: code, Message: msg}})
+}
+
+// HandlerOptions say which requests may take a lease.
+type HandlerOptions struct {
+	// OperatorToken is the host's (the same on every host of a fleet);
+	// "" accepts every request.
+	OperatorToken string
+	// Dir validates workspace tokens.
+	Dir *host.Dir
+}
+
+// Handler routes the requests of each workspace to the host holding its
+// lease: next (the host's own handler) serves those this host holds or
+// can take; the others are forwarded by reverse proxy to the holder's
+// advertised address, streamed both ways unbuffered (NDJSON exec output,
+// MCP's event streams). Only a request bearing a credential this host
+// accepts takes a lease; others are forwarded or left to next to refuse.
+func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, rest, ok := workspacePath(r.URL.Path)
+		if !ok || host.CheckID(id) != nil || f.Serving(id) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec, err := f.o.Lease.Holder(r.Context(), id)
+		if err != nil {
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "workspace "+id+": the lease store is unreachable: "+err.Error())
+			return
+		}
+		if rec.Live(time.Now()) && rec.Instance != f.claim.Instance {
+			f.forward(w, r, rec)
+			return
+		}
+		// Workspace management, and requests that could not take a lease,
+		// stay with this host's handler.
+		if rest == "" || rest == "tokens" || strings.HasPrefix(rest, "tokens/") || !f.authorized(r, id, o) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		_, release, err := f.host.Acquire(r.Context(), id)
+		var held *HeldError
+		if errors.As(err, &held) {
+			f.forward(w, r, held.Record) // another host took it first
+			return
+		}
+		if err == nil {
+			defer release()
+		}
+		// next reports the error, if any, as the host reports it.
+		next.ServeHTTP(w, r)
+	})
+}
+
+// workspacePath splits /v1/workspaces/ID[/REST].
+func workspacePath(p string) (id, rest string, ok bool) {
+	p, ok = strings.CutPrefix(p, "/v1/workspaces/")
+	if !ok {
+		return "", "", false
+	}
+	id, rest, _ = strings.Cut(p, "/")
+	return id, rest, id != ""
+}
+
+func (f *Fleet) authorized(r *http.Request, id string, o HandlerOptions) bool {
+	if o.OperatorToken == "" || api.Authorized(r, o.OperatorToken) {
+		return true
+	}
+	tok, _ := api.BearerToken(r)
+	return o.Dir != nil && o.Dir.ValidToken(id, tok)
+}
+
+// forward proxies r to the host holding rec.
+func (f *Fleet) forward(w http.ResponseWriter, r *http.Request, rec Record) {
+	wait := strconv.Itoa(max(1, int(time.Until(rec.Expires).Seconds()+1)))
+	if by := r.Header.Get(forwardedBy); by != "" || rec.Addr == f.claim.Addr {
+		// Forwarded once already, or held by this address's previous
+		// process: only the lease's expiry settles it.
+		w.Header().Set("Retry-After", wait)
+		api.WriteJSON(w, http.StatusServiceUnavailable, map[string]api.ErrorBody{"error": {Code: codeUnavailable,
+			Message: "workspace " + rec.ID + " is leased to " + rec.Addr + " (generation " + strconv.FormatInt(rec.Generation, 10) + "), which does not serve it; retry in " + wait + "s"}})
+		return
+	}
+	target, err := url.Parse(rec.Addr)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, codeUnavailable, "workspace "+rec.ID+": its lease names a bad address: "+err.Error())
+		return
+	}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+			pr.Out.Header.Set(forwardedBy, f.claim.Addr)
+		},
+		// Write each piece of a streamed answer as it comes.
+		FlushInterval: -1,
+		ModifyResponse: func(*http.Response) error {
+			metrics.FleetForwards.WithLabelValues("ok").Inc()
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			metrics.FleetForwards.WithLabelValues("unreachable").Inc()
+			f.o.Logger.Warn("forwarding to a workspace's holder failed", "id", rec.ID, "holder", rec.Addr, "err", err)
+			w.Header().Set("Retry-After", wait)
+			api.WriteJSON(w, http.StatusServiceUnavailable, map[string]api.ErrorBody{"error": {Code: codeUnavailable,
+				Message: "workspace " + rec.ID + " is served by " + rec.Addr + ", which did not answer; its lease expires in " + wait + "s, then another host takes it"}})
+		},
+	}
+	rp.ServeHTTP(w, r)
+}
