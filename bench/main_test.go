@@ -89,7 +89,7 @@ func TestSmoke(t *testing.T) {
 				t.Fatalf("%v\n%s", err, out.Bytes())
 			}
 			want := []string{"create", "create+fsync", "stat warm", "stat after write", "stat missing", "stat missing again",
-				"readdir", "readdir+stat", "read all", "stat cold", "rename", "unlink", "mkdir", "rmdir", "untar", "find", "grep -r", "find warm", "grep -r warm", "rm -rf",
+				"readdir", "readdir+stat", "read all", "stat cold", "rename", "unlink", "mkdir", "rmdir", "untar", "find", "grep -r", "find warm", "grep -r warm", "ls -lR warm", "rm -rf",
 				"git add -A", "git commit", "git status warm", "git clone", "rm -rf repo", "make -j2", "make -j2 again"}
 			if len(rep.Phases) != len(want) {
 				t.Fatalf("%d phases, want %d: %+v", len(rep.Phases), len(want), rep.Phases)

@@ -62,12 +62,23 @@ func warmFile(p string) error {
 }
 
 // workloadPhases extracts the generated tree with tar, then runs find and grep -r
-// over it (first right after, then warm) and rm -rf, each tool checked for the
-// output the tree implies.
+// over it (first right after, then warm), a warm ls -lR and rm -rf, each tool
+// checked for the output the tree implies.
 func workloadPhases(ctx context.Context, t *harness.Target, tarPath string, tree treeInfo, rec recorder) error {
 	dir := filepath.Join(t.Root, "w")
 	find := func() error { return tool(ctx, tree.Files, "find", dir, "-type", "f") }
 	grep := func() error { return tool(ctx, tree.Matches, "grep", "-r", "-l", needle, dir) }
+	lsR := func() error {
+		out, err := command(ctx, "", nil, "ls", "-lRA", dir).Output()
+		if err != nil {
+			return fmt.Errorf("ls -lRA: %w", err)
+		}
+		// A regular file's line starts with its type, "-".
+		if n := bytes.Count(out, []byte("\n-")); n != tree.Files {
+			return fmt.Errorf("ls -lRA listed %d files, want %d", n, tree.Files)
+		}
+		return nil
+	}
 	phases := []phase{
 		{name: "untar", ops: tree.Files,
 			before: func() error {
@@ -84,6 +95,8 @@ func workloadPhases(ctx context.Context, t *harness.Target, tarPath string, tree
 		// fetches its atime, which the kernel drops after each READ).
 		{name: "find warm", ops: tree.Files + tree.Dirs, before: find, run: find},
 		{name: "grep -r warm", ops: tree.Files, before: grep, run: grep},
+		// ls -l asks each file's SELinux label and ACL too (getxattr).
+		{name: "ls -lR warm", ops: tree.Files + tree.Dirs, before: lsR, run: lsR},
 		{name: "rm -rf", ops: tree.Files + tree.Dirs,
 			run: func() error { return tool(ctx, 0, "rm", "-rf", dir) }},
 	}
