@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -74,7 +75,7 @@ func Handler() http.Handler {
 	}))
 }
 
-// Serve listens on addr (HOST:PORT) and serves /metrics until ctx is done. It returns nil after a
+// Serve listens on addr (HOST:PORT) and serves /metrics and /healthz until ctx is done. It returns nil after a
 // clean stop and an error if it cannot listen or serving fails. It blocks: run it in a goroutine.
 func Serve(ctx context.Context, addr string) error {
 	var lc net.ListenConfig
@@ -84,6 +85,12 @@ func Serve(ctx context.Context, addr string) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", Handler())
+	// A liveness probe's answer: the process serves HTTP. Unlike the API's
+	// /v1/health it takes no token, so probes carry no secret.
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

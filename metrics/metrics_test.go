@@ -462,6 +462,16 @@ func TestServe(t *testing.T) {
 	if !bytes.Contains(body, []byte("sqlfs_build_info")) {
 		t.Error("served /metrics lacks sqlfs_build_info")
 	}
+	// /healthz is what a liveness probe asks (Kubernetes, deploy/sqlfs).
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	health, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(health) != "ok\n" {
+		t.Errorf("GET /healthz: %s %q, want 200 \"ok\\n\"", resp.Status, health)
+	}
 
 	// A second server on the same address must fail to listen rather than block.
 	if err := Serve(t.Context(), addr); err == nil || !strings.Contains(err.Error(), "listen") {
