@@ -24,14 +24,16 @@ const KubernetesVersion = "v1.37.2"
 const chart = "sqlfs"
 
 // valueSets are the configurations rendered and checked: the defaults,
-// replication with a Secret made by the chart, and everything supplied
-// from outside (existing Secrets, no RBAC, no PDB).
+// replication with a Secret made by the chart, a fleet, and everything
+// supplied from outside (existing Secrets, no RBAC, no PDB).
 var valueSets = map[string][]string{
 	"defaults": nil,
 	"replica": {"--set", "replica.enabled=true", "--set", "replica.url=s3://b/p?endpoint=https://s3.example.com&forcePathStyle=true",
 		"--set", "replica.accessKeyID=AK", "--set", "replica.secretAccessKey=SK", "--set", "auth.token=t0ken"},
+	"fleet": {"--set", "replica.enabled=true", "--set", "replica.url=s3://b/p", "--set", "replica.accessKeyID=AK",
+		"--set", "replica.secretAccessKey=SK", "--set", "fleet.enabled=true", "--set", "fleet.leaseURL=s3://b/leases"},
 	"external": {"--set", "replica.enabled=true", "--set", "replica.existingSecret=my-replica", "--set", "auth.existingSecret=my-auth",
-		"--set", "rbac.create=false", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=sqlfs",
+		"--set", "fleet.enabled=true", "--set", "rbac.create=false", "--set", "serviceAccount.create=false", "--set", "serviceAccount.name=sqlfs",
 		"--set", "podDisruptionBudget.enabled=false", "--set", "persistence.storageClassName=fast",
 		"--set", "host.extraArgs={--quota=10GiB}", "--set", "resources.requests.cpu=2"},
 }
@@ -72,6 +74,10 @@ func TestChartSchemas(t *testing.T) {
 			if replica := bytes.Contains(out, []byte("--replica=$(SQLFS_REPLICA_URL)")); replica != (name != "defaults") {
 				t.Errorf("--replica on the command line: %v, want it only with replica.enabled", replica)
 			}
+			fleet := name == "fleet" || name == "external"
+			if got := bytes.Contains(out, []byte("--fleet-lease=$(SQLFS_FLEET_LEASE_URL)")) && bytes.Contains(out, []byte("--advertise-addr=$(SQLFS_HOST_ADDR)")); got != fleet {
+				t.Errorf("--fleet-lease and --advertise-addr on the command line: %v, want them only with fleet.enabled", got)
+			}
 		})
 	}
 }
@@ -99,15 +105,25 @@ func TestChartSchemasCatchTypos(t *testing.T) {
 	}
 }
 
-// TestChartRefusesIncompleteReplica: replication on without its settings
-// is an error at render time, naming the value to set.
-func TestChartRefusesIncompleteReplica(t *testing.T) {
+// TestChartRefusesIncomplete: replication or a fleet without their
+// settings is an error at render time, naming what to set.
+func TestChartRefusesIncomplete(t *testing.T) {
 	helm := tool(t, "helm")
-	cmd := exec.Command(helm, "template", "rel", chart, "--set", "replica.enabled=true")
-	cmd.Env = helmEnv(t)
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "replica.url is required") {
-		t.Fatalf("helm template with replica.enabled and no url: err %v\n%s", err, out)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--set", "replica.enabled=true"}, "replica.url is required"},
+		{[]string{"--set", "fleet.enabled=true"}, "fleet.enabled needs replica.enabled"},
+		{[]string{"--set", "fleet.enabled=true", "--set", "replica.enabled=true", "--set", "replica.url=u",
+			"--set", "replica.accessKeyID=a", "--set", "replica.secretAccessKey=s"}, "fleet.leaseURL is required"},
+	} {
+		cmd := exec.Command(helm, append([]string{"template", "rel", chart}, c.args...)...)
+		cmd.Env = helmEnv(t)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("helm template %v: err %v, want %q\n%s", c.args, err, c.want, out)
+		}
 	}
 }
 
