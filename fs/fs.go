@@ -100,6 +100,7 @@ type core struct {
 	room       *sync.Cond
 	storeErr   error // last commit's error, reported until a commit succeeds
 	unsynced   bool  // a commit since the last synced one was not synced
+	committing bool  // a commit's batch is being written, c.mu let go meanwhile
 
 	invalidate func([]Change)   // tells the kernel of changes made elsewhere
 	flush      func(ino uint64) // has the kernel write back an inode's dirty pages
@@ -267,6 +268,25 @@ var errClosed = fmt.Errorf("file system is closed: %w", syscall.EIO)
 
 // Sync returns once everything done so far is durable.
 func (f *FS) Sync(ctx context.Context) error { return f.commitNow(ctx, true) }
+
+// Unflushed reports whether audit events of actor, other than those of
+// the ops in except, may not have reached the store yet (they wait in RAM,
+// or in a commit being written): a Flush first makes the store's audit
+// trail show them.
+func (f *FS) Unflushed(actor string, except map[string]bool) bool {
+	c := f.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.committing {
+		return true
+	}
+	for _, e := range c.dirty.audit {
+		if e.Actor == actor && !except[e.Op] {
+			return true
+		}
+	}
+	return false
+}
 
 // Flush returns once everything done so far is committed, without waiting
 // for the disk: enough for the audit trail to show it to store queries.

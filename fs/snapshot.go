@@ -53,6 +53,7 @@ func (c *core) commitWith(hold bool, durable bool, write func(b *sqlstore.Batch)
 	b, captured := c.snapshot()
 	b.Durable = durable
 	if !hold {
+		c.committing = true
 		c.mu.Unlock()
 	}
 	err := write(b)
@@ -60,6 +61,7 @@ func (c *core) commitWith(hold bool, durable bool, write func(b *sqlstore.Batch)
 	metrics.StoreCommitOps.Observe(float64(b.Ops()))
 	if !hold {
 		c.mu.Lock()
+		c.committing = false
 	}
 	switch {
 	case err != nil:
@@ -225,9 +227,16 @@ func (f *FS) diff(ctx context.Context, from, to string, only []string, all bool)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
+	var roots []string
+	for _, p := range only {
+		roots = append(roots, Clean(p))
+	}
+	if only == nil {
+		roots = nil
+	}
 	var out []DiffEntry
 	for _, ch := range changes {
-		if !all && f.c.rules.check(ch.Path, false) != nil || !under(ch.Path, only) {
+		if !all && f.c.rules.check(ch.Path, false) != nil || !under(ch.Path, roots) {
 			continue
 		}
 		out = append(out, DiffEntry{Status: ch.Status, Path: ch.Path})
@@ -235,15 +244,14 @@ func (f *FS) diff(ctx context.Context, from, to string, only []string, all bool)
 	return out, nil
 }
 
-// under reports whether p is one of roots or below one; any p when roots
-// is nil.
+// under reports whether p is one of roots (clean paths) or below one; any
+// p when roots is nil.
 func under(p string, roots []string) bool {
 	if roots == nil {
 		return true
 	}
 	for _, r := range roots {
-		r = Clean(r)
-		if r == "/" || p == r || strings.HasPrefix(p, r+"/") {
+		if r == "/" || p == r || len(p) > len(r) && p[len(r)] == '/' && strings.HasPrefix(p, r) {
 			return true
 		}
 	}
@@ -578,29 +586,13 @@ func (f *FS) restorePaths(ctx context.Context, ref string, paths []string, ok fu
 		return fail(err)
 	}
 	// The checkpoint's side is read without the lock: it never changes.
-	var sets []restoreSet
-	for _, r := range roots {
-		set := restoreSet{root: r, data: map[uint64]map[int64][]byte{}}
-		if set.above, set.tree, err = c.store.TreeAt(ctx, ci.Gen, r); err != nil {
-			return fail(err)
-		}
-		for _, e := range set.tree {
-			if e.Inode.Mode&syscall.S_IFMT != syscall.S_IFREG || set.data[e.Inode.Ino] != nil {
-				continue
-			}
-			chunks := map[int64][]byte{}
-			if err := c.store.ReadChunksAt(ctx, ci.Gen, e.Inode.Ino, func(idx int64, data []byte) { chunks[idx] = data }); err != nil {
-				return fail(err)
-			}
-			set.data[e.Inode.Ino] = chunks
-		}
-		sets = append(sets, set)
-	}
-	// Those reads were many transactions; the checkpoint still there after
-	// them means they all saw its rows (the janitor frees a checkpoint's
-	// rows only once it is deleted).
-	if _, err := c.store.ResolveCheckpoint(ctx, strconv.FormatInt(ci.ID, 10)); err != nil {
+	trees, err := c.store.TreesAt(ctx, ci.Gen, roots)
+	if err != nil {
 		return fail(err)
+	}
+	sets := make([]restoreSet, len(roots))
+	for i, r := range roots {
+		sets[i] = restoreSet{root: r, above: trees[i].Above, tree: trees[i].Entries, data: trees[i].Data}
 	}
 	var stale []Change
 	apply := func() error {

@@ -1,6 +1,7 @@
 package sqlstore_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,24 +66,36 @@ func TestCheckNamesCorruption(t *testing.T) {
 		{"root missing", []string{`DELETE FROM inodes WHERE ino = 1`},
 			[]string{"root: root inode 1 is missing"}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			st, path := newStore(t)
-			commitTree(t, st)
-			if ps, err := st.Check(t.Context()); err != nil || len(ps) > 0 {
-				t.Fatalf("check of the intact tree: %v %v", ps, err)
-			}
-			execSQL(t, rawDB(t, path), c.corrupt...)
-			ps, err := st.Check(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			text := sqlstore.FormatProblems(ps)
-			for _, w := range c.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("check missed %q:\n%s", w, text)
+	// Each case also under a checkpoint, whose tree the corrupted rows
+	// are too: Check names it in the checkpoint's tree as well.
+	for _, checkpointed := range []bool{false, true} {
+		for _, c := range cases {
+			t.Run(fmt.Sprintf("%s/checkpointed=%v", c.name, checkpointed), func(t *testing.T) {
+				st, path := newStore(t)
+				commitTree(t, st)
+				prefix := ""
+				if checkpointed {
+					ci, err := st.CommitCheckpoint(t.Context(), &sqlstore.Batch{}, sqlstore.NewCheckpoint{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					prefix = fmt.Sprintf("checkpoint %d: ", ci.ID)
 				}
-			}
-		})
+				if ps, err := st.Check(t.Context()); err != nil || len(ps) > 0 {
+					t.Fatalf("check of the intact tree: %v %v", ps, err)
+				}
+				execSQL(t, rawDB(t, path), c.corrupt...)
+				ps, err := st.Check(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				text := sqlstore.FormatProblems(ps)
+				for _, w := range c.want {
+					if !strings.Contains(text, w) || !strings.Contains(text, prefix+w) {
+						t.Errorf("check missed %q:\n%s", prefix+w, text)
+					}
+				}
+			})
+		}
 	}
 }

@@ -194,7 +194,7 @@ func (d *differ) run() ([]PathChange, error) {
 				cand[path.Join(dir, e.Name)] = true
 				continue
 			}
-			if err := sd.walk(path.Join(dir, e.Name), ino, func(p string) { cand[p] = true }); err != nil {
+			if err := sd.walk(path.Join(dir, e.Name), ino, func(p string, _ *Inode) error { cand[p] = true; return nil }); err != nil {
 				return nil, err
 			}
 		}
@@ -366,11 +366,14 @@ func (sd side) pathsOf(ino uint64) ([]string, error) {
 	return out, nil
 }
 
-// walk calls fn with p and every path below it when ino is a directory.
-func (sd side) walk(p string, ino uint64, fn func(string)) error {
-	fn(p)
+// walk calls fn with p and every path below it when ino is a directory,
+// and the inode each names (nil: none).
+func (sd side) walk(p string, ino uint64, fn func(string, *Inode) error) error {
 	n, err := sd.inode(ino)
-	if err != nil || n == nil || !isDirMode(n.Mode) {
+	if err != nil {
+		return err
+	}
+	if err := fn(p, n); err != nil || n == nil || !isDirMode(n.Mode) {
 		return err
 	}
 	rows, err := sd.d.query(`SELECT name, ino FROM `+versionedTables[1].asOf(sd.gen)+` WHERE parent = ?`, ino)
@@ -439,29 +442,50 @@ type TreeEntry struct {
 	Xattrs []Xattr
 }
 
-// TreeAt lists path p and everything below it as generation gen had them,
-// parents before children (nil when p did not exist then), and the
-// directories above p, the root excluded, outermost first.
-func (s *Store) TreeAt(ctx context.Context, gen int64, p string) (above, tree []TreeEntry, err error) {
+// Tree is a path and everything below it as a generation had it, parents
+// before children (Entries nil when the path did not exist then), the
+// directories above it (the root excluded, outermost first), and the data
+// of its regular files by inode and chunk index.
+type Tree struct {
+	Above, Entries []TreeEntry
+	Data           map[uint64]map[int64][]byte
+}
+
+// TreesAt reads the Tree of each path at generation gen, all in one read
+// transaction (its statements prepared once), so that a checkpoint deleted
+// meanwhile is either whole or ErrCheckpointNotFound. A chunk that does not
+// match its checksum ends the read with a *ChecksumError.
+func (s *Store) TreesAt(ctx context.Context, gen int64, paths []string) ([]Tree, error) {
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
-		return nil, nil, s.classify(err)
+		return nil, s.classify(err)
 	}
 	defer conn.Close()
 	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return nil, nil, s.classify(err)
+		return nil, s.classify(err)
 	}
 	defer tx.Rollback()
 	if err := genExists(ctx, tx, gen); err != nil {
-		return nil, nil, s.classify(err)
+		return nil, s.classify(err)
 	}
 	d := &differ{ctx: ctx, q: tx, from: gen, to: gen}
 	defer d.close()
 	sd := side{d, gen}
-	// entry is q's entry; ok is false when q did not exist.
-	entry := func(q string) (e TreeEntry, ok bool, err error) {
-		n, err := sd.resolve(q)
+	out := make([]Tree, len(paths))
+	above := map[string]TreeEntry{} // the directories above several paths, read once
+	for i, p := range paths {
+		if out[i], err = sd.tree(p, above); err != nil {
+			return nil, s.classify(err)
+		}
+	}
+	return out, nil
+}
+
+func (sd side) tree(p string, above map[string]TreeEntry) (t Tree, err error) {
+	// entry is ino's entry at q; ok is false when there is none.
+	entry := func(q string, ino uint64) (e TreeEntry, ok bool, err error) {
+		n, err := sd.inode(ino)
 		if err != nil || n == nil {
 			return e, false, err
 		}
@@ -469,52 +493,80 @@ func (s *Store) TreeAt(ctx context.Context, gen int64, p string) (above, tree []
 		return TreeEntry{Path: q, Inode: *n, Xattrs: xs}, err == nil, err
 	}
 	p = path.Clean("/" + p)
-	parts := strings.Split(strings.Trim(p, "/"), "/")
-	for i := range len(parts) - 1 {
-		e, ok, err := entry("/" + strings.Join(parts[:i+1], "/"))
-		if err != nil || !ok {
-			return nil, nil, s.classify(err)
+	ino := uint64(Root)
+	for _, name := range strings.Split(strings.Trim(p, "/"), "/") {
+		if name == "" {
+			continue
 		}
-		above = append(above, e)
-	}
-	root, ok, err := entry(p)
-	if err != nil || !ok {
-		return above, nil, s.classify(err)
-	}
-	var paths []string
-	if err := sd.walk(p, root.Inode.Ino, func(q string) { paths = append(paths, q) }); err != nil {
-		return nil, nil, s.classify(err)
-	}
-	for _, q := range paths {
-		e, ok, err := entry(q)
+		next, ok, err := sd.lookup(ino, name)
 		if err != nil || !ok {
-			return nil, nil, s.classify(err)
+			return t, err
 		}
-		tree = append(tree, e)
+		ino = next
+		q := path.Join(t.parentPath(), name)
+		if q == p {
+			break
+		}
+		e, ok := above[q]
+		if !ok {
+			if e, ok, err = entry(q, ino); err != nil || !ok {
+				return t, err
+			}
+			above[q] = e
+		}
+		t.Above = append(t.Above, e)
 	}
-	return above, tree, nil
+	t.Data = map[uint64]map[int64][]byte{}
+	err = sd.walk(p, ino, func(q string, n *Inode) error {
+		if n == nil {
+			if q == p {
+				return nil // p names no inode: no tree
+			}
+			return fmt.Errorf("%s at generation %d names a missing inode: %w", q, sd.gen, ErrStoreCorrupt)
+		}
+		xs, err := sd.xattrs(n.Ino)
+		if err != nil {
+			return err
+		}
+		t.Entries = append(t.Entries, TreeEntry{Path: q, Inode: *n, Xattrs: xs})
+		if n.Mode&syscall.S_IFMT == syscall.S_IFREG && t.Data[n.Ino] == nil {
+			t.Data[n.Ino], err = sd.chunks(n.Ino)
+		}
+		return err
+	})
+	if err != nil {
+		return Tree{}, err
+	}
+	return t, nil
 }
 
-// ReadChunksAt calls fn with each chunk of ino as generation gen had it,
-// in order. A chunk that does not match its checksum ends the read with
-// a *ChecksumError.
-func (s *Store) ReadChunksAt(ctx context.Context, gen int64, ino uint64, fn func(idx int64, data []byte)) error {
-	rows, err := s.r.QueryContext(ctx, `SELECT key, crc, data FROM `+versionedTables[2].asOf(gen)+` WHERE key >= ? AND key < ? ORDER BY key`,
+// parentPath is the path of the innermost directory in t.Above, "/" for none.
+func (t Tree) parentPath() string {
+	if len(t.Above) == 0 {
+		return "/"
+	}
+	return t.Above[len(t.Above)-1].Path
+}
+
+// chunks reads the data of inode ino on this side.
+func (sd side) chunks(ino uint64) (map[int64][]byte, error) {
+	rows, err := sd.d.query(`SELECT key, crc, data FROM `+versionedTables[2].asOf(sd.gen)+` WHERE key >= ? AND key < ?`,
 		chunkKey(ino, 0), chunkKey(ino+1, 0))
 	if err != nil {
-		return s.classify(fmt.Errorf("read chunks of inode %d at generation %d: %w", ino, gen, err))
+		return nil, fmt.Errorf("read chunks of inode %d at generation %d: %w", ino, sd.gen, err)
 	}
 	defer rows.Close()
+	out := map[int64][]byte{}
 	for rows.Next() {
 		var key, crc int64
 		var data []byte
 		if err := rows.Scan(&key, &crc, &data); err != nil {
-			return s.classify(err)
+			return nil, err
 		}
 		if data, err = verify(key, crc, data); err != nil {
-			return err
+			return nil, err
 		}
-		fn(key&(MaxChunks-1), data)
+		out[key&(MaxChunks-1)] = data
 	}
-	return s.classify(rows.Err())
+	return out, rows.Err()
 }

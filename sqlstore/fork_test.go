@@ -108,7 +108,7 @@ func TestReadsOfADeletedCheckpoint(t *testing.T) {
 	if !errors.Is(err, sqlstore.ErrCheckpointNotFound) {
 		t.Errorf("diff from a deleted generation: %v, want ErrCheckpointNotFound", err)
 	}
-	_, _, err = st.TreeAt(ctx, ci.Gen, "/f2")
+	_, err = st.TreesAt(ctx, ci.Gen, []string{"/f2"})
 	if !errors.Is(err, sqlstore.ErrCheckpointNotFound) {
 		t.Errorf("tree of a deleted generation: %v, want ErrCheckpointNotFound", err)
 	}

@@ -310,7 +310,9 @@ func (v versioned) asOf(gen int64) string {
 		return v.name
 	}
 	g := strconv.FormatInt(gen, 10)
-	return fmt.Sprintf("(SELECT %[1]s, born FROM %[2]s WHERE born <= %[3]s UNION ALL SELECT %[1]s, born FROM %[2]s_hist WHERE born <= %[3]s AND died > %[3]s)",
+	// main. names the tables where a common table expression takes
+	// their names (Check).
+	return fmt.Sprintf("(SELECT %[1]s, born FROM main.%[2]s WHERE born <= %[3]s UNION ALL SELECT %[1]s, born FROM main.%[2]s_hist WHERE born <= %[3]s AND died > %[3]s)",
 		v.all(), v.name, g)
 }
 

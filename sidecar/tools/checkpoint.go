@@ -363,7 +363,7 @@ func (s *Service) Undo(ctx context.Context, actor, id string) (res UndoResult, e
 		return res, err
 	}
 	res.Checkpoint = c.ID
-	ch, err := s.changes(ctx, id)
+	ch, err := changes(ctx, s.Audit, id)
 	if err != nil {
 		return res, err
 	}

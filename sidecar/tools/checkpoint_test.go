@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -301,5 +304,46 @@ func TestRestorePolicyErrors(t *testing.T) {
 	}
 	if b, err := f.ReadFile("/big"); err != nil || len(b) != 80 {
 		t.Errorf("refused restore changed big: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestReadOnlyExecForcesNoCommit: an exec that changes nothing, after one
+// that did not either, reuses the newest checkpoint and lists its changes
+// without forcing a commit (what is left waiting is the checkpoint's audit
+// event), while an exec that changes files still lists them all, and both
+// can be undone.
+func TestReadOnlyExecForcesNoCommit(t *testing.T) {
+	f, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), sfs.Options{CommitInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	sh := shell.New(f, shell.Options{})
+	t.Cleanup(func() { sh.Close() })
+	e := &ckEnv{t, f, tools.NewForCore(f, map[string]sidecar.Backend{"shell": sh}, tools.Options{AutoCheckpoint: &tools.DefaultCheckpointRetention})}
+	if res := e.run("echo a > f"); !slices.Equal(res.Changed, []string{"f"}) {
+		t.Fatalf("changed %q", res.Changed)
+	}
+	first := e.run("echo hi")
+	before := testutil.ToFloat64(metrics.StoreCommits)
+	second := e.run("echo hi")
+	if n := testutil.ToFloat64(metrics.StoreCommits) - before; n != 0 {
+		t.Errorf("an exec that changed nothing, after one that changed nothing, cost %v commits", n)
+	}
+	if second.Checkpoint != first.Checkpoint || len(second.Changed) != 0 {
+		t.Errorf("second read-only exec: checkpoint %s (first %s), changed %q", second.Checkpoint, first.Checkpoint, second.Changed)
+	}
+	third := e.run("echo b > g; echo c > f")
+	if !slices.Equal(third.Changed, []string{"f", "g"}) || third.Checkpoint != first.Checkpoint {
+		t.Fatalf("a writing exec after them: changed %q, checkpoint %s", third.Changed, third.Checkpoint)
+	}
+	if res, err := e.svc.Undo(t.Context(), "test", second.ID); err != nil || len(res.Restored) != 0 {
+		t.Errorf("undo of the read-only exec: %+v %v", res, err)
+	}
+	if res, err := e.svc.Undo(t.Context(), "test", third.ID); err != nil || len(res.Restored) != 2 {
+		t.Fatalf("undo of the writing exec: %+v %v", res, err)
+	}
+	if got := e.read("/f") + e.read("/g"); got != "a\n<missing>" {
+		t.Errorf("after undo: f, g = %q", got)
 	}
 }

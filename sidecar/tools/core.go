@@ -18,7 +18,8 @@ import (
 // through a view named after it for the audit trail, and exec results list
 // their changes from that trail. opts.Audit is set unless given.
 func NewForCore(f *sfs.FS, backends map[string]sidecar.Backend, opts Options) *Service {
-	if opts.Audit == nil {
+	coreAudit := opts.Audit == nil
+	if coreAudit {
 		opts.Audit = func(ctx context.Context, filter sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error) {
 			// Audit events reach the store with the commit that carries
 			// the change; commit first so the query sees them all.
@@ -29,7 +30,7 @@ func NewForCore(f *sfs.FS, backends map[string]sidecar.Backend, opts Options) *S
 		}
 	}
 	s := New(func(actor string) FS { return coreFS{f.WithActor(actor)} }, backends, opts)
-	s.core = f
+	s.core, s.coreAudit = f, coreAudit
 	return s
 }
 

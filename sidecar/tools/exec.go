@@ -204,7 +204,7 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if s.opts.Audit != nil {
 		// A failed lookup only leaves the list out of the result; the
 		// context may be gone with the client, the audit is not.
-		if changed, cerr := s.Changes(context.WithoutCancel(ctx), e.info.ID); cerr == nil {
+		if changed, cerr := s.execResultChanges(context.WithoutCancel(ctx), e.info.ID); cerr == nil {
 			res.Changed = changed
 		} else {
 			slog.Warn("exec changes", "id", e.info.ID, "err", cerr)

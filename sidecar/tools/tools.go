@@ -80,10 +80,12 @@ func (o Options) withDefaults() Options {
 
 // Service runs tool calls against one workspace.
 type Service struct {
-	view     func(actor string) FS
-	core     *sfs.FS // for checkpoints; nil without (New)
-	backends map[string]sidecar.Backend
-	opts     Options
+	view func(actor string) FS
+	core *sfs.FS // for checkpoints; nil without (New)
+	// coreAudit: opts.Audit is core's own (flush, then read its store).
+	coreAudit bool
+	backends  map[string]sidecar.Backend
+	opts      Options
 
 	mu       sync.Mutex
 	running  map[string]*execEntry
@@ -132,7 +134,23 @@ func (s *Service) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore
 // failure). A file left under such a name is listed: the name alone must
 // not hide a change.
 func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) {
-	ch, err := s.changes(ctx, execID)
+	return s.changesFrom(ctx, s.Audit, execID)
+}
+
+// execResultChanges is Changes for an exec's result. When nothing of the
+// exec but bookkeeping (its automatic checkpoint's event) waits to be
+// committed, the store already holds every change it made, and the list
+// is read without forcing a commit: an exec that changed nothing then
+// costs none.
+func (s *Service) execResultChanges(ctx context.Context, execID string) ([]string, error) {
+	if s.coreAudit && !s.core.Unflushed(Actor(execID), recordOnly) {
+		return s.changesFrom(ctx, s.core.Store().Audit, execID)
+	}
+	return s.Changes(ctx, execID)
+}
+
+func (s *Service) changesFrom(ctx context.Context, audit auditFunc, execID string) ([]string, error) {
+	ch, err := changes(ctx, audit, execID)
 	if err != nil {
 		return nil, err
 	}
@@ -167,13 +185,13 @@ type execChanges struct {
 	first int64    // sequence number of its first event, 0 without any
 }
 
-func (s *Service) changes(ctx context.Context, execID string) (execChanges, error) {
+func changes(ctx context.Context, audit auditFunc, execID string) (execChanges, error) {
 	var ch execChanges
 	seen := map[string]bool{}
 	tempGone := map[string]bool{} // temporary name → renamed away or removed by now
 	f := sqlstore.AuditFilter{Actor: Actor(execID), Limit: 10_000}
 	for {
-		ev, err := s.Audit(ctx, f)
+		ev, err := audit(ctx, f)
 		if err != nil {
 			return ch, err
 		}
