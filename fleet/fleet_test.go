@@ -486,3 +486,21 @@ func TestFencing(t *testing.T) {
 		t.Fatal("w must be served by b alone")
 	}
 }
+
+// TestCreateExisting: an id the fleet has leased before is taken, on
+// every host, also while nobody holds it.
+func TestCreateExisting(t *testing.T) {
+	c := newCluster(t, time.Minute)
+	a, b := c.start(), c.start()
+	a.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w"})
+	a.write("w", "f.txt", "a's")
+	b.must(http.StatusConflict, "POST", "/v1/workspaces", map[string]any{"id": "w"})
+	if err := a.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	b.must(http.StatusConflict, "POST", "/v1/workspaces", map[string]any{"id": "w"})
+	if got := a.read("w", "f.txt"); got != "a's" {
+		t.Fatalf("a reads %q", got)
+	}
+	b.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w2"})
+}

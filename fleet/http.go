@@ -1,7 +1,10 @@
 package fleet
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -16,6 +19,7 @@ import (
 )
 
 const (
+	maxCreateBody = 1 << 20 // the host's own bound on a management body
 	// forwardedBy marks a request one host forwarded to another, which
 	// never forwards it again (a loop while leases change hands).
 	forwardedBy     = "X-Sqlfs-Forwarded-By"
@@ -46,6 +50,10 @@ type HandlerOptions struct {
 // accepts takes a lease; others are forwarded or left to next to refuse.
 func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/v1/workspaces" && f.authorized(r, "", o) {
+			f.create(w, r, next)
+			return
+		}
 		id, rest, ok := workspacePath(r.URL.Path)
 		if !ok || host.CheckID(id) != nil || f.Serving(id) {
 			next.ServeHTTP(w, r)
@@ -80,6 +88,33 @@ func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 	})
 }
 
+// create refuses the id of a workspace the fleet has leased before: it
+// exists, maybe on another host or only in the replica.
+func (f *Fleet) create(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxCreateBody+1))
+	if err != nil || len(body) > maxCreateBody {
+		next.ServeHTTP(w, r) // let the host refuse it
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var in struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body, &in) != nil || in.ID == "" || host.CheckID(in.ID) != nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	rec, err := f.o.Lease.Holder(r.Context(), in.ID)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "workspace "+in.ID+": the lease store is unreachable: "+err.Error())
+	case rec.Generation > 0:
+		writeError(w, http.StatusConflict, tools.CodeExists, "workspace "+in.ID+" exists in the fleet (last served by "+rec.Addr+")")
+	default:
+		next.ServeHTTP(w, r)
+	}
+}
+
 // workspacePath splits /v1/workspaces/ID[/REST].
 func workspacePath(p string) (id, rest string, ok bool) {
 	p, ok = strings.CutPrefix(p, "/v1/workspaces/")
@@ -95,7 +130,7 @@ func (f *Fleet) authorized(r *http.Request, id string, o HandlerOptions) bool {
 		return true
 	}
 	tok, _ := api.BearerToken(r)
-	return o.Dir != nil && o.Dir.ValidToken(id, tok)
+	return id != "" && o.Dir != nil && o.Dir.ValidToken(id, tok)
 }
 
 // forward proxies r to the host holding rec.

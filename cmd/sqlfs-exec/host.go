@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/sqlfs/sqlfs/fleet"
 	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/api"
@@ -20,6 +21,7 @@ type hostOptions struct {
 	grace, idle                     time.Duration
 	maxOpen, maxConns               int
 	flags                           *workspace.Flags
+	fleet                           *fleet.Flags
 	logger                          *slog.Logger
 }
 
@@ -38,6 +40,14 @@ func serveHost(ctx context.Context, o hostOptions) int {
 		return fail("serve", err)
 	}
 	defer dir.Close()
+	var opener host.Opener = dir
+	if o.fleet.Enabled() {
+		// No lease is held yet: every local copy leaves the replicator's
+		// sight until this host takes its lease.
+		if err := fleet.ParkAll(o.dir); err != nil {
+			return fail("serve", err)
+		}
+	}
 	addr := o.listen
 	if addr == "" {
 		addr = "unix:" + filepath.Clean(o.dir) + ".sock"
@@ -46,7 +56,14 @@ func serveHost(ctx context.Context, o hostOptions) int {
 	if err != nil {
 		return fail("serve", err)
 	}
-	h := host.New(host.Options{Opener: dir, MaxOpen: o.maxOpen, IdleTimeout: o.idle, Logger: o.logger})
+	var member *fleet.Fleet
+	if o.fleet.Enabled() {
+		if member, err = joinFleet(ctx, o, dir, opener); err != nil {
+			return fail("serve", errors.Join(err, ln.Close()))
+		}
+		opener = member
+	}
+	h := host.New(host.Options{Opener: opener, MaxOpen: o.maxOpen, IdleTimeout: o.idle, Logger: o.logger})
 	if o.metricsAddr != "" {
 		go func() {
 			if err := metrics.Serve(ctx, o.metricsAddr); err != nil {
@@ -55,6 +72,10 @@ func serveHost(ctx context.Context, o hostOptions) int {
 		}()
 	}
 	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, Logger: o.logger})
+	if member != nil {
+		handler = fleetHandler(member, h, dir, o, handler)
+		o.logger.Info("in a fleet", "advertise", member.Addr())
+	}
 	o.logger.Info("hosting", "workspaces", o.dir, "listen", ln.Addr().String(), "pid", os.Getpid(), "max_open", o.maxOpen, "idle_timeout", o.idle)
 	code := 0
 	err = api.Serve(ctx, ln, handler, api.ServeOptions{Grace: o.grace, MaxConns: o.maxConns, Logger: o.logger, Drain: h.Drain})

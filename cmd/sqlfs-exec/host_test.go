@@ -20,12 +20,23 @@ import (
 // killed at cleanup; kill does it earlier with SIGKILL.
 func startHost(t *testing.T, dir, tokenFile string, extra ...string) (url string, kill func()) {
 	t.Helper()
+	return startHostAt(t, freeAddr(t), dir, tokenFile, extra...)
+}
+
+// freeAddr is a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startHostAt is startHost on addr.
+func startHostAt(t *testing.T, addr, dir, tokenFile string, extra ...string) (url string, kill func()) {
+	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve", "--workspaces", dir, "--listen", addr, "--token-file", tokenFile}, extra...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var logs bytes.Buffer

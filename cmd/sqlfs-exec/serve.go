@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/egress"
+	"github.com/sqlfs/sqlfs/fleet"
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
@@ -103,6 +104,15 @@ operator's, and POST /v1/workspaces/ID/tokens mints tokens for one
 workspace. The workspace flags (policy, quota, limits) apply to every
 workspace; --mount, --rootfs and --public-addr are not available there yet.
 
+With --fleet-lease URL, several hosts share the workspaces: each is served
+by one host at a time, under a lease kept in the bucket URL names (S3
+conditional writes); a request for a workspace another host holds is
+forwarded to it (its --advertise-addr). A host that dies loses its leases
+after --lease-ttl, and the next host asked restores each workspace from
+the replica and serves it; one shutting down hands its workspaces off at
+once (final replication, leases released). Every host of a fleet has the
+same --token-file token.
+
 flags:
 `
 
@@ -123,10 +133,12 @@ func runServe(ctx context.Context, args []string) int {
 		idle        = fs.Duration("idle-timeout", 30*time.Second, "with --workspaces: hibernate a workspace unused for this long")
 		cf          containerFlags
 		wf          workspace.Flags
+		ff          fleet.Flags
 		public      = publish.DefaultServerOptions
 	)
 	cf.register(fs)
 	wf.Register(fs)
+	ff.Register(fs)
 	public.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
@@ -151,7 +163,7 @@ func runServe(ctx context.Context, args []string) int {
 		}
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
-			maxOpen: *maxOpen, maxConns: *apiConns, idle: *idle, flags: &wf, logger: log,
+			maxOpen: *maxOpen, maxConns: *apiConns, idle: *idle, flags: &wf, fleet: &ff, logger: log,
 		})
 	}
 	if *publicAddr != "" {

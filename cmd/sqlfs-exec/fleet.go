@@ -1,0 +1,33 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/sqlfs/sqlfs/fleet"
+	"github.com/sqlfs/sqlfs/host"
+)
+
+// joinFleet makes the host a fleet member (--fleet-lease): opener wrapped
+// so that each workspace is opened under its lease, and the handler
+// wrapped so that requests for the workspaces other hosts hold reach them.
+// The local copies were parked before (fleet.ParkAll).
+func joinFleet(ctx context.Context, o hostOptions, dir *host.Dir, opener host.Opener) (*fleet.Fleet, error) {
+	if strings.HasPrefix(o.listen, "unix:") || o.listen == "" || o.token == "" {
+		return nil, errors.New("--fleet-lease needs --listen HOST:PORT and --token-file: the hosts forward requests to each other over TCP")
+	}
+	fo, err := o.fleet.Options(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fo.Opener, fo.Dir, fo.Logger = opener, dir.Root(), o.logger
+	return fleet.New(fo)
+}
+
+// fleetHandler routes handler's workspace requests through f.
+func fleetHandler(f *fleet.Fleet, h *host.Host, dir *host.Dir, o hostOptions, handler http.Handler) http.Handler {
+	f.Bind(h)
+	return f.Handler(handler, fleet.HandlerOptions{OperatorToken: o.token, Dir: dir})
+}
