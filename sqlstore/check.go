@@ -2,7 +2,9 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -82,7 +84,7 @@ func (s *Store) Check(ctx context.Context) ([]Problem, error) {
 	}
 	rows.Close()
 	for _, c := range checks {
-		got, err := s.problems(ctx, c.kind, c.query)
+		got, err := s.problems(ctx, s.r, c.kind, c.query)
 		if err != nil {
 			return nil, err
 		}
@@ -123,43 +125,78 @@ func (s *Store) checkCheckpoints(ctx context.Context) ([]Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	var all []struct{ kind, query string }
+	var problems []Problem
 	for _, v := range versionedTables {
-		all = append(all, historyChecks(v)...)
+		for _, c := range historyChecks(v) {
+			got, err := s.problems(ctx, s.r, c.kind, c.query)
+			if err != nil {
+				return nil, err
+			}
+			problems = append(problems, got...)
+		}
 	}
+	if len(cps) == 0 {
+		return problems, nil
+	}
+	// Each checkpoint's tables are copied, indexed, into TEMP tables of
+	// the tables' names, which the checks then read (SQLite looks names up
+	// in TEMP first): one copy per checkpoint, not a union read again by
+	// every join of every check. The pool's connections answer queries
+	// only, so this one is the check's own.
+	db, err := sql.Open("sqlite3", dsn(s.path, "mode=ro&_busy_timeout=10000"))
+	if err != nil {
+		return nil, fmt.Errorf("check checkpoints: %w", err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, s.classify(fmt.Errorf("check checkpoints: %w", err))
+	}
+	defer conn.Close()
 	for _, cp := range cps {
-		// The checkpoint's tables as common table expressions named as
-		// the tables, which the checks then read instead: materialized
-		// once a query, so that SQLite indexes them for the joins (read
-		// as subqueries, every join scanned a union: Check's time grew
-		// with the square of the tree, per checkpoint).
-		var with []string
-		for _, v := range versionedTables {
-			with = append(with, fmt.Sprintf("%s AS MATERIALIZED %s", v.name, v.asOf(cp.Gen)))
+		if err := copyCheckpoint(ctx, conn, cp.Gen); errors.Is(err, ErrCheckpointNotFound) {
+			continue // deleted meanwhile
+		} else if err != nil {
+			return nil, s.classify(fmt.Errorf("check checkpoint %d: %w", cp.ID, err))
 		}
 		for _, c := range checks {
-			q, recursive := strings.CutPrefix(c.query, "WITH RECURSIVE ")
-			if recursive {
-				q = "WITH RECURSIVE " + strings.Join(with, ", ") + ", " + q
-			} else {
-				q = "WITH " + strings.Join(with, ", ") + " " + q
+			got, err := s.problems(ctx, conn, fmt.Sprintf("checkpoint %d: %s", cp.ID, c.kind), c.query)
+			if err != nil {
+				return nil, err
 			}
-			all = append(all, struct{ kind, query string }{fmt.Sprintf("checkpoint %d: %s", cp.ID, c.kind), q})
+			problems = append(problems, got...)
 		}
-	}
-	var problems []Problem
-	for _, c := range all {
-		got, err := s.problems(ctx, c.kind, c.query)
-		if err != nil {
-			return nil, err
-		}
-		problems = append(problems, got...)
 	}
 	return problems, nil
 }
 
-func (s *Store) problems(ctx context.Context, kind, query string) ([]Problem, error) {
-	rows, err := s.r.QueryContext(ctx, query)
+// copyCheckpoint makes conn's TEMP tables generation gen's, in one read
+// transaction of the store.
+func copyCheckpoint(ctx context.Context, conn *sql.Conn, gen int64) error {
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := genExists(ctx, tx, gen); err != nil {
+		return err
+	}
+	for _, v := range versionedTables {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`DROP TABLE IF EXISTS temp.%[1]s; CREATE TEMP TABLE %[1]s AS SELECT * FROM %[2]s;
+			CREATE INDEX temp.%[1]s_key ON %[1]s(%[3]s)`, v.name, v.asOf(gen), strings.Join(v.key, ", "))); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE INDEX temp.dentries_ino ON dentries(ino)`); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func (s *Store) problems(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, kind, query string) ([]Problem, error) {
+	rows, err := q.QueryContext(ctx, query)
 	if err != nil {
 		return nil, s.classify(fmt.Errorf("check %s: %w", kind, err))
 	}
