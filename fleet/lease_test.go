@@ -58,9 +58,11 @@ func claim(name string, ttl time.Duration) Claim {
 	return Claim{Addr: "http://" + name, Instance: name, TTL: ttl}
 }
 
-func TestS3Lease(t *testing.T) {
+func TestS3Lease(t *testing.T) { testS3Lease(t, fakeS3(t)) }
+
+func testS3Lease(t *testing.T, url string) {
 	ctx := context.Background()
-	l := openLease(t, fakeS3(t))
+	l := openLease(t, url)
 	a, b := claim("a", time.Hour), claim("b", time.Hour)
 
 	if r, err := l.Holder(ctx, "w1"); err != nil || r.Generation != 0 {
@@ -106,9 +108,11 @@ func TestS3Lease(t *testing.T) {
 	}
 }
 
-func TestS3LeaseExpiry(t *testing.T) {
+func TestS3LeaseExpiry(t *testing.T) { testS3LeaseExpiry(t, fakeS3(t)) }
+
+func testS3LeaseExpiry(t *testing.T, url string) {
 	ctx := context.Background()
-	l := openLease(t, fakeS3(t))
+	l := openLease(t, url)
 	ttl := 200 * time.Millisecond
 	ra, err := l.Acquire(ctx, "w", claim("a", ttl))
 	if err != nil {
@@ -130,9 +134,10 @@ func TestS3LeaseExpiry(t *testing.T) {
 
 // TestS3LeaseRace: hosts racing for one free lease, round after round;
 // exactly one wins each generation.
-func TestS3LeaseRace(t *testing.T) {
+func TestS3LeaseRace(t *testing.T) { testS3LeaseRace(t, fakeS3(t)) }
+
+func testS3LeaseRace(t *testing.T, url string) {
 	ctx := context.Background()
-	url := fakeS3(t)
 	const hosts, rounds = 8, 10
 	ls := make([]*S3Lease, hosts)
 	for i := range ls {
