@@ -791,3 +791,33 @@ func TestStaleCgroupsWithoutState(t *testing.T) {
 		}
 	}
 }
+
+// TestKillWhenFreezeIsSlow: a freeze that has not taken when the kill
+// stops waiting for it is undone all the same; left to take later, it held
+// the killed processes frozen, unable to die, and the exec waited for them
+// for ever (seen on a loaded machine).
+func TestKillWhenFreezeIsSlow(t *testing.T) {
+	b, _ := newTestBackend(t, nil)
+	defer func(n int) { freezeTries = n }(freezeTries)
+	freezeTries = 0 // the freeze never seen to take
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Exec(ctx, sidecar.Request{Command: "sleep 1000"})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("got %v, want the context's error", err)
+		}
+	case <-time.After(30 * time.Second):
+		// Thaw what was left frozen, so the cleanup can stop the container.
+		states, _ := filepath.Glob("/sys/fs/cgroup/freezer" + cgroupParent + "/" + b.owner + "*/*/freezer.state")
+		for _, f := range states {
+			_ = os.WriteFile(f, []byte("THAWED"), 0)
+		}
+		t.Fatal("the killed exec did not end")
+	}
+}

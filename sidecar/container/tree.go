@@ -63,28 +63,29 @@ func (t *execTree) kill() {
 		}
 		return
 	}
-	frozen := t.freeze()
+	// Thawed whether or not the freeze was seen to take: one still under
+	// way would hold the killed processes frozen, unable to die.
+	t.freeze()
 	t.killListed()
-	if frozen {
-		_ = cgroups.WriteFile(t.dir, "freezer.state", string(cgroups.Thawed))
-	}
+	_ = cgroups.WriteFile(t.dir, "freezer.state", string(cgroups.Thawed))
 }
 
-func (t *execTree) freeze() bool {
+// freezeTries bounds the wait for a freeze to take, in milliseconds.
+var freezeTries = 1000
+
+// freeze stops the tree's processes, so none forks while the tree is
+// killed, waiting a while for that to take.
+func (t *execTree) freeze() {
 	if err := cgroups.WriteFile(t.dir, "freezer.state", string(cgroups.Frozen)); err != nil {
-		return false
+		return
 	}
-	for range 1000 {
+	for range freezeTries {
 		s, err := cgroups.ReadFile(t.dir, "freezer.state")
-		if err != nil {
-			return false
-		}
-		if strings.TrimSpace(s) == string(cgroups.Frozen) {
-			return true
+		if err != nil || strings.TrimSpace(s) == string(cgroups.Frozen) {
+			return
 		}
 		time.Sleep(time.Millisecond)
 	}
-	return false
 }
 
 func (t *execTree) killListed() int {
