@@ -26,8 +26,9 @@ import (
 type Proxy struct {
 	Dialer *Dialer
 	// Actor names the actor of a request (the exec behind its
-	// connection), for the Dialer's policy and audit; nil or "" is none.
-	Actor func(*http.Request) string
+	// connection), for the Dialer's policy and audit; nil is none. An
+	// error refuses the request (403, with the error).
+	Actor func(*http.Request) (string, error)
 
 	once    sync.Once
 	forward *httputil.ReverseProxy
@@ -44,11 +45,15 @@ func (p *Proxy) Server() *http.Server {
 	}
 }
 
-func (p *Proxy) ctx(r *http.Request) context.Context {
+func (p *Proxy) ctx(r *http.Request) (context.Context, error) {
 	if p.Actor == nil {
-		return r.Context()
+		return r.Context(), nil
 	}
-	return WithActor(r.Context(), p.Actor(r))
+	actor, err := p.Actor(r)
+	if err != nil {
+		return nil, &DeniedError{Host: r.Host, Reason: err.Error()}
+	}
+	return WithActor(r.Context(), actor), nil
 }
 
 // ServeHTTP implements http.Handler.
@@ -59,6 +64,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !r.URL.IsAbs() || r.URL.Host == "" || (r.URL.Scheme != "http" && r.URL.Scheme != "ws") {
 		http.Error(w, "sqlfs egress proxy: want CONNECT host:port or a request for an absolute http:// URL", http.StatusBadRequest)
+		return
+	}
+	ctx, err := p.ctx(r)
+	if err != nil {
+		refuse(w, err)
 		return
 	}
 	p.once.Do(func() {
@@ -74,13 +84,18 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) { refuse(w, err) },
 		}
 	})
-	p.forward.ServeHTTP(w, r.WithContext(p.ctx(r)))
+	p.forward.ServeHTTP(w, r.WithContext(ctx))
 }
 
 // tunnel connects the client to r.Host and copies both ways until either
 // side closes.
 func (p *Proxy) tunnel(w http.ResponseWriter, r *http.Request) {
-	out, err := p.Dialer.DialContext(p.ctx(r), "tcp", r.Host)
+	ctx, err := p.ctx(r)
+	if err != nil {
+		refuse(w, err)
+		return
+	}
+	out, err := p.Dialer.DialContext(ctx, "tcp", r.Host)
 	if err != nil {
 		refuse(w, err)
 		return

@@ -2,6 +2,7 @@ package egress
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -43,7 +44,12 @@ func TestProxy(t *testing.T) {
 	var attempts []Attempt
 	p := &Proxy{
 		Dialer: &Dialer{Policy: pol, Resolver: res, Audit: func(a Attempt) { mu.Lock(); attempts = append(attempts, a); mu.Unlock() }},
-		Actor:  func(*http.Request) string { return "exec:7" },
+		Actor: func(r *http.Request) (string, error) {
+			if r.Header.Get("X-Anonymous") != "" {
+				return "", errors.New("no exec behind it")
+			}
+			return "exec:7", nil
+		},
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -118,6 +124,15 @@ func TestProxy(t *testing.T) {
 	}
 	if status, _, _ := connect("127.0.0.1:" + port); !strings.Contains(status, " 200 ") {
 		t.Errorf("CONNECT to the address a rule names: %q", status)
+	}
+
+	// A request the Actor refuses is refused before any connection.
+	req, _ := http.NewRequest("GET", "http://origin.test:"+port+"/a", nil)
+	req.Header.Set("X-Anonymous", "1")
+	if resp, err := client.Do(req); err != nil || resp.StatusCode != 403 || !strings.Contains(resp.Header.Get("X-Sqlfs-Egress"), "no exec behind it") {
+		t.Errorf("a request of no actor: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 
 	// A request not in absolute form is no proxy request.

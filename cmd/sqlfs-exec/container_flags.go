@@ -5,6 +5,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar/container"
 )
 
@@ -24,7 +25,7 @@ type containerFlags struct {
 func (f *containerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.rootfs, "rootfs", "", "container root filesystem directory (make rootfs, or a busybox one)")
 	fs.StringVar(&f.stateDir, "container-state", container.DefaultStateDir, "container state directory")
-	fs.BoolVar(&f.network, "network", false, "give containers the host's network (default: loopback only)")
+	fs.BoolVar(&f.network, "network", false, "give containers the host's whole network, past the egress policy (default: their own namespace, whose only way out is the owner's HTTP(S) proxy at "+container.ProxyAddr+", reaching what --egress-allow allows for execs that ask for allow_network; loopback only when it allows nothing)")
 	fs.Int64Var(&f.memory, "memory", container.DefaultMemoryBytes, "container memory limit in bytes")
 	fs.Int64Var(&f.pids, "pids", container.DefaultPids, "container process limit")
 	fs.Float64Var(&f.cpus, "cpus", container.DefaultCPUs, "container CPU limit in cores")
@@ -33,14 +34,19 @@ func (f *containerFlags) register(fs *flag.FlagSet) {
 }
 
 // open starts the backend over mountpoint, the workspace's FUSE mount (or
-// any directory), which the container sees at /workspace. The backend is
-// closed when ctx ends; callers also Close it before exiting.
-func (f *containerFlags) open(ctx context.Context, mountpoint string) (*container.Backend, error) {
+// any directory), which the container sees at /workspace, with out (nil:
+// none) as its way out unless --network gives it the host's network. The
+// backend is closed when ctx ends; callers also Close it before exiting.
+func (f *containerFlags) open(ctx context.Context, mountpoint string, out *egress.Dialer) (*container.Backend, error) {
+	if f.network {
+		out = nil
+	}
 	return container.New(ctx, container.Config{
 		Workspace:   mountpoint,
 		Rootfs:      f.rootfs,
 		StateDir:    f.stateDir,
 		Network:     f.network,
+		Egress:      out,
 		MemoryBytes: f.memory,
 		Pids:        f.pids,
 		CPUs:        f.cpus,

@@ -84,3 +84,49 @@ func TestServeContainerBackend(t *testing.T) {
 		t.Errorf("state dir after shutdown: %v %v", entries, err)
 	}
 }
+
+// TestRunContainerNetwork: `run --backend container` reaches what
+// --egress-allow allows through the owner's proxy, only with
+// --allow-network, and the connection is audited under the exec; a port
+// no rule names is refused with the rule's reason.
+func TestRunContainerNetwork(t *testing.T) {
+	pong := pongServer(t)
+	dir := t.TempDir()
+	rootfs := busyboxRootfs(t, dir)
+	store := filepath.Join(dir, "ws.sqlfs")
+	hostPort := strings.TrimPrefix(pong.URL, "http://")
+	args := []string{"run", "--store", store, "--backend", "container", "--rootfs", rootfs, "--container-state", filepath.Join(dir, "state"), "--egress-allow", hostPort}
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"allowed", []string{"--allow-network", "--", "wget -q -O - " + pong.URL}, 0, "pong", ""},
+		{"not asked for", []string{"--", "wget -q -O - " + pong.URL}, 1, "", "403 Forbidden"},
+		{"another port", []string{"--allow-network", "--", "wget -q -O - http://127.0.0.1:1/"}, 1, "", "403 Forbidden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := sqlfsExec(t, "", append(append([]string{}, args...), tc.args...)...)
+			if code != tc.code || out != tc.out || !strings.Contains(stderr, tc.err) {
+				t.Errorf("exit %d stdout %q stderr %q; want exit %d stdout %q stderr containing %q", code, out, stderr, tc.code, tc.out, tc.err)
+			}
+		})
+	}
+	audit, stderr, code := sqlfsExec(t, "", "log", "--store", store, "--op", "connect", "--json")
+	if code != 0 {
+		t.Fatalf("log: %d %s", code, stderr)
+	}
+	var events []string
+	for _, line := range strings.Split(strings.TrimSpace(audit), "\n") {
+		var ev struct{ Actor, Path, Result string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || !strings.HasPrefix(ev.Actor, "exec:") {
+			t.Errorf("connect event %q: %+v %v", line, ev, err)
+		}
+		events = append(events, ev.Path+" "+map[bool]string{true: "ok", false: "refused"}[ev.Result == "ok"])
+	}
+	// The exec that did not ask never reached the dialer.
+	if want := "/" + hostPort + " ok\n/127.0.0.1:1 refused"; strings.Join(events, "\n") != want {
+		t.Errorf("connect events:\n%s\nwant:\n%s", strings.Join(events, "\n"), want)
+	}
+}

@@ -62,7 +62,7 @@ func runCmd(ctx context.Context, args []string) int {
 	backend := fset.String("backend", "shell", "exec backend: shell, js or container")
 	cwd := fset.String("cwd", sidecar.WorkspaceDir, "working `directory`, absolute or relative to "+sidecar.WorkspaceDir)
 	timeout := fset.Duration("timeout", sidecar.DefaultLimits.Timeout, "wall-clock limit")
-	allowNetwork := fset.Bool("allow-network", false, "let a js program's fetch or the shell's git over HTTP(S) reach the hosts the operator allows (js and shell backends)")
+	allowNetwork := fset.Bool("allow-network", false, "let a js program's fetch, the shell's git over HTTP(S) or the container's tools through its proxy reach the hosts the operator allows (--egress-allow)")
 	var cf containerFlags
 	cf.register(fset)
 	if code, ok := parseFlags(fset, args); !ok {

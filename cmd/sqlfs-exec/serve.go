@@ -75,8 +75,8 @@ func (o workspaceOptions) options() (workspace.Options, error) {
 	}
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)
 	if o.mount != "" && o.container != nil && o.container.rootfs != "" {
-		wo.Container = func(ctx context.Context, mountpoint string) (sidecar.Backend, error) {
-			return o.container.open(ctx, mountpoint)
+		wo.Container = func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error) {
+			return o.container.open(ctx, mountpoint, out)
 		}
 	}
 	return wo, nil

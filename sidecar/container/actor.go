@@ -7,9 +7,15 @@ import (
 	"strings"
 )
 
+// execEntry is a running exec as its cgroup names it.
+type execEntry struct {
+	actor   string
+	network bool // it asked for the network (Request.AllowNetwork)
+}
+
 // setActor records (or, with actor "", forgets) the actor of the exec
-// whose cgroup is at the host path dir.
-func (b *Backend) setActor(dir, actor string) {
+// whose cgroup is at the host path dir, and whether it may use the proxy.
+func (b *Backend) setActor(dir, actor string, network bool) {
 	b.actorsMu.Lock()
 	defer b.actorsMu.Unlock()
 	if actor == "" {
@@ -17,9 +23,9 @@ func (b *Backend) setActor(dir, actor string) {
 		return
 	}
 	if b.actors == nil {
-		b.actors = map[string]string{}
+		b.actors = map[string]execEntry{}
 	}
-	b.actors[dir] = actor
+	b.actors[dir] = execEntry{actor, network}
 }
 
 // ActorForPID names the exec a process belongs to ("exec:ID", the
@@ -49,9 +55,9 @@ func (b *Backend) ActorForPID(pid uint32) (actor string, ok bool) {
 		if len(parts) != 3 || len(parts[2]) <= 1 {
 			continue
 		}
-		for dir, actor := range b.actors {
+		for dir, e := range b.actors {
 			if strings.HasSuffix(dir, parts[2]) { // PATH starts with "/": a whole-name match
-				return actor, true
+				return e.actor, true
 			}
 		}
 	}

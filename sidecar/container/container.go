@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,6 +47,7 @@ import (
 	_ "github.com/opencontainers/runc/libcontainer/nsenter"
 	"golang.org/x/sys/unix"
 
+	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
@@ -80,6 +82,13 @@ type Config struct {
 	// Network shares the host's network namespace; otherwise the container
 	// has its own with loopback only.
 	Network bool
+	// Egress, when set, is the container's only way out: its namespace
+	// holds the owner's HTTP(S) proxy at ProxyAddr (egress.Proxy over this
+	// Dialer, the operator's policy), which HTTP(S)_PROXY name in every
+	// exec, and nothing else; no DNS (the proxy resolves names). A
+	// connection is served only for an exec whose request set
+	// AllowNetwork, and audited under that exec's actor. Not with Network.
+	Egress *egress.Dialer
 	// MemoryBytes, Pids and CPUs are cgroup limits for the whole container.
 	MemoryBytes int64
 	Pids        int64
@@ -122,7 +131,7 @@ type Backend struct {
 	// actors maps the host path of each running exec's cgroup to the
 	// actor its writes are audited under (ActorForPID).
 	actorsMu sync.RWMutex
-	actors   map[string]string
+	actors   map[string]execEntry
 }
 
 // New checks cfg, removes containers left behind by crashed owners in
@@ -170,6 +179,9 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 func withDefaults(cfg Config) (Config, error) {
 	if cfg.Workspace == "" || cfg.Rootfs == "" {
 		return cfg, fmt.Errorf("%w: Workspace and Rootfs are required", ErrBadConfig)
+	}
+	if cfg.Network && cfg.Egress != nil {
+		return cfg, fmt.Errorf("%w: Network (the host's network) and Egress (the owner's proxy) exclude each other", ErrBadConfig)
 	}
 	// libcontainer refuses a symlinked rootfs path, and both must exist now
 	// rather than fail on first Exec.
@@ -279,6 +291,8 @@ type running struct {
 	lifeline *os.File      // write end of init's fd 3; see initScript
 	exited   chan struct{} // closed when init has been waited for
 	execSeq  int           // execs started, guarded by Backend.mu
+	net      *netns        // the proxy's namespace (Config.Egress), or nil
+	initPID  int           // init's pid, seen from here
 }
 
 // Execs that started the container (cold) or found it running (warm).
@@ -353,12 +367,31 @@ const initScript = `trap 'exit 0' TERM
 { read x <&3; kill -TERM 1; kill -KILL -1; } &
 while :; do sleep 86400; done`
 
-func (b *Backend) start(ctx context.Context) (*running, error) {
+func (b *Backend) start(ctx context.Context) (_ *running, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	id := containerID(b.owner)
-	config, err := b.libcontainerConfig(id)
+	r := &running{exited: make(chan struct{})}
+	var netnsPath string
+	if b.cfg.Egress != nil {
+		n, nerr := newNetns(&egress.Proxy{Dialer: b.cfg.Egress, Actor: func(req *http.Request) (string, error) {
+			if actor, ok := b.connActor(req.RemoteAddr, r.initPID); ok {
+				return actor, nil
+			}
+			return "", errNoExec
+		}})
+		if nerr != nil {
+			return nil, nerr
+		}
+		r.net, netnsPath = n, n.path()
+		defer func() {
+			if err != nil {
+				n.close()
+			}
+		}()
+	}
+	config, err := b.libcontainerConfig(id, netnsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -386,7 +419,10 @@ func (b *Backend) start(ctx context.Context) (*running, error) {
 		}
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotStarted, id, err)
 	}
-	r := &running{c: c, lifeline: lifeW, exited: make(chan struct{})}
+	r.c, r.lifeline = c, lifeW
+	if st, serr := c.State(); serr == nil {
+		r.initPID = st.InitProcessPid
+	}
 	go func() {
 		_, _ = init.Wait()
 		close(r.exited)
@@ -408,6 +444,9 @@ func (b *Backend) stopLocked() {
 	}
 	<-r.exited
 	_ = r.lifeline.Close()
+	if r.net != nil {
+		r.net.close()
+	}
 	if err := destroy(r.c); err != nil {
 		b.log.Warn("destroy container", "id", r.c.ID(), "err", err)
 	}

@@ -53,14 +53,14 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	if actor == "" {
 		actor = fmt.Sprintf("exec:container-%d", seq)
 	}
-	b.setActor(tree.dir, actor)
+	b.setActor(tree.dir, actor, req.AllowNetwork)
 	// An exec ends with everything it started: a daemon (setsid, nohup,
 	// &) is killed with it, so no write reaches the workspace after the
 	// exec's result is out and every write can be named by its exec.
 	defer func() {
 		tree.kill()
 		tree.remove()
-		b.setActor(tree.dir, "")
+		b.setActor(tree.dir, "", false)
 	}()
 
 	budget := newOutputBudget(limits.MaxOutputBytes)
@@ -82,7 +82,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 
 	proc := &libcontainer.Process{
 		Args:           []string{"/bin/sh", "-c", req.Command},
-		Env:            execEnv(req.Env),
+		Env:            execEnv(b.env(), req.Env),
 		UID:            b.uid,
 		GID:            b.gid,
 		Cwd:            cwd,
@@ -178,14 +178,24 @@ func killTree(tree *execTree, proc *libcontainer.Process, waited <-chan *os.Proc
 	return <-waited
 }
 
-// execEnv is the base environment with the request's variables over it;
-// sorted, so a command sees the same environment for the same request.
-func execEnv(extra map[string]string) []string {
+// env is the environment of every exec: the base one, and the proxy's
+// variables when the container has one.
+func (b *Backend) env() map[string]string {
 	vars := map[string]string{}
 	for _, kv := range baseEnv() {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
+	if b.cfg.Egress != nil {
+		maps.Copy(vars, proxyEnv())
+	}
+	return vars
+}
+
+// execEnv is base with the request's variables over it; sorted, so a
+// command sees the same environment for the same request.
+func execEnv(base, extra map[string]string) []string {
+	vars := maps.Clone(base)
 	maps.Copy(vars, extra)
 	env := make([]string, 0, len(vars))
 	for k, v := range vars {

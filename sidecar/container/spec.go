@@ -26,7 +26,9 @@ const cpuPeriod = 100_000 // µs, the kernel's default CFS period
 // read-only rootfs, no capabilities, no_new_privs, tmpfs /tmp, the workspace
 // bound at /workspace, cgroup limits, and the seccomp deny list when
 // libcontainer was built with seccomp support.
-func (b *Backend) libcontainerConfig(id string) (*configs.Config, error) {
+// netnsPath, when not empty, is the network namespace to join (the
+// proxy's, Config.Egress).
+func (b *Backend) libcontainerConfig(id, netnsPath string) (*configs.Config, error) {
 	spec := specconv.Example()
 	spec.Root = &specs.Root{Path: b.cfg.Rootfs, Readonly: true}
 	spec.Hostname = "sqlfs"
@@ -49,6 +51,13 @@ func (b *Backend) libcontainerConfig(id string) (*configs.Config, error) {
 			Options:     []string{"rbind", "rw", "nosuid", "nodev"},
 		},
 	)
+	if netnsPath != "" {
+		for i, n := range spec.Linux.Namespaces {
+			if n.Type == specs.NetworkNamespace {
+				spec.Linux.Namespaces[i].Path = netnsPath
+			}
+		}
+	}
 	if b.cfg.Network {
 		ns := spec.Linux.Namespaces[:0]
 		for _, n := range spec.Linux.Namespaces {

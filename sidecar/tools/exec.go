@@ -28,7 +28,7 @@ type ExecInput struct {
 	Stdin          string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
 	TimeoutSeconds float64           `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds (default 120)"`
 	MaxMemoryBytes int64             `json:"max_memory_bytes,omitempty" jsonschema:"shell backend: memory the command may hold at once, e.g. for sort or a command substitution (default and ceiling 268435456, i.e. 256 MiB, or the server's --exec-memory; a larger value is lowered to it)"`
-	AllowNetwork   bool              `json:"allow_network,omitempty" jsonschema:"js and shell backends: let js fetch and the shell's git over HTTP(S) reach the hosts the operator allows (--egress-allow); refused when the operator allows none"`
+	AllowNetwork   bool              `json:"allow_network,omitempty" jsonschema:"let js fetch, the shell's git over HTTP(S) and the container's tools through its HTTP(S) proxy (npm, pip, git, curl) reach the hosts the operator allows (--egress-allow); refused when the operator allows none"`
 }
 
 // ExecResult is how a command ended.
@@ -135,9 +135,7 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if !ok {
 		return ExecResult{}, toolErr(CodeBackend, sidecar.ErrUnknownBackend, "unknown backend %q; available: %s", name, strings.Join(s.Backends(), ", "))
 	}
-	if in.AllowNetwork && name != "js" && name != "shell" {
-		return ExecResult{}, toolErr(CodeInvalid, nil, "allow_network applies to the js backend (fetch) and the shell backend (its git over HTTP), not %s", name)
-	}
+
 	if in.AllowNetwork && s.opts.Egress.Empty() {
 		return ExecResult{}, toolErr(CodeDenied, nil, "allow_network is refused: this workspace's operator allows no network to execs (the owner's --egress-allow HOST[:PORT] allows some; --no-network none)")
 	}

@@ -40,8 +40,10 @@ type Options struct {
 	// Container opens the container backend over the mountpoint (Mount
 	// must be set). Its user reaches the mount through allow_other, so the
 	// mountpoint's parent must be private (mode 0700): other host users
-	// then cannot reach the workspace.
-	Container func(ctx context.Context, mountpoint string) (sidecar.Backend, error)
+	// then cannot reach the workspace. out is the workspace's egress
+	// dialer (the operator's policy, audited), nil when it allows nothing:
+	// the container's way out (container.Config.Egress).
+	Container func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error)
 	// Shell configures the shell backend; its Logger defaults to FS.Logger.
 	Shell shell.Options
 	// PublicURL is the base URL of published links. "" uses the one a
@@ -121,8 +123,10 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		o.Shell.Logger = log
 	}
 	var egressT http.RoundTripper
+	var dialer *egress.Dialer
 	if !o.Egress.Empty() {
-		egressT = (&egress.Dialer{Policy: o.Egress, Audit: auditEgress(f, log)}).Transport()
+		dialer = &egress.Dialer{Policy: o.Egress, Audit: auditEgress(f, log)}
+		egressT = dialer.Transport()
 		// The shell's git reaches the network through the same
 		// transport, with the operator's credentials added.
 		ct, err := httpcred.New(egressT, httpcred.Options{Rules: o.Credentials})
@@ -159,7 +163,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		}
 		log.Info("mounted", "store", path, "mountpoint", w.Mount.Mountpoint(), "pid", os.Getpid())
 		if o.Container != nil {
-			cb, err := o.Container(ctx, w.Mount.Mountpoint())
+			cb, err := o.Container(ctx, w.Mount.Mountpoint(), dialer)
 			if err != nil {
 				return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.Close(ctx))
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
@@ -28,7 +29,9 @@ func (stubContainer) Exec(context.Context, sidecar.Request) (sidecar.Result, err
 func (stubContainer) Close() error                      { return nil }
 func (stubContainer) ActorForPID(uint32) (string, bool) { return "exec:stub", true }
 
-func openStub(context.Context, string) (sidecar.Backend, error) { return stubContainer{}, nil }
+func openStub(context.Context, string, *egress.Dialer) (sidecar.Backend, error) {
+	return stubContainer{}, nil
+}
 
 // asNobody runs a command as uid/gid 65534 with no supplementary groups.
 func asNobody(args ...string) error {

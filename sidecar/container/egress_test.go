@@ -1,0 +1,87 @@
+package container
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sqlfs/sqlfs/egress"
+	"github.com/sqlfs/sqlfs/sidecar"
+)
+
+// names answers the test's host names from a table.
+type names map[string]string
+
+func (n names) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := n[host]; ok {
+		return []netip.Addr{netip.MustParseAddr(a)}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+// TestEgressProxy: a container with Egress reaches an origin on the
+// host's loopback only through the owner's proxy, only for an exec that
+// asked for the network, only where the policy allows (a name resolving
+// to the metadata address is refused with the rule's reason), and sees no
+// interface but loopback, so nothing else of the host is reachable.
+func TestEgressProxy(t *testing.T) {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello %s", r.URL.Path)
+	}))
+	t.Cleanup(origin.Close)
+	ap := netip.MustParseAddrPort(strings.TrimPrefix(origin.URL, "http://"))
+	pol, err := egress.NewPolicy(fmt.Sprintf("127.0.0.1:%d", ap.Port()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var attempts []egress.Attempt
+	d := &egress.Dialer{Policy: pol, Resolver: names{"origin.test": "127.0.0.1", "meta.test": "169.254.169.254"},
+		Audit: func(a egress.Attempt) { mu.Lock(); attempts = append(attempts, a); mu.Unlock() }}
+	b, _ := newTestBackend(t, func(c *Config) { c.Egress = d })
+	port := ap.Port()
+	for _, tc := range []struct {
+		name    string
+		cmd     string
+		network bool
+		ok      bool
+		out     string // in stdout when ok, else in stderr
+	}{
+		{"allowed", fmt.Sprintf("wget -q -O - http://origin.test:%d/hi", port), true, true, "hello /hi"},
+		{"exec without allow_network", fmt.Sprintf("wget -q -O - http://origin.test:%d/hi", port), false, false, "403"},
+		{"name resolving to the metadata address", fmt.Sprintf("wget -q -O - http://meta.test:%d/", port), true, false, "403"},
+		// The origin's address is the container's own loopback, where nothing listens.
+		{"host's loopback without the proxy", fmt.Sprintf("unset http_proxy HTTP_PROXY; wget -q -O - http://127.0.0.1:%d/", port), true, false, "refused"},
+		{"only loopback", "ls -1 /sys/class/net", true, true, "lo\n"},
+		{"proxy variables", "echo $HTTPS_PROXY $no_proxy", true, true, "http://" + ProxyAddr + " localhost,127.0.0.1,::1\n"},
+		{"CONNECT to an IP literal", fmt.Sprintf(`printf 'CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: x\r\n\r\n' | nc 127.0.0.1 3128 | head -1`), true, true, "403 Forbidden"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := execIn(t, b, sidecar.Request{Command: tc.cmd, AllowNetwork: tc.network, Actor: "exec:" + tc.name})
+			switch {
+			case got.err != nil:
+				t.Fatal(got.err)
+			case tc.ok && (got.res.ExitCode != 0 || !strings.Contains(got.stdout, tc.out)):
+				t.Errorf("exit %d, stdout %q, stderr %q; want %q", got.res.ExitCode, got.stdout, got.stderr, tc.out)
+			case !tc.ok && (got.res.ExitCode == 0 || !strings.Contains(got.stderr, tc.out)):
+				t.Errorf("exit %d, stdout %q, stderr %q; want a failure saying %q", got.res.ExitCode, got.stdout, got.stderr, tc.out)
+			}
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var seen []string
+	for _, a := range attempts {
+		seen = append(seen, fmt.Sprintf("%s %s %s", a.Actor, a.Host, a.Outcome))
+	}
+	want := []string{"exec:allowed origin.test allowed", "exec:name resolving to the metadata address meta.test denied", "exec:CONNECT to an IP literal 10.0.0.1 denied"}
+	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
+		t.Errorf("audited attempts:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+}

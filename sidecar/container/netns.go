@@ -1,0 +1,169 @@
+package container
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sqlfs/sqlfs/egress"
+)
+
+// ProxyAddr is where a container with Config.Egress finds the owner's
+// proxy, inside its own network namespace.
+const ProxyAddr = "127.0.0.1:3128"
+
+// proxyEnv points the usual tools (curl, wget, git, npm, pip) at the
+// proxy; loopback stays direct, for servers inside the container.
+func proxyEnv() map[string]string {
+	u := "http://" + ProxyAddr
+	return map[string]string{
+		"HTTP_PROXY": u, "HTTPS_PROXY": u, "http_proxy": u, "https_proxy": u,
+		"NO_PROXY": "localhost,127.0.0.1,::1", "no_proxy": "localhost,127.0.0.1,::1",
+	}
+}
+
+// netns is a network namespace with loopback only, in which the owner
+// listens at ProxyAddr: the container joins it, so the owner's proxy is its
+// one way out.
+type netns struct {
+	ns  *os.File // held open, so the namespace outlives the thread that made it
+	srv *http.Server
+}
+
+// newNetns makes the namespace on a thread of its own and serves p in it.
+// The thread is left locked when its goroutine ends, so the runtime
+// discards it instead of reusing a thread in the wrong namespace.
+func newNetns(p *egress.Proxy) (*netns, error) {
+	type made struct {
+		ns  *os.File
+		ln  net.Listener
+		err error
+	}
+	ch := make(chan made, 1)
+	go func() {
+		runtime.LockOSThread()
+		var m made
+		defer func() { ch <- m }()
+		if m.err = unix.Unshare(unix.CLONE_NEWNET); m.err != nil {
+			m.err = fmt.Errorf("network namespace: %w", m.err)
+			return
+		}
+		if m.err = loopbackUp(); m.err != nil {
+			return
+		}
+		if m.ln, m.err = net.Listen("tcp", ProxyAddr); m.err != nil {
+			return
+		}
+		if m.ns, m.err = os.Open("/proc/thread-self/ns/net"); m.err != nil {
+			m.ln.Close()
+		}
+	}()
+	m := <-ch
+	if m.err != nil {
+		return nil, fmt.Errorf("%w: egress proxy: %w", ErrNotStarted, m.err)
+	}
+	n := &netns{ns: m.ns, srv: p.Server()}
+	go n.srv.Serve(m.ln) //nolint:errcheck // ends with Close
+	return n, nil
+}
+
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback flags: %w", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %w", err)
+	}
+	return nil
+}
+
+// path is the namespace as the container's init joins it.
+func (n *netns) path() string { return fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), n.ns.Fd()) }
+
+func (n *netns) close() {
+	_ = n.srv.Close()
+	_ = n.ns.Close()
+}
+
+// errNoExec refuses a proxy connection no exec that asked for the network
+// stands behind.
+var errNoExec = errors.New("egress refused: the connection is from no exec that asked for the network (allow_network)")
+
+// connActor names the exec whose process holds the other end of a proxy
+// connection from remote (its "127.0.0.1:PORT"), by the socket's inode in
+// the namespace's TCP table and the execs' cgroups; ok is false when no
+// exec with AllowNetwork holds it.
+func (b *Backend) connActor(remote string, initPID int) (actor string, ok bool) {
+	_, port, err := net.SplitHostPort(remote)
+	if err != nil {
+		return "", false
+	}
+	p, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", false
+	}
+	inode := socketInode(initPID, uint16(p))
+	if inode == "" {
+		return "", false
+	}
+	b.actorsMu.RLock()
+	defer b.actorsMu.RUnlock()
+	for dir, e := range b.actors {
+		if !e.network {
+			continue
+		}
+		procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			continue
+		}
+		for pid := range strings.FieldsSeq(string(procs)) {
+			fds, _ := filepath.Glob("/proc/" + pid + "/fd/*")
+			for _, fd := range fds {
+				if l, _ := os.Readlink(fd); l == "socket:["+inode+"]" {
+					return e.actor, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// socketInode finds the client socket 127.0.0.1:port -> ProxyAddr in the
+// TCP table of initPID's network namespace.
+func socketInode(initPID int, port uint16) string {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/net/tcp", initPID))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	local := fmt.Sprintf("0100007F:%04X", port)
+	remote := fmt.Sprintf("0100007F:%04X", 3128)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// "sl local rem st tx:rx tr:when retrnsmt uid timeout inode ..."
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 9 && fields[1] == local && fields[2] == remote {
+			return fields[9]
+		}
+	}
+	return ""
+}
