@@ -34,7 +34,7 @@ export PATH := $(PATH):$(TOOLS)/bin
 # rounds of the crash test, the core's long model-based run).
 LONG_TIMEOUT ?= 3h
 
-.PHONY: all deps build test test-long vet demo bench bench-workloads fio rootfs demo-pdf demo-publish clean
+.PHONY: all deps build test test-long test-integration tools-integration vet demo bench bench-workloads fio rootfs demo-pdf demo-publish clean
 
 all: build
 
@@ -47,6 +47,37 @@ deps:
 	fi
 	@test -e /dev/fuse || (modprobe fuse 2>/dev/null || true)
 	$(GO) mod download
+
+# The integration suite's servers and checkers, each built once into
+# $(TOOLS) where missing: SeaweedFS's weed (the S3 server; its tools module
+# internal/tools/seaweedfs pins it, ~27 min to build on a loaded 2-CPU
+# machine), helm and kubeconform (the chart's offline checks).
+WEED_VERSION := $(shell grep -o -m1 'github.com/seaweedfs/seaweedfs v[^ ]*' internal/tools/seaweedfs/go.mod | cut -d' ' -f2)
+WEED       := $(TOOLS)/seaweedfs-$(WEED_VERSION)/weed
+HELM_VERSION := v3.22.0
+HELM       := $(TOOLS)/helm-$(HELM_VERSION)/helm
+KUBECONFORM_VERSION := v0.8.0
+KUBECONFORM := $(TOOLS)/kubeconform-$(KUBECONFORM_VERSION)/kubeconform
+tools-integration: $(TOOLS)/bin/weed $(TOOLS)/bin/helm $(TOOLS)/bin/kubeconform
+$(TOOLS)/bin/weed: $(WEED)
+$(TOOLS)/bin/helm: $(HELM)
+$(TOOLS)/bin/kubeconform: $(KUBECONFORM)
+$(TOOLS)/bin/weed $(TOOLS)/bin/helm $(TOOLS)/bin/kubeconform:
+	@mkdir -p $(@D)
+	ln -sfn $< $@
+# seaweedfs needs a replace directive, so go install refuses it: built from
+# its tools module, under a temporary name so an interrupted build leaves
+# nothing that looks finished.
+$(WEED):
+	@mkdir -p $(@D)
+	cd internal/tools/seaweedfs && GOFLAGS='-mod=mod -buildvcs=false' $(GO) build -o $@.tmp github.com/seaweedfs/seaweedfs/weed
+	mv $@.tmp $@
+$(HELM):
+	@mkdir -p $(@D)
+	GOBIN=$(@D) GOFLAGS=-buildvcs=false $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+$(KUBECONFORM):
+	@mkdir -p $(@D)
+	GOBIN=$(@D) GOFLAGS=-buildvcs=false $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
 
 VERSION    := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 build: deps
@@ -67,6 +98,16 @@ test: deps vet
 	cd third_party/cgofuse && $(GO) test -tags fuse3 -run Fuse3 ./fuse/
 	# The gojq fork is a module of its own too: its patch tests.
 	cd third_party/gojq && $(GO) test -race .
+
+# The integration suite (build tag integration): real servers on
+# 127.0.0.1 (SeaweedFS's S3, started and stopped by each test through
+# internal/s3test, also when it fails) and the Helm chart's checks.
+# SQLFS_TEST_LONG=1 adds the long modes.
+INTEGRATION_TIMEOUT ?= 45m
+INTEGRATION_PKGS := ./internal/s3test/ ./deploy/
+test-integration: deps tools-integration
+	$(GO) vet -tags '$(TAGS) integration' $(INTEGRATION_PKGS)
+	$(TEST_ENV) $(GO) test -tags '$(TAGS) integration' -p 1 -timeout $(INTEGRATION_TIMEOUT) $(INTEGRATION_PKGS)
 
 test-long:
 	$(MAKE) test TEST_ENV=SQLFS_TEST_LONG=1 TEST_TIMEOUT=$(LONG_TIMEOUT)

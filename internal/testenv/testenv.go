@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"syscall"
 	"testing"
 )
 
@@ -36,4 +38,32 @@ func LookPath(t testing.TB, name, pkg string) string {
 	path, err := exec.LookPath(name)
 	Require(t, fmt.Sprintf("this test needs %s (Debian package %s)", name, pkg), err)
 	return path
+}
+
+// StartChild starts cmd so that it is killed with SIGKILL when the test
+// binary dies, also when no cleanup can run (a test timeout's panic), and
+// returns a channel closed once cmd has exited and been waited for.
+// Pdeathsig follows the thread that started the child, which Go may end
+// when a goroutine locked to it exits, so a goroutine holds that thread
+// until the child exits.
+func StartChild(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	started, done := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			cmd.Wait()
+		}
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return done, nil
 }
