@@ -259,6 +259,9 @@ func TestCoherenceBothWays(t *testing.T) {
 	for _, p := range []string{"d00/sub/f000.txt", "d01/sub/f001.txt"} {
 		readFile(t, w.Path(p)) // cached in the kernel
 	}
+	original := readFile(t, w.Path("d00", "sub", "f000.txt"))
+	_, err := w.FS.Checkpoint(t.Context(), sfs.CheckpointOptions{Name: "start"})
+	must(t, err)
 	must(t, w.FS.WriteFile("/d00/sub/f000.txt", []byte("from the core"), 0o644))
 	if got := readFile(t, w.Path("d00", "sub", "f000.txt")); got != "from the core" {
 		t.Fatalf("mount reads %q after a core write", got)
@@ -278,6 +281,25 @@ func TestCoherenceBothWays(t *testing.T) {
 	must(t, w.FS.Chmod("/d00/sub/moved", 0o600))
 	if m := lstat(t, w.Path("d00", "sub", "moved")).Mode & 0o777; m != 0o600 {
 		t.Fatalf("mode after core chmod: %o", m)
+	}
+	// A restore in the middle: every cached name, page and attribute
+	// above is the checkpoint's again, at once.
+	must(t, w.FS.Restore(t.Context(), "start"))
+	if got := readFile(t, w.Path("d00", "sub", "f000.txt")); got != original {
+		t.Fatalf("mount reads %q after the restore, want %q", got, original)
+	}
+	if _, err := os.Stat(w.Path("d00", "sub", "moved")); !os.IsNotExist(err) {
+		t.Fatalf("a name made after the checkpoint, after the restore: %v", err)
+	}
+	if got := readFile(t, w.Path("d01", "sub", "f001.txt")); got != "file 1 1 needle\n" {
+		t.Fatalf("the renamed file back at its name: %q", got)
+	}
+	if ents, err = os.ReadDir(w.Path("d00", "sub")); err != nil || len(ents) != 3 {
+		t.Fatalf("listing after the restore: %d entries, %v; want 3", len(ents), err)
+	}
+	must(t, w.FS.Rename("/d01/sub/f001.txt", "/d00/sub/moved"))
+	if m := lstat(t, w.Path("d00", "sub", "moved")).Mode & 0o777; m == 0o600 {
+		t.Fatalf("mode of the restored file kept the core chmod made after the checkpoint")
 	}
 	// The other way: a write through the mount, read by the core at once.
 	f, err := os.OpenFile(w.Path("d00", "sub", "moved"), os.O_WRONLY|os.O_TRUNC, 0)
