@@ -158,18 +158,31 @@ func (l *S3Lease) Acquire(ctx context.Context, id string, c Claim) (Record, erro
 
 // Renew extends r by its TTL.
 func (l *S3Lease) Renew(ctx context.Context, r Record) (Record, error) {
-	n := r
-	n.Expires = time.Now().Add(r.TTL)
-	return l.put(ctx, n, r.token)
+	return l.replace(ctx, r, func(n *Record) { n.Expires = time.Now().Add(r.TTL) })
 }
 
 // Release writes r back released.
 func (l *S3Lease) Release(ctx context.Context, r Record) error {
-	n := r
-	n.Released = true
-	n.Expires = time.Now()
-	_, err := l.put(ctx, n, r.token)
+	_, err := l.replace(ctx, r, func(n *Record) { n.Released, n.Expires = true, time.Now() })
 	return err
+}
+
+// replace writes r changed by change over r. When the object changed
+// since r, it may be r's own earlier write whose answer was lost (a
+// timeout): a record of the same instance and generation, not released,
+// is still this holder's, and is replaced in turn.
+func (l *S3Lease) replace(ctx context.Context, r Record, change func(*Record)) (Record, error) {
+	n := r
+	change(&n)
+	w, err := l.put(ctx, n, r.token)
+	if !errors.Is(err, ErrLost) {
+		return w, err
+	}
+	cur, rerr := l.Holder(ctx, r.ID)
+	if rerr != nil || cur.Instance != r.Instance || cur.Generation != r.Generation || cur.Released {
+		return Record{}, err
+	}
+	return l.put(ctx, n, cur.token)
 }
 
 // put writes r over the object whose ETag is token ("": no object), or
