@@ -98,11 +98,15 @@ test: deps vet
 	cd third_party/cgofuse && $(GO) test -tags fuse3 -run Fuse3 ./fuse/
 	# The gojq fork is a module of its own too: its patch tests.
 	cd third_party/gojq && $(GO) test -race .
+	# Then the real servers and the Kubernetes chart's checks.
+	$(MAKE) test-integration
 
 # The integration suite (build tag integration): real servers on
 # 127.0.0.1 (SeaweedFS's S3, started and stopped by each test through
-# internal/s3test, also when it fails) and the Helm chart's checks.
-# SQLFS_TEST_LONG=1 adds the long modes.
+# internal/s3test, also when it fails) and the Helm chart's checks. make
+# test runs it after the fast suite; SQLFS_TEST_LONG=1 adds the long modes.
+# ./internal/integration/ (replication against the real server) joins once
+# serve --replica is on main.
 INTEGRATION_TIMEOUT ?= 45m
 INTEGRATION_PKGS := ./internal/s3test/ ./deploy/
 test-integration: deps tools-integration

@@ -45,7 +45,9 @@ const WeedEnv = "SQLFS_WEED"
 // Options configure Start. The zero value is a server with one bucket,
 // "sqlfs-test".
 type Options struct {
-	// Bucket is created at start ("sqlfs-test" when empty).
+	// Bucket is created at start ("sqlfs-test" when empty; 3 to 63
+	// characters, S3's rule: weed ignores a shorter name, and Start then
+	// times out waiting for the bucket).
 	Bucket string
 	// ReadyTimeout bounds the wait for the S3 gateway and the bucket (60 s
 	// when zero: ~5 s on a quiet machine, much more on a loaded one).

@@ -44,9 +44,9 @@ func TestLoopbackOnly(t *testing.T) {
 // TestKillRestart: the bucket and its files survive a SIGKILL of the
 // server, and Restart serves them on the same endpoint.
 func TestKillRestart(t *testing.T) {
-	s := Start(t, Options{Bucket: "b1"})
+	s := Start(t, Options{Bucket: "bucket-one"})
 	endpoint := s.Endpoint
-	put(t, s.filer+"/buckets/b1/kept", "survives")
+	put(t, s.filer+"/buckets/bucket-one/kept", "survives")
 	s.Kill(t)
 	if _, err := http.Get(s.Endpoint); err == nil {
 		t.Fatal("the S3 gateway still answers after Kill")
@@ -57,7 +57,7 @@ func TestKillRestart(t *testing.T) {
 	if s.Endpoint != endpoint {
 		t.Fatalf("endpoint moved: %s then %s", endpoint, s.Endpoint)
 	}
-	if got := get(t, s.filer+"/buckets/b1/kept"); got != "survives" {
+	if got := get(t, s.filer+"/buckets/bucket-one/kept"); got != "survives" {
 		t.Fatalf("after restart the object reads %q", got)
 	}
 }

@@ -1,0 +1,367 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/internal/s3test"
+	"github.com/sqlfs/sqlfs/internal/testenv"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// sqlfsExec builds cmd/sqlfs-exec once per test binary, with the tags the
+// suite runs under.
+func sqlfsExec(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "sqlfs-integration-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "sqlfs-exec")
+		cmd := exec.Command("go", "build", "-tags", "fuse3 seccomp", "-o", binPath, "./cmd/sqlfs-exec")
+		cmd.Dir = moduleRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("%w: %s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building sqlfs-exec: %v", buildErr)
+	}
+	return binPath
+}
+
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// run runs sqlfs-exec with the S3 server's environment and returns its
+// output, failing t unless it exits 0.
+func run(t testing.TB, s3 *s3test.Server, args ...string) string {
+	t.Helper()
+	out, err := runErr(t, s3, args...)
+	if err != nil {
+		t.Fatalf("sqlfs-exec %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+func runErr(t testing.TB, s3 *s3test.Server, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), sqlfsExec(t), args...)
+	cmd.Env = s3.Env(os.Environ())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// owner is a `sqlfs-exec serve --store` process replicating its store.
+type owner struct {
+	store, metrics string
+	cmd            *exec.Cmd
+	exited         <-chan struct{}
+	logs           *syncBuffer
+}
+
+// startOwner serves store, replicated to url, with its metrics on a port
+// of its own, and waits until its socket answers. It is stopped at
+// cleanup (SIGTERM, SIGKILL after 60 s) if still running.
+func startOwner(t testing.TB, s3 *s3test.Server, store, url string, extra ...string) *owner {
+	t.Helper()
+	o := &owner{store: store, metrics: freeAddr(t), logs: &syncBuffer{}}
+	args := append([]string{"serve", "--store", store, "--replica", url, "--metrics-addr", o.metrics}, extra...)
+	o.cmd = exec.Command(sqlfsExec(t), args...)
+	o.cmd.Env = s3.Env(os.Environ())
+	o.cmd.Stdout, o.cmd.Stderr = o.logs, o.logs
+	exited, err := testenv.StartChild(o.cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.exited = exited
+	t.Cleanup(func() {
+		if o.running() {
+			o.stop(t)
+		}
+		if t.Failed() {
+			t.Logf("owner of %s logged:\n%s", store, o.logs.tail(8000))
+		}
+	})
+	sock := api.SocketPath(store)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if c, err := api.Dial(t.Context(), sock, ""); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) || !o.running() {
+			t.Fatalf("the owner never served %s; it logged:\n%s", sock, o.logs.tail(8000))
+		}
+	}
+	return o
+}
+
+func (o *owner) running() bool {
+	select {
+	case <-o.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// stop ends the owner with SIGTERM: a clean shutdown, final replication
+// included.
+func (o *owner) stop(t testing.TB) {
+	t.Helper()
+	o.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-o.exited:
+	case <-time.After(60 * time.Second):
+		o.cmd.Process.Kill()
+		<-o.exited
+		t.Errorf("the owner of %s ignored SIGTERM for 60 s", o.store)
+	}
+}
+
+// kill ends the owner and its litestream child with SIGKILL, as a host
+// dying would.
+func (o *owner) kill(t testing.TB) {
+	t.Helper()
+	children := childPids(o.cmd.Process.Pid)
+	o.cmd.Process.Kill()
+	for _, pid := range children {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	<-o.exited
+}
+
+// childPids lists the direct children of pid (litestream).
+func childPids(pid int) []int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (o *owner) client(t testing.TB) *api.Client {
+	t.Helper()
+	c, err := api.Dial(t.Context(), api.SocketPath(o.store), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// scrape reads the owner's /metrics: every sample by its name with labels.
+func (o *owner) scrape(ctx context.Context) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.metrics+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics line %q: %w", line, err)
+		}
+		out[line[:i]] = v
+	}
+	return out, sc.Err()
+}
+
+func (o *owner) metric(t testing.TB, name string) float64 {
+	t.Helper()
+	m, err := o.scrape(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := m[name]
+	if !ok {
+		t.Fatalf("the owner exports no %s", name)
+	}
+	return v
+}
+
+const (
+	lagHistogram = "sqlfs_replica_lag_seconds"
+	syncAge      = "sqlfs_replica_last_sync_age_seconds"
+)
+
+// histogram is a Prometheus histogram's cumulative bucket counts by upper
+// bound.
+type histogram map[float64]float64
+
+func histogramOf(m map[string]float64, name string) histogram {
+	h := histogram{}
+	prefix := name + `_bucket{le="`
+	for k, v := range m {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		le := strings.TrimSuffix(strings.TrimPrefix(k, prefix), `"}`)
+		bound := math.Inf(1)
+		if le != "+Inf" {
+			var err error
+			if bound, err = strconv.ParseFloat(le, 64); err != nil {
+				continue
+			}
+		}
+		h[bound] = v
+	}
+	return h
+}
+
+// since is h minus an earlier reading of the same histogram.
+func (h histogram) since(before histogram) histogram {
+	out := histogram{}
+	for b, v := range h {
+		out[b] = v - before[b]
+	}
+	return out
+}
+
+// quantile is the upper bound of the bucket holding quantile q (an upper
+// bound of the true value, as the lag sampler's figures are), and the
+// count.
+func (h histogram) quantile(q float64) (float64, float64) {
+	bounds := make([]float64, 0, len(h))
+	for b := range h {
+		bounds = append(bounds, b)
+	}
+	sort.Float64s(bounds)
+	if len(bounds) == 0 {
+		return math.NaN(), 0
+	}
+	total := h[bounds[len(bounds)-1]]
+	for _, b := range bounds {
+		if h[b] >= q*total {
+			return b, total
+		}
+	}
+	return math.Inf(1), total
+}
+
+// waitSynced waits until the owner's replica holds everything committed
+// at least up to since: its last full sync is newer than that.
+func (o *owner) waitSynced(t testing.TB, since time.Time, timeout time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var last float64
+	for deadline := start.Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		asked := time.Now()
+		m, err := o.scrape(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = m[syncAge]
+		if asked.Add(-time.Duration(last * float64(time.Second))).After(since) {
+			return time.Since(start)
+		}
+	}
+	t.Fatalf("the replica did not catch up with %v within %v (last sync %.1f s ago)", since.Format(time.StampMilli), timeout, last)
+	return 0
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// syncBuffer collects a child's output.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) tail(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.b.Bytes()
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// loadAverage is /proc/loadavg's first figure, for the reports.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
+}
