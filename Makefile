@@ -22,7 +22,7 @@ TEST_TIMEOUT ?= 20m
 # request threads, the store's background writer, exec backends, the API)
 # run under the race detector; the commands' tests, which mostly drive child
 # processes, and the benchmark harnesses run without it.
-RACE_PKGS  := ./sqlstore/... ./fs/... ./sidecar/... ./host/... ./fleet/... ./egress/... ./metrics/... ./internal/...
+RACE_PKGS  := ./sqlstore/... ./fs/... ./sidecar/... ./host/... ./fleet/... ./egress/... ./metrics/... ./internal/... ./replica/...
 PLAIN_PKGS := ./cmd/... ./bench/... ./fio/...
 # Tools built from the Go module proxy (litestream, an S3 server, helm,
 # kubeconform) are installed outside the checkout, one directory per name and
@@ -34,12 +34,12 @@ export PATH := $(PATH):$(TOOLS)/bin
 # rounds of the crash test, the core's long model-based run).
 LONG_TIMEOUT ?= 3h
 
-.PHONY: all deps build test test-long test-integration tools-integration vet demo bench bench-workloads fio rootfs demo-pdf demo-publish clean
+.PHONY: all deps tools build test test-long test-integration tools-integration vet demo bench bench-workloads fio rootfs demo-pdf demo-publish clean
 
 all: build
 
 # deps installs only what is missing, so repeated runs cost nothing.
-deps:
+deps: tools
 	@missing=$$(for p in $(DEB_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:" $$missing; \
@@ -47,6 +47,18 @@ deps:
 	fi
 	@test -e /dev/fuse || (modprobe fuse 2>/dev/null || true)
 	$(GO) mod download
+
+# litestream replicates stores to S3 (replica/ runs it as a child process:
+# embedded as a library it corrupted go-sqlite3 stores, see DESIGN.md).
+LITESTREAM_VERSION := v0.5.18
+LITESTREAM := $(TOOLS)/litestream-$(LITESTREAM_VERSION)/litestream
+tools: $(TOOLS)/bin/litestream
+$(TOOLS)/bin/litestream: $(LITESTREAM)
+	@mkdir -p $(TOOLS)/bin
+	ln -sfn $(LITESTREAM) $@
+$(LITESTREAM):
+	@mkdir -p $(@D)
+	GOBIN=$(@D) GOFLAGS=-buildvcs=false $(GO) install github.com/benbjohnson/litestream/cmd/litestream@$(LITESTREAM_VERSION)
 
 # The integration suite's servers and checkers, each built once into
 # $(TOOLS) where missing: SeaweedFS's weed (the S3 server; its tools module

@@ -28,7 +28,10 @@ type Options struct {
 	ChunkSize int
 	// AuditRetention bounds the audit trail; nil keeps the store's default.
 	AuditRetention *sqlstore.AuditRetention
-	Policy         Policy
+	// ExternalWALCheckpoints leaves SQLite's WAL checkpoints to Litestream
+	// (sqlstore.Options.ExternalWALCheckpoints): set when replicating.
+	ExternalWALCheckpoints bool
+	Policy                 Policy
 	// NoAudit turns off the audit trail (benchmarks of the bare data path).
 	NoAudit bool
 	// Uid and Gid own what callers of the Go API create (the FUSE adapter
@@ -125,7 +128,10 @@ type core struct {
 // Open opens (creating if missing) the store at path and loads its
 // metadata into RAM.
 func Open(ctx context.Context, path string, opts Options) (*FS, error) {
-	st, err := sqlstore.Open(ctx, path, sqlstore.Options{Socket: opts.Socket, ChunkSize: opts.ChunkSize, AuditRetention: opts.AuditRetention})
+	st, err := sqlstore.Open(ctx, path, sqlstore.Options{
+		Socket: opts.Socket, ChunkSize: opts.ChunkSize, AuditRetention: opts.AuditRetention,
+		ExternalWALCheckpoints: opts.ExternalWALCheckpoints,
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sqlfs/sqlfs/fleet"
 	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/replica"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
@@ -22,6 +23,7 @@ type hostOptions struct {
 	maxOpen, maxConns               int
 	flags                           *workspace.Flags
 	fleet                           *fleet.Flags
+	replica                         *replica.Flags
 	logger                          *slog.Logger
 }
 
@@ -31,7 +33,14 @@ func serveHost(ctx context.Context, o hostOptions) int {
 	if o.maxOpen < 0 || o.idle <= 0 {
 		return fail("serve", errors.New("--max-open must be 0 or more and --idle-timeout positive"))
 	}
-	wo, err := workspaceOptions{flags: o.flags, logger: o.logger}.options()
+	var ro replica.Options
+	if o.replica.Enabled() {
+		var err error
+		if ro, err = o.replica.Options(replica.DirStateDir(o.dir), o.logger); err != nil {
+			return fail("serve", err)
+		}
+	}
+	wo, err := workspaceOptions{flags: o.flags, logger: o.logger, replicated: o.replica.Enabled()}.options()
 	if err != nil {
 		return fail("serve", err)
 	}
@@ -47,6 +56,22 @@ func serveHost(ctx context.Context, o hostOptions) int {
 		if err := fleet.ParkAll(o.dir); err != nil {
 			return fail("serve", err)
 		}
+	}
+	if o.replica.Enabled() {
+		sup, err := replica.StartDir(ctx, o.dir, host.StoreName, ro)
+		if err != nil {
+			return fail("serve", err)
+		}
+		// Runs after the host closed every workspace (each waits for
+		// its own sync): what is left is stopping litestream.
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := sup.Close(sctx); err != nil {
+				o.logger.Error("final replication failed", "err", err)
+			}
+		}()
+		opener = &replica.Opener{Dir: dir, Supervisor: sup, Options: ro}
 	}
 	addr := o.listen
 	if addr == "" {

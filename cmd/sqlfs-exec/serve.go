@@ -14,6 +14,7 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/replica"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/container"
@@ -31,6 +32,8 @@ type workspaceOptions struct {
 	logger    *slog.Logger
 	publicURL string             // base URL of published links, "" for the one recorded beside the store
 	egress    workspace.ListFlag // --egress-allow of a client command opening the store itself
+	// replicated leaves WAL checkpoints to Litestream (--replica).
+	replicated bool
 }
 
 // openWorkspace opens the store with its backends and tools (and the mount
@@ -74,6 +77,7 @@ func (o workspaceOptions) options() (workspace.Options, error) {
 		}
 	}
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)
+	wo.FS.ExternalWALCheckpoints = o.replicated
 	if o.mount != "" && o.container != nil && o.container.rootfs != "" {
 		wo.Container = func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error) {
 			return o.container.open(ctx, mountpoint, out)
@@ -103,6 +107,13 @@ The default listener is DIR.sock; on TCP the --token-file token is the
 operator's, and POST /v1/workspaces/ID/tokens mints tokens for one
 workspace. The workspace flags (policy, quota, limits) apply to every
 workspace; --mount, --rootfs and --public-addr are not available there yet.
+
+With --replica URL, every change is shipped continuously to S3-compatible
+object storage by a litestream child process (a host's workspace ID to
+URL/ID/workspace.sqlfs); shutdown, and a host's hibernation of a workspace,
+return only once the replica holds everything committed. A host restores a
+workspace it does not have from the replica on its first request.
+sqlfs-exec restore brings a store back, to any second of the retention.
 
 With --fleet-lease URL, several hosts share the workspaces: each is served
 by one host at a time, under a lease kept in the bucket URL names (S3
@@ -134,11 +145,13 @@ func runServe(ctx context.Context, args []string) int {
 		cf          containerFlags
 		wf          workspace.Flags
 		ff          fleet.Flags
+		rf          replica.Flags
 		public      = publish.DefaultServerOptions
 	)
 	cf.register(fs)
 	wf.Register(fs)
 	ff.Register(fs)
+	rf.Register(fs)
 	public.AddFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), serveUsage)
@@ -163,8 +176,14 @@ func runServe(ctx context.Context, args []string) int {
 		}
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
-			maxOpen: *maxOpen, maxConns: *apiConns, idle: *idle, flags: &wf, fleet: &ff, logger: log,
+			maxOpen: *maxOpen, maxConns: *apiConns, idle: *idle, flags: &wf, fleet: &ff, replica: &rf, logger: log,
 		})
+	}
+	var ro replica.Options
+	if rf.Enabled() {
+		if ro, err = rf.Options(replica.StoreStateDir(*store), log); err != nil {
+			return fail("serve", err)
+		}
 	}
 	if *publicAddr != "" {
 		// Facing the internet, the caps must leave the owner its files.
@@ -179,20 +198,27 @@ func runServe(ctx context.Context, args []string) int {
 	ws, err := openWorkspace(ctx, *store, workspaceOptions{
 		flags: &wf, socket: api.Advertised(addr),
 		mount: *mount, container: &cf, logger: log,
-		publicURL: publicBase(*publicAddr, *publicURL),
+		publicURL:  publicBase(*publicAddr, *publicURL),
+		replicated: rf.Enabled(),
 	})
 	if err != nil {
 		return fail("serve", err)
+	}
+	closeWS := ws.Close
+	if rf.Enabled() {
+		if closeWS, err = replicate(ctx, *store, ws, ro); err != nil {
+			return fail("serve", errors.Join(err, ws.Close(ctx)))
+		}
 	}
 	// Listening comes after taking the store: the owner lock guarantees a
 	// leftover socket file is a dead owner's.
 	ln, err := api.Listen(addr, token != "")
 	if err != nil {
-		return fail("serve", errors.Join(err, ws.Close(ctx)))
+		return fail("serve", errors.Join(err, closeWS(ctx)))
 	}
 	if *publicAddr != "" {
 		if err := servePublic(ctx, *store, ws.FS, *publicAddr, publicBase(*publicAddr, *publicURL), public, log); err != nil {
-			return fail("serve", errors.Join(err, ln.Close(), ws.Close(ctx)))
+			return fail("serve", errors.Join(err, ln.Close(), closeWS(ctx)))
 		}
 	}
 	if *metricsAddr != "" {
@@ -209,10 +235,27 @@ func runServe(ctx context.Context, args []string) int {
 		log.Error("serve", "err", err)
 		code = 1
 	}
-	if err := ws.Close(context.WithoutCancel(ctx)); err != nil {
-		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
+	if err := closeWS(context.WithoutCancel(ctx)); err != nil {
+		log.Error("final commit, unmount or replication failed: recent changes may be lost", "err", err)
 		return 1
 	}
 	log.Info("store closed cleanly")
 	return code
+}
+
+// replicate starts replicating the open store (litestream as a child
+// process) and returns the close that ships everything committed before
+// stopping it.
+func replicate(ctx context.Context, store string, ws *workspace.Workspace, o replica.Options) (func(context.Context) error, error) {
+	sup, err := replica.StartStore(ctx, store, o)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		err := ws.Close(ctx)
+		// A final sync gets a minute of its own, whatever ctx has left.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		return errors.Join(err, sup.Close(sctx))
+	}, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/replica"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
@@ -30,7 +31,9 @@ Mounts the workspace in the SQLite file STORE (created when missing) at the
 empty directory MOUNTPOINT and serves it in the foreground. SIGINT or SIGTERM,
 or 'fusermount3 -u MOUNTPOINT', unmount it after everything is committed.
 While mounted, 'sqlfs-exec run|tool|log --store STORE' work on the same files
-through this process's control socket (STORE.sock).
+through this process's control socket (STORE.sock). With --replica URL every
+change is shipped continuously to S3-compatible object storage (see
+sqlfs-exec serve --help and sqlfs-exec restore).
 
 flags:
 `
@@ -54,9 +57,11 @@ func run() int {
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
 		extra       workspace.ListFlag
 		wf          workspace.Flags
+		rf          replica.Flags
 	)
 	fl.Var(&extra, "o", "extra FUSE mount `options`, comma separated (repeatable)")
 	wf.Register(fl)
+	rf.Register(fl)
 	fl.Usage = func() {
 		fmt.Fprint(fl.Output(), usage)
 		fl.PrintDefaults()
@@ -80,6 +85,15 @@ func run() int {
 	if err := wf.Apply(&wo, log); err != nil {
 		fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
 		return 2
+	}
+	var ro replica.Options
+	if rf.Enabled() {
+		var err error
+		if ro, err = rf.Options(replica.StoreStateDir(store), log); err != nil {
+			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
+			return 2
+		}
+		wo.FS.ExternalWALCheckpoints = true
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -112,6 +126,14 @@ func run() int {
 		return 1
 	}
 	m := ws.Mount
+	var sup *replica.Supervisor
+	if rf.Enabled() {
+		if sup, err = replica.StartStore(ctx, store, ro); err != nil {
+			fmt.Fprintln(os.Stderr, "sqlfs-mount:", err)
+			ws.Close(context.WithoutCancel(ctx))
+			return 1
+		}
+	}
 	if *metricsAddr != "" {
 		go func() {
 			if err := metrics.Serve(ctx, *metricsAddr); err != nil {
@@ -154,6 +176,15 @@ func run() int {
 	if err := ws.Close(context.WithoutCancel(ctx)); err != nil {
 		log.Error("final commit or unmount failed: recent changes may be lost", "err", err)
 		return 1
+	}
+	if sup != nil {
+		// Everything committed reaches the replica before the exit.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if err := sup.Close(sctx); err != nil {
+			log.Error("final replication failed: the replica may miss the last changes", "err", err)
+			return 1
+		}
 	}
 	log.Info("store closed cleanly")
 	return code

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"testing"
@@ -66,4 +67,26 @@ func StartChild(cmd *exec.Cmd) (exited <-chan struct{}, err error) {
 		return nil, err
 	}
 	return done, nil
+}
+
+// ToolsDir is where make tools installs the tools built from the Go module
+// proxy (the Makefile's TOOLS; SQLFS_TOOLS overrides it), with links to the
+// pinned versions in its bin/.
+func ToolsDir() string {
+	if d := os.Getenv("SQLFS_TOOLS"); d != "" {
+		return d
+	}
+	return "/var/cache/sqlfs-tools"
+}
+
+// Tool returns the path of the program name that make tools installs (on
+// PATH, else in ToolsDir()/bin), or skips (fails, see Require) t without it.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		path, err = exec.LookPath(filepath.Join(ToolsDir(), "bin", name))
+	}
+	Require(t, fmt.Sprintf("this test needs %s (make tools installs it)", name), err)
+	return path
 }

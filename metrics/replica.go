@@ -1,0 +1,58 @@
+package metrics
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// replicaLastSync is when the replica last confirmed everything committed
+// was shipped, or when replication started before the first (Unix
+// nanoseconds; 0: this process does not replicate).
+var replicaLastSync atomic.Int64
+
+// ReplicaStarted records that replication started: the age grows from now
+// until the first sync.
+func ReplicaStarted(at time.Time) { replicaLastSync.CompareAndSwap(0, at.UnixNano()) }
+
+// ReplicaSynced records a sync that shipped everything committed.
+func ReplicaSynced(at time.Time) { replicaLastSync.Store(at.UnixNano()) }
+
+// Replica metrics (--replica): like the host's, without a workspace label.
+var (
+	ReplicaLag = factory.NewHistogram(prometheus.HistogramOpts{
+		Name: "sqlfs_replica_lag_seconds",
+		Help: "Time from a commit to the object store holding it, sampled once a sync interval per replicating store.",
+		// 10 ms … ~160 s: an outage of the object store shows as the top buckets.
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 15),
+	})
+	_ = factory.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sqlfs_replica_last_sync_age_seconds",
+		Help: "Seconds since the replica last held everything committed (since replication started before the first sync; 0 without --replica).",
+	}, func() float64 {
+		t := replicaLastSync.Load()
+		if t == 0 {
+			return 0
+		}
+		return time.Since(time.Unix(0, t)).Seconds()
+	})
+	ReplicaSyncErrors = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_replica_sync_errors_total",
+		Help: "Syncs to the replica that failed (object store down, litestream not answering).",
+	})
+	ReplicaRestarts = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_replica_litestream_restarts_total",
+		Help: "Times the litestream child process died and was started again.",
+	})
+	ReplicaRestores = factory.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqlfs_replica_restores_total",
+		Help: "Restores from the replica, by outcome (ok, empty, error).",
+	}, []string{"outcome"})
+	ReplicaRestoreDuration = factory.NewHistogram(prometheus.HistogramOpts{
+		Name: "sqlfs_replica_restore_duration_seconds",
+		Help: "Time to restore a store from the replica, check included.",
+		// 10 ms … ~160 s.
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 15),
+	})
+)

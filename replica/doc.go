@@ -1,0 +1,54 @@
+// Package replica replicates workspace stores continuously to
+// S3-compatible object storage with Litestream, restores them, to the
+// latest commit or to a second in the past, and lets a host open a
+// workspace it does not have from the replica.
+//
+// # Litestream as a child process
+//
+// Litestream's library embedded in a process that opens the same database
+// with mattn/go-sqlite3 corrupted it in 5 of 5 runs: Litestream links its
+// own SQLite (modernc.org/sqlite), and two SQLite copies in one process
+// break each other's POSIX locks. So a Supervisor runs `litestream
+// replicate` as a child process, on a config it writes (mode 0600 in a
+// 0700 state directory; the keys travel in the child's environment, never
+// in the file): one store (StartStore, for serve --store and sqlfs-mount)
+// or a host's directory with `watch: true` (StartDir), which picks up
+// workspaces created later. It restarts litestream with backoff when it
+// dies, forwards its log to slog, and talks to it over its control socket.
+// The child gets SIGTERM when the owner dies (Pdeathsig), SIGKILL
+// included, so it never ships a store another process took over.
+//
+// # WAL checkpoints are Litestream's
+//
+// Litestream reads the WAL to ship it, so it must see every frame before
+// the WAL starts over: it holds a read transaction on the store, which
+// keeps any other checkpointer from resetting the WAL, and runs the
+// checkpoints itself. An owner that replicates therefore opens its store
+// with sqlstore.Options.ExternalWALCheckpoints (fs.Options has the same
+// field): sqlstore's WAL keeper does not start, and Close does not
+// truncate the WAL (a full disk still gets its emergency checkpoint).
+// Litestream is told the thresholds sqlstore used: a PASSIVE checkpoint
+// past 256 pages (8 MiB at sqlfs's 32 KiB pages) and a TRUNCATE past 2048
+// (64 MiB), instead of its defaults sized for 4 KiB pages (its TRUNCATE
+// default would let a sqlfs WAL reach 3.8 GiB). Measured: see
+// TestWALStaysBounded and the README.
+//
+// # Nothing lost at hibernation or exit
+//
+// Supervisor.Sync returns once the object store holds everything the store
+// had committed when it was called (litestream's POST /sync with wait,
+// which reads the WAL and uploads, then compares the replica's
+// transaction id with the local one). The host's Opener wraps each
+// workspace so that Close (hibernation, removal, shutdown) first closes
+// the store, with its final commit, then waits for that sync; an owner of
+// one store does the same at exit (Supervisor.Close syncs every store
+// before stopping litestream). Between syncs a host that dies loses at
+// most what was committed in the last sync interval plus the upload time
+// (the lag sqlfs_replica_lag_seconds shows).
+//
+// # Layout in the bucket
+//
+// A single store replicates to the URL's path; a host's workspace ID to
+// PATH/ID/workspace.sqlfs (Litestream's dir mode appends each store's path
+// relative to the directory), which WorkspaceURL names.
+package replica
