@@ -22,7 +22,9 @@ import (
 // before the fork began: files f100 up to some f(100+k), none missing,
 // each with its own data.
 func TestForkWhileCommitting(t *testing.T) {
-	defer sqlstore.SetCheckpointTiming(20*time.Millisecond, 256<<10)()
+	// Restored after the store closes (cleanups run last first): its WAL
+	// keeper reads the timing until then.
+	t.Cleanup(sqlstore.SetCheckpointTiming(20*time.Millisecond, 256<<10))
 	st, _ := newStore(t)
 	var committed atomic.Int64
 	stop := make(chan struct{})
