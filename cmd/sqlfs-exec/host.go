@@ -29,7 +29,7 @@ type hostOptions struct {
 
 // serveHost serves every workspace under o.dir until ctx ends, then lets
 // running execs finish for the grace and closes every open workspace.
-func serveHost(ctx context.Context, o hostOptions) int {
+func serveHost(ctx context.Context, o hostOptions) (code int) {
 	if o.maxOpen < 0 || o.idle <= 0 {
 		return fail("serve", errors.New("--max-open must be 0 or more and --idle-timeout positive"))
 	}
@@ -68,7 +68,8 @@ func serveHost(ctx context.Context, o hostOptions) int {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 			defer cancel()
 			if err := sup.Close(sctx); err != nil {
-				o.logger.Error("final replication failed", "err", err)
+				o.logger.Error("final replication failed: the replica may miss the last changes", "err", err)
+				code = 1
 			}
 		}()
 		opener = &replica.Opener{Dir: dir, Supervisor: sup, Options: ro}
@@ -102,7 +103,7 @@ func serveHost(ctx context.Context, o hostOptions) int {
 		o.logger.Info("in a fleet", "advertise", member.Addr())
 	}
 	o.logger.Info("hosting", "workspaces", o.dir, "listen", ln.Addr().String(), "pid", os.Getpid(), "max_open", o.maxOpen, "idle_timeout", o.idle)
-	code := 0
+	code = 0
 	err = api.Serve(ctx, ln, handler, api.ServeOptions{Grace: o.grace, MaxConns: o.maxConns, Logger: o.logger, Drain: h.Drain})
 	if err != nil {
 		o.logger.Error("serve", "err", err)
