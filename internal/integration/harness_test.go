@@ -42,9 +42,12 @@ func TestMain(m *testing.M) {
 }
 
 // sqlfsExec builds cmd/sqlfs-exec once per test binary, with the tags the
-// suite runs under.
+// suite runs under, unless $SQLFS_EXEC names one.
 func sqlfsExec(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("SQLFS_EXEC"); bin != "" {
+		return bin // a binary built elsewhere (another branch's)
+	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "sqlfs-integration-")
 		if err != nil {

@@ -75,6 +75,17 @@ func writeFile(t *testing.T, c *api.Client, n int) error {
 	return nil
 }
 
+// committed makes the owner commit durably everything it acknowledged (a
+// checkpoint is a synced commit: a tool's write is acknowledged before its
+// commit, up to --commit-interval later) and returns a time after it.
+func committed(t *testing.T, c *api.Client) time.Time {
+	t.Helper()
+	if _, err := c.CreateCheckpoint(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	return time.Now()
+}
+
 // restored restores url into a new store, checks it (sqlfs-exec check)
 // and exports its load/ directory, returning the export's path and how
 // long the restore took.
@@ -150,8 +161,7 @@ func TestReplicationLag(t *testing.T) {
 	if samples == 0 {
 		t.Fatalf("no replication lag was recorded during %d writes", len(acks))
 	}
-	last := acks[len(acks)-1].at
-	caught := o.waitSynced(t, last, 60*time.Second)
+	caught := o.waitSynced(t, committed(t, c), 60*time.Second)
 	t.Logf("REPORT replication caught up %.2f s after the load stopped", caught.Seconds())
 	export, _ := restored(t, s3, url)
 	got := present(t, export)
@@ -194,11 +204,11 @@ func TestRestoreSize(t *testing.T) {
 		}
 		pw.CloseWithError(tw.Close())
 	}()
-	if _, err := o.client(t).Import(t.Context(), "data", pr, tools.ImportOptions{}); err != nil {
+	c := o.client(t)
+	if _, err := c.Import(t.Context(), "data", pr, tools.ImportOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	imported := time.Now()
-	o.waitSynced(t, imported, 5*time.Minute)
+	o.waitSynced(t, committed(t, c), 5*time.Minute)
 	export, took := restored(t, s3, url)
 	t.Logf("REPORT restore of %d MiB from the local S3 server: %.2f s (target %s), load average %s",
 		size>>20, took.Seconds(), map[bool]string{false: "2 s", true: "15 s"}[long], loadAverage())
@@ -229,7 +239,7 @@ func TestObjectStoreOutage(t *testing.T) {
 	var acks []ack
 	writeBatch := func(d time.Duration) { acks = append(acks, writeLoad(t, c, len(acks), 50, d)...) }
 	writeBatch(3 * time.Second)
-	o.waitSynced(t, acks[len(acks)-1].at, time.Minute)
+	o.waitSynced(t, committed(t, c), time.Minute)
 	s3.Stop(t)
 	down := time.Now()
 	writeBatch(outage)
@@ -241,7 +251,7 @@ func TestObjectStoreOutage(t *testing.T) {
 	s3.Restart(t)
 	up := time.Now()
 	writeBatch(3 * time.Second)
-	o.waitSynced(t, acks[len(acks)-1].at, 3*time.Minute)
+	o.waitSynced(t, committed(t, c), 3*time.Minute)
 	t.Logf("REPORT replication caught up with every write %.1f s after the S3 server came back (3 s of them writing)", time.Since(up).Seconds())
 	export, _ := restored(t, s3, url)
 	got := present(t, export)
