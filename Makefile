@@ -120,7 +120,7 @@ test: deps vet
 # ./internal/integration/ (replication against the real server) joins once
 # serve --replica is on main.
 INTEGRATION_TIMEOUT ?= 45m
-INTEGRATION_PKGS := ./internal/s3test/ ./deploy/
+INTEGRATION_PKGS := ./internal/s3test/ ./deploy/ ./fleet/
 test-integration: deps tools-integration
 	$(GO) vet -tags '$(TAGS) integration' $(INTEGRATION_PKGS)
 	$(TEST_ENV) $(GO) test -tags '$(TAGS) integration' -p 1 -timeout $(INTEGRATION_TIMEOUT) $(INTEGRATION_PKGS)
