@@ -164,6 +164,10 @@ func (c *core) writeChunk(n *inode, idx, in int64, piece []byte, atEnd bool) err
 			base = nil
 			break
 		}
+		if data, ok := c.clean.get(chunkID{n.ino, idx}, n.dataGen); ok {
+			base = data // copied below, never written
+			break
+		}
 		// Read the old bytes without holding up everyone else. Only a
 		// truncation can change this chunk meanwhile (writers wait on
 		// n.io), and it bumps the generation: then read again.

@@ -190,3 +190,44 @@ func BenchmarkCreateSync(b *testing.B) {
 	}
 	s.report(b, 1, "files")
 }
+
+// BenchmarkReadBack reads back 100 files of 8 KiB right after they were
+// written and committed (what git add does to the tree it hashes): the
+// read is timed, against the same read of native files still in the page
+// cache.
+func BenchmarkReadBack(b *testing.B) {
+	const files, size = 100, 8 << 10
+	s := newSideBySide(b)
+	buf := patterned(size)
+	got := make([]byte, size)
+	inos := make([]uint64, files)
+	natives := make([]*os.File, files)
+	i := 0
+	for b.Loop() {
+		for k := range files {
+			i++
+			ino, nf := s.create(b, fmt.Sprintf("back%d", i))
+			_, err := s.nodes.WriteAt(ino, buf, 0, false)
+			must(b, err)
+			_, err = nf.WriteAt(buf, 0)
+			must(b, err)
+			inos[k], natives[k] = ino, nf
+		}
+		must(b, s.f.Sync(b.Context()))
+		s.run(b, func() {
+			for _, ino := range inos {
+				_, err := s.nodes.ReadAt(ino, got, 0)
+				must(b, err)
+			}
+		}, func() {
+			for _, nf := range natives {
+				_, err := nf.ReadAt(got, 0)
+				must(b, err)
+			}
+		})
+		for _, nf := range natives {
+			nf.Close()
+		}
+	}
+	s.report(b, files, "files")
+}

@@ -29,19 +29,22 @@
 // truncation watermark; the clean cache if it holds the chunk at the
 // inode's current generation; else the store.
 //
-//   - A write copies the chunk's old bytes from the store when it covers
-//     only part of it, writes into the RAM chunk and bumps dataGen. The
-//     store read happens without core.mu; if the generation moved meanwhile
-//     (only a truncation can move it, since the writer holds inode.io), the
-//     write reads again. O_APPEND finds the end of file after taking
-//     inode.io and checks it again under core.mu where the bytes land.
+//   - A write copies the chunk's old bytes (from the clean cache, else the
+//     store) when it covers only part of it, writes into the RAM chunk and
+//     bumps dataGen. The store read happens without core.mu; if the
+//     generation moved meanwhile (only a truncation can move it, since the
+//     writer holds inode.io), the write reads again. O_APPEND finds the end
+//     of file after taking inode.io and checks it again under core.mu where
+//     the bytes land.
 //   - A commit snapshot marks every dirty chunk "captured" and hands its
 //     buffer to the batch. A captured buffer is never written again: a
 //     later write copies it into a new RAM chunk. After a successful commit
 //     the RAM chunk is dropped only if it is still the captured one, and
 //     dataGen is bumped, because a read-ahead may have cached (or be
-//     fetching) the store bytes that chunk shadowed. After a failed commit
-//     captured chunks are dirty again and retried.
+//     fetching) the store bytes that chunk shadowed. A file of at most
+//     1 MiB moves its committed chunks into the clean cache at the new
+//     generation, so reading back what was just written skips SQLite.
+//     After a failed commit captured chunks are dirty again and retried.
 //   - Shrinking a file queues a Truncation{Ino, From}. The watermark
 //     inode.truncFrom is the lowest From of the inode's truncations not yet
 //     committed: chunks from it on that are not in RAM read as zeros. When
@@ -53,7 +56,8 @@
 //     and fetches in flight carry the generation they were read at; one of
 //     another generation is never served or stored. So the clean cache never
 //     holds bytes older than what RAM or the store holds.
-//   - The clean cache is a FIFO of store chunks bounded at 64 MiB.
+//   - The clean cache is a FIFO of store chunks bounded at 64 MiB of
+//     buffer capacity.
 //
 // # What a commit guarantees
 //

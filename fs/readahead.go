@@ -10,8 +10,9 @@ import (
 const readAheadChunks = 32
 
 // cleanCacheBytes bounds the clean-chunk cache: chunks as the store holds
-// them, fetched by reads and by read-ahead, so repeated reads (an agent's
-// grep over the same tree) skip SQLite.
+// them, fetched by reads and by read-ahead or just committed, so repeated
+// reads (an agent's grep over the same tree) skip SQLite. Entries count
+// their capacity: a committed buffer may have grown past its length.
 const cleanCacheBytes = 64 << 20
 
 type chunkID struct {
@@ -49,15 +50,15 @@ func (cc *cleanCache) put(id chunkID, gen uint64, data []byte) {
 		cc.m = make(map[chunkID]cleanChunk)
 	}
 	if old, ok := cc.m[id]; ok {
-		cc.bytes -= int64(len(old.data))
+		cc.bytes -= int64(cap(old.data))
 	} else {
 		cc.order = append(cc.order, id)
 	}
 	cc.m[id] = cleanChunk{gen: gen, data: data}
-	cc.bytes += int64(len(data))
+	cc.bytes += int64(cap(data))
 	for cc.bytes > cleanCacheBytes && len(cc.order) > 0 {
 		if old, ok := cc.m[cc.order[0]]; ok {
-			cc.bytes -= int64(len(old.data))
+			cc.bytes -= int64(cap(old.data))
 			delete(cc.m, cc.order[0])
 		}
 		cc.order = cc.order[1:]

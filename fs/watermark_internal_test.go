@@ -54,3 +54,15 @@ func TestTruncationWatermarkAfterCommit(t *testing.T) {
 		t.Fatalf("after the second commit: %q, %v; want %q", got, err, data[:42])
 	}
 }
+
+// The clean cache counts what its buffers hold, not their length: a
+// committed chunk may keep a capacity grown past it.
+func TestCleanCacheCountsCapacity(t *testing.T) {
+	var cc cleanCache
+	for i := range 100 {
+		cc.put(chunkID{1, int64(i)}, 0, make([]byte, 1, 1<<20))
+	}
+	if cc.bytes > cleanCacheBytes || len(cc.m) != cleanCacheBytes>>20 {
+		t.Fatalf("cache holds %d entries, %d bytes, want %d entries within %d", len(cc.m), cc.bytes, cleanCacheBytes>>20, cleanCacheBytes)
+	}
+}

@@ -197,8 +197,15 @@ func (p *inode) lookupChild(name string) (uint64, bool) {
 	return ino, ok
 }
 
+// keepCommittedMax is the largest file whose chunks a commit moves into
+// the clean cache instead of dropping them: a small file is often read
+// right after it is written (git hashes the files it just wrote), while a
+// big sequential write would only push out what reads fetched.
+const keepCommittedMax = 1 << 20
+
 // release drops from RAM what a successful commit made durable in the store.
 func (c *core) release(b *sqlstore.Batch, captured []capturedChunk) {
+	var kept []capturedChunk
 	for _, cc := range captured {
 		if cc.n.chunks[cc.idx] == cc.ch {
 			delete(cc.n.chunks, cc.idx)
@@ -207,7 +214,15 @@ func (c *core) release(b *sqlstore.Batch, captured []capturedChunk) {
 			// chunk replaced in the store while it shadowed them from RAM;
 			// once RAM lets go, those bytes must not be served.
 			cc.n.dataGen++
+			if cc.n.size <= keepCommittedMax {
+				kept = append(kept, cc)
+			}
 		}
+	}
+	// The store now holds exactly these bytes, and a captured buffer is
+	// never written again. Cached at the generation after all the bumps.
+	for _, cc := range kept {
+		c.clean.put(chunkID{cc.n.ino, cc.idx}, cc.n.dataGen, cc.ch.data)
 	}
 	// Commits happen in order, so an inode's committed truncations are the
 	// first of its pending ones. The watermark falls back to the lowest
