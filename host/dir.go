@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
@@ -81,6 +82,12 @@ func OpenDir(root string, ws workspace.Options, ao api.Options) (*Dir, error) {
 	// Each store is owned through the host; none names a socket of its own.
 	ws.FS.Socket = ""
 	ao.Token = ""
+	// One shell memory budget bounds every workspace's commands together,
+	// and the usage gauges, one store's, are left alone.
+	if ws.Shell.Memory == nil {
+		ws.Shell.Memory = shell.NewMemory(ws.Shell.MaxMemoryBytes, ws.Shell.Logger)
+	}
+	ws.NoUsageGauges = true
 	d := &Dir{root: root, lock: lock, workspace: ws, api: ao}
 	ids, err := d.IDs("", 0)
 	if err != nil {
@@ -123,7 +130,6 @@ type served struct {
 func (s *served) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
 func (s *served) Close(ctx context.Context) error                  { return s.ws.Close(ctx) }
 
-// Tools is the workspace's tool service, for a fork of it.
 func (s *served) Tools() *tools.Service { return s.ws.Tools }
 
 func (s *served) Busy() bool {

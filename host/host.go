@@ -18,10 +18,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
 // Workspace is an open workspace as the host holds it.
@@ -34,6 +37,9 @@ type Workspace interface {
 	// Close lets running execs finish until ctx ends, cancels the rest and
 	// closes the store with a final durable commit.
 	Close(ctx context.Context) error
+	// Tools is its tool service (a fork of it takes the source's state
+	// from there); nil when it has none.
+	Tools() *tools.Service
 }
 
 // Opener opens workspaces by id. An id it does not know fails with an
@@ -88,6 +94,25 @@ type Host struct {
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
+	// trimPending is set while a trim of the C heap is scheduled.
+	trimPending atomic.Bool
+}
+
+// trimDelay gathers the hibernations of a burst into one trim, which
+// costs a garbage collection and a walk of every malloc arena.
+const trimDelay = time.Second
+
+// trimSoon schedules giving what hibernated workspaces freed back to the
+// system, once per trimDelay at most: the Go heap's free pages (the
+// runtime would keep them a while for reuse) and the C heap's.
+func (h *Host) trimSoon() {
+	if h.trimPending.CompareAndSwap(false, true) {
+		time.AfterFunc(trimDelay, func() {
+			h.trimPending.Store(false)
+			debug.FreeOSMemory()
+			trimCMemory()
+		})
+	}
 }
 
 // entry is one workspace the host has open, is opening or is closing.
@@ -265,6 +290,7 @@ func (h *Host) forget(e *entry, err error) {
 	h.gaugeLocked()
 	h.mu.Unlock()
 	close(e.closing)
+	h.trimSoon()
 	metrics.HostHibernations.WithLabelValues(e.reason).Inc()
 	if err != nil {
 		h.o.Logger.Error("closing workspace failed: recent changes may be lost", "id", e.id, "reason", e.reason, "err", err)

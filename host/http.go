@@ -266,8 +266,8 @@ func (s *handler) fork(ctx context.Context, id string, pol *workspace.PolicyFile
 		return err
 	}
 	defer release()
-	from, ok := ws.(interface{ Tools() *tools.Service })
-	if !ok {
+	from := ws.Tools()
+	if from == nil {
 		return apiError(codeUnimplemented, "workspace "+src+" cannot be forked by this host")
 	}
 	if pol == nil {
@@ -280,7 +280,7 @@ func (s *handler) fork(ctx context.Context, id string, pol *workspace.PolicyFile
 	if err := s.d.Create(id, pol); err != nil {
 		return err
 	}
-	if err := from.Tools().Fork(ctx, tools.CheckpointActor, ref, s.d.StorePath(id)); err != nil {
+	if err := from.Fork(ctx, tools.CheckpointActor, ref, s.d.StorePath(id)); err != nil {
 		return errors.Join(err, s.d.Remove(id))
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
 // fakes is an Opener whose workspaces check the registry's promises: a
@@ -52,6 +53,7 @@ func (f *fakes) Open(_ context.Context, id string) (host.Workspace, error) {
 
 func (w *fake) ServeHTTP(http.ResponseWriter, *http.Request) {}
 func (w *fake) Busy() bool                                   { return false }
+func (w *fake) Tools() *tools.Service                        { return nil }
 
 func (w *fake) Close(context.Context) error {
 	if w.held.Load() != 0 {

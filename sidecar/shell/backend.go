@@ -16,7 +16,6 @@ import (
 	"os"
 	"path"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"mvdan.cc/sh/v3/expand"
@@ -47,6 +46,9 @@ type Options struct {
 	// first of them started, which the watchdog checks. Zero means 1 GiB.
 	// Each exec has its own Limits.MaxMemoryBytes within it.
 	MaxMemoryBytes int64
+	// Memory, when set, is a budget shared with other backends (a host's
+	// workspaces), replacing MaxMemoryBytes: one bound for them all.
+	Memory *Memory
 	// StopGrace is how long Exec waits for a cancelled command to unwind
 	// before it gives up on it and returns. Zero means 5s.
 	StopGrace time.Duration
@@ -64,8 +66,7 @@ type Backend struct {
 	m    *mounts
 	opts Options
 	log  *slog.Logger
-	held atomic.Int64 // bytes all running commands have charged
-	dog  *watchdog
+	mem  *Memory
 }
 
 var _ sidecar.Backend = (*Backend)(nil)
@@ -92,13 +93,15 @@ func newBackend(workspace tree, opts Options) *Backend {
 	if opts.MaxMemoryBytes <= 0 {
 		opts.MaxMemoryBytes = 1 << 30
 	}
-	b := &Backend{
+	if opts.Memory == nil {
+		opts.Memory = NewMemory(opts.MaxMemoryBytes, opts.Logger)
+	}
+	return &Backend{
 		m:    &mounts{workspace: workspace, tmp: newMemFS(opts.TmpMaxBytes), fifos: newFIFORoot(opts.Logger)},
 		opts: opts,
 		log:  opts.Logger,
+		mem:  opts.Memory,
 	}
-	b.dog = &watchdog{b: b, interval: watchdogInterval, runs: map[*run]time.Time{}}
-	return b
 }
 
 // watchdogInterval is how often the watchdog reads the heap while commands
@@ -158,8 +161,8 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	defer removeFIFOs()
 	r.fifoDir = fifoDir
 	defer r.cancel(errFinished)
-	b.dog.add(r)
-	defer b.dog.remove(r)
+	b.mem.dog.add(r)
+	defer b.mem.dog.remove(r)
 
 	dir := sidecar.WorkspaceDir
 	if req.Dir != "" {

@@ -139,38 +139,49 @@ func TestOutputTruncation(t *testing.T) {
 
 // The backend's budget is shared: execs each within their own limit stop
 // when together they pass it, and what a finished exec held is released.
+// So is a Memory given to several backends (a host's workspaces).
 func TestBackendMemoryBudget(t *testing.T) {
-	b, _ := newTestBackend(t, Options{MaxMemoryBytes: 20 << 20})
-	// Each holds 10 MB and more in sort for a second, within its own
-	// limit and the backend's, but not both at once.
-	cmd := "{ yes " + strings.Repeat("y", 99) + " | head -c 10000000; sleep 1; } | sort | head -c 1 >/dev/null"
-	var wg sync.WaitGroup
-	results := make([]execOut, 2)
-	for i := range results {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = execReq(t, b, sidecar.Request{Command: cmd, Limits: sidecar.Limits{MaxMemoryBytes: 64 << 20}})
-		}()
-	}
-	wg.Wait()
-	stopped := 0
-	for _, r := range results {
-		if r.LimitHit == "max_memory_bytes" {
-			stopped++
-			if !strings.Contains(r.stderr, "memory budget of 20971520 bytes") {
-				t.Errorf("stderr %q does not name the backend budget", r.stderr)
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "one backend", true: "two backends, one Memory"}[shared], func(t *testing.T) {
+			var bs [2]*Backend
+			if shared {
+				m := NewMemory(20<<20, nil)
+				bs[0], _ = newTestBackend(t, Options{Memory: m})
+				bs[1], _ = newTestBackend(t, Options{Memory: m})
+			} else {
+				bs[0], _ = newTestBackend(t, Options{MaxMemoryBytes: 20 << 20})
+				bs[1] = bs[0]
 			}
-		}
-	}
-	if stopped == 0 {
-		t.Errorf("two execs holding 10 MB each under a 20 MiB backend budget both finished: %+v", results)
-	}
-	if held := b.held.Load(); held != 0 {
-		t.Errorf("%d bytes still charged after every exec ended", held)
-	}
-	if got := sh(t, b, cmd); got.ExitCode != 0 {
-		t.Errorf("one exec alone within the budget: %+v %q", got.Result, got.stderr)
+			// Each holds 10 MB and more in sort for a second, within its own
+			// limit and the budget, but not both at once.
+			cmd := "{ yes " + strings.Repeat("y", 99) + " | head -c 10000000; sleep 1; } | sort | head -c 1 >/dev/null"
+			var wg sync.WaitGroup
+			results := make([]execOut, 2)
+			for i := range results {
+				wg.Go(func() {
+					results[i] = execReq(t, bs[i], sidecar.Request{Command: cmd, Limits: sidecar.Limits{MaxMemoryBytes: 64 << 20}})
+				})
+			}
+			wg.Wait()
+			stopped := 0
+			for _, r := range results {
+				if r.LimitHit == "max_memory_bytes" {
+					stopped++
+					if !strings.Contains(r.stderr, "memory budget of 20971520 bytes") {
+						t.Errorf("stderr %q does not name the backend budget", r.stderr)
+					}
+				}
+			}
+			if stopped == 0 {
+				t.Errorf("two execs holding 10 MB each under a 20 MiB budget both finished: %+v", results)
+			}
+			if held := bs[0].mem.held.Load(); held != 0 {
+				t.Errorf("%d bytes still charged after every exec ended", held)
+			}
+			if got := sh(t, bs[1], cmd); got.ExitCode != 0 {
+				t.Errorf("one exec alone within the budget: %+v %q", got.Result, got.stderr)
+			}
+		})
 	}
 }
 

@@ -3,6 +3,7 @@ package shell
 import (
 	"bytes"
 	"io"
+	"log/slog"
 	"runtime"
 	rtmetrics "runtime/metrics"
 	"strings"
@@ -30,19 +31,19 @@ import (
 // when either is past its budget.
 func (r *run) growMem(n int64) error {
 	held := r.held.Add(n)
-	total := r.b.held.Add(n)
+	total := r.b.mem.held.Add(n)
 	if held > r.limits.MaxMemoryBytes {
 		return r.stop(sidecar.LimitMaxMemoryBytes, "memory limit of %d bytes exceeded", r.limits.MaxMemoryBytes)
 	}
-	if total > r.b.opts.MaxMemoryBytes {
-		return r.stop(sidecar.LimitMaxMemoryBytes, "the shell backend's memory budget of %d bytes, shared by all running commands, is exhausted", r.b.opts.MaxMemoryBytes)
+	if total > r.b.mem.max {
+		return r.stop(sidecar.LimitMaxMemoryBytes, "the shell backend's memory budget of %d bytes, shared by all running commands, is exhausted", r.b.mem.max)
 	}
 	return nil
 }
 
 func (r *run) shrinkMem(n int64) {
 	r.held.Add(-n)
-	r.b.held.Add(-n)
+	r.b.mem.held.Add(-n)
 }
 
 // checkHeld stops the run when what it holds plus extra (data seen but
@@ -166,13 +167,37 @@ func (r *run) checkVars(hc interp.HandlerContext) error {
 // over its size when the first of the running execs started (or less, once
 // collected).
 type watchdog struct {
-	b        *Backend
+	m        *Memory
+	log      *slog.Logger
 	interval time.Duration
 
 	mu       sync.Mutex
 	runs     map[*run]time.Time // running execs and when they started
 	baseline uint64             // the heap when the first of them started
 	stop     chan struct{}      // closes the polling goroutine
+}
+
+// Memory is a memory budget running commands share: what they charge
+// (builtin.Memory) and the Go heap's growth its watchdog checks. Each
+// backend has one of its own unless Options.Memory gives one to share.
+type Memory struct {
+	max  int64
+	held atomic.Int64 // bytes all running commands have charged
+	dog  *watchdog
+}
+
+// NewMemory returns a budget of maxBytes (1 GiB when 0 or less); log
+// hears of the commands its watchdog stops.
+func NewMemory(maxBytes int64, log *slog.Logger) *Memory {
+	if maxBytes <= 0 {
+		maxBytes = 1 << 30
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	m := &Memory{max: maxBytes}
+	m.dog = &watchdog{m: m, log: log, interval: watchdogInterval, runs: map[*run]time.Time{}}
+	return m
 }
 
 // heapBytes is the heap's objects now, garbage included.
@@ -259,7 +284,7 @@ func (w *watchdog) poll(stop <-chan struct{}, baseline uint64) {
 		}
 		if victim := w.victim(); victim != nil {
 			_ = victim.stop(sidecar.LimitMaxMemoryBytes, "the shell backend's heap grew by %d MiB, past its memory budget of %d MiB; this command held the most and was stopped", (max(heap, live)-baseline)>>20, budget>>20)
-			w.b.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heap, "live_bytes", live, "baseline_bytes", baseline, "budget", budget)
+			w.log.Warn("shell memory watchdog stopped a command", "heap_bytes", heap, "live_bytes", live, "baseline_bytes", baseline, "budget", budget)
 			metrics.ShellWatchdogStops.Inc()
 		}
 	}
@@ -276,7 +301,7 @@ const watchdogFloor = 64 << 20
 func (w *watchdog) budget() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	budget := w.b.opts.MaxMemoryBytes
+	budget := w.m.max
 	if len(w.runs) == 1 {
 		for r := range w.runs {
 			budget = min(budget, 2*r.limits.MaxMemoryBytes)

@@ -67,6 +67,9 @@ type Options struct {
 	// JSMemory is the memory one js exec may use (its worker's heap);
 	// zero means js.DefaultMaxHeapBytes.
 	JSMemory int64
+	// NoUsageGauges leaves the process-wide usage gauges (files, bytes)
+	// alone: a host serves many stores, and each would overwrite them.
+	NoUsageGauges bool
 }
 
 // Workspace is an open store with what serves it.
@@ -138,7 +141,9 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	sh := shell.New(f, o.Shell)
 	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{}, Egress: egressT}
 	w.addBackend(sh)
-	w.trackUsage()
+	if !o.NoUsageGauges {
+		w.trackUsage()
+	}
 	if o.Mount != "" {
 		// The container backend is opened over the mount, after it; until
 		// then no pid is a container exec's.
@@ -273,8 +278,10 @@ func (w *Workspace) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("unmount: %w", err))
 		}
 	}
-	w.stopUsage()
-	<-w.usageDone
+	if w.stopUsage != nil {
+		w.stopUsage()
+		<-w.usageDone
+	}
 	if err := w.FS.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close store: %w", err))
 	}

@@ -1,0 +1,65 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
+)
+
+// BenchmarkWake10k times the first request to a hibernated workspace of
+// 10,000 files, until its answer: the wake through Dir.Open and a read.
+func BenchmarkWake10k(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "ws")
+	d, err := host.OpenDir(dir, workspace.Options{}, api.Options{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Create("w", nil); err != nil {
+		b.Fatal(err)
+	}
+	f, err := sfs.Open(context.Background(), filepath.Join(dir, "w", "workspace.sqlfs"), sfs.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10_000 {
+		if i%100 == 0 {
+			if err := f.Mkdir(fmt.Sprintf("/d%d", i/100), 0o755); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := f.WriteFile(fmt.Sprintf("/d%d/f%d", i/100, i), []byte("hello"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	h := host.New(host.Options{Opener: d, Logger: quiet})
+	defer h.Close(context.Background())
+	hd := host.Handler(h, d, host.HandlerOptions{Logger: quiet})
+	b.ResetTimer()
+	for range b.N {
+		req := httptest.NewRequest("POST", "/v1/workspaces/w/tools/read", strings.NewReader(`{"path":"d1/f100"}`))
+		rec := httptest.NewRecorder()
+		hd.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			b.Fatalf("read: %d %s", rec.Code, rec.Body)
+		}
+		b.StopTimer()
+		h.Reopen("w") // hibernate: the next request wakes it
+		if h.Open() != 0 {
+			b.Fatal("still open")
+		}
+		b.StartTimer()
+	}
+}
