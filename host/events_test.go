@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,4 +105,76 @@ func TestEventsScope(t *testing.T) {
 	if got, _ := e.changes("a", tokA, 0); fmt.Sprint(got) != "[create /a.txt write /a.txt]" {
 		t.Fatalf("a's stream: %v", got)
 	}
+}
+
+// TestMemoryPressure: past MemoryHigh the host hibernates the least
+// recently used half of its idle workspaces, long before their idle
+// timeout; below it, none.
+func TestMemoryPressure(t *testing.T) {
+	var high atomic.Bool
+	e := serve(t, host.WithRSS(host.Options{IdleTimeout: time.Hour, MemoryHigh: 100}, func() int64 {
+		if high.CompareAndSwap(true, false) {
+			return 200 // once past the bound, then below it
+		}
+		return 50
+	}))
+	for _, id := range []string{"w1", "w2", "w3", "w4"} {
+		e.create(id)
+		e.write(id, "f", id)
+		time.Sleep(5 * time.Millisecond) // distinct last uses
+	}
+	time.Sleep(1500 * time.Millisecond) // a check below the bound changes nothing
+	if got := e.host.Open(); got != 4 {
+		t.Fatalf("%d workspaces open below the memory bound, want 4", got)
+	}
+	high.Store(true)
+	e.waitState("w2", "hibernated")
+	e.waitState("w1", "hibernated")
+	time.Sleep(1500 * time.Millisecond)
+	for _, id := range []string{"w3", "w4"} {
+		if st, _ := e.host.State(id); st != "open" {
+			t.Errorf("%s %s after one check past the bound: only the older half should hibernate", id, st)
+		}
+	}
+	if got := e.read("w1", "f"); got != "w1" {
+		t.Fatalf("w1 after hibernating for memory: %q", got)
+	}
+}
+
+// TestWorkspaceLabel: with WorkspaceLabel each workspace's requests are
+// counted under its id, and a deleted workspace's series goes; without
+// it no series names a workspace.
+func TestWorkspaceLabel(t *testing.T) {
+	off := serve(t, host.Options{})
+	off.create("unlabelled")
+	off.write("unlabelled", "f", "x")
+	on := serveWith(t, host.Options{}, host.HandlerOptions{WorkspaceLabel: true})
+	on.create("labelled")
+	on.write("labelled", "f", "x")
+	on.write("labelled", "g", "x")
+	metricsText := func() string {
+		_, b := on.do("GET", "/metrics", "", nil)
+		return string(b)
+	}
+	m := metricsText()
+	if !strings.Contains(m, `sqlfs_host_workspace_requests_total{workspace="labelled"} 2`) {
+		t.Errorf("labelled workspace's two writes not counted: %s", grepLines(m, "workspace_requests"))
+	}
+	if strings.Contains(m, `workspace="unlabelled"`) {
+		t.Errorf("a workspace served without the label has a series")
+	}
+	on.must(http.StatusOK, "DELETE", "/v1/workspaces/labelled", nil, nil)
+	if m := metricsText(); strings.Contains(m, `workspace="labelled"`) {
+		t.Errorf("a deleted workspace keeps its series: %s", grepLines(m, "workspace_requests"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

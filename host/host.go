@@ -18,7 +18,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +71,7 @@ const (
 	reasonDelete   = "delete"
 	reasonShutdown = "shutdown"
 	reasonEvict    = "evict"
+	reasonMemory   = "memory"
 )
 
 // Options configure a Host.
@@ -81,7 +86,13 @@ type Options struct {
 	// CloseTimeout bounds a hibernation's wait for running execs (none, as
 	// only idle workspaces hibernate) and a shutdown's. Default 30s.
 	CloseTimeout time.Duration
-	Logger       *slog.Logger
+	// MemoryHigh, when set, is the resident memory (bytes) past which the
+	// host hibernates idle workspaces before their idle timeout, the least
+	// recently used half of them at each check (every second at most).
+	MemoryHigh int64
+	Logger     *slog.Logger
+	// rss reads the process's resident memory (tests fake it).
+	rss func() int64
 }
 
 // Host is the registry of open workspaces.
@@ -141,6 +152,9 @@ func New(o Options) *Host {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.rss == nil {
+		o.rss = residentBytes
 	}
 	h := &Host{o: o, open: map[string]*entry{}, reaperDone: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -307,7 +321,11 @@ func (h *Host) gaugeLocked() {
 // reap hibernates idle workspaces until ctx ends.
 func (h *Host) reap(ctx context.Context) {
 	defer close(h.reaperDone)
-	t := time.NewTicker(max(h.o.IdleTimeout/4, 10*time.Millisecond))
+	every := max(h.o.IdleTimeout/4, 10*time.Millisecond)
+	if h.o.MemoryHigh > 0 {
+		every = min(every, time.Second)
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -331,11 +349,48 @@ func (h *Host) reap(ctx context.Context) {
 			}
 			due = append(due, e)
 		}
+		due = append(due, h.pressureLocked()...)
 		h.mu.Unlock()
 		for _, e := range due {
 			h.finishClose(e, h.o.CloseTimeout)
 		}
 	}
+}
+
+// pressureLocked begins closing the least recently used half (at least
+// one) of the idle workspaces when resident memory is past MemoryHigh, and
+// returns them. What they free shows only after the next trim, so each
+// check takes half, not all.
+func (h *Host) pressureLocked() []*entry {
+	if h.o.MemoryHigh <= 0 || h.o.rss() <= h.o.MemoryHigh {
+		return nil
+	}
+	var idle []*entry
+	for _, e := range h.open {
+		if h.idleLocked(e) {
+			idle = append(idle, e)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *entry) int { return a.lastUsed.Compare(b.lastUsed) })
+	idle = idle[:(len(idle)+1)/2]
+	for _, e := range idle {
+		h.beginCloseLocked(e, reasonMemory)
+	}
+	return idle
+}
+
+// residentBytes is the process's resident memory, 0 when unknown.
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
 // State is "open" while the host holds workspace id open (or is opening

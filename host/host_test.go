@@ -40,6 +40,12 @@ type env struct {
 // the operator token; everything stops at cleanup.
 func serve(t *testing.T, o host.Options) *env {
 	t.Helper()
+	return serveWith(t, o, host.HandlerOptions{})
+}
+
+// serveWith is serve with handler options ho (token and logger set here).
+func serveWith(t *testing.T, o host.Options, ho host.HandlerOptions) *env {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ws")
 	d, err := host.OpenDir(dir, workspace.Options{}, api.Options{Logger: quiet})
 	if err != nil {
@@ -47,7 +53,8 @@ func serve(t *testing.T, o host.Options) *env {
 	}
 	o.Opener, o.Logger = d, quiet
 	h := host.New(o)
-	srv := httptest.NewServer(host.Handler(h, d, host.HandlerOptions{OperatorToken: operator, Logger: quiet}))
+	ho.OperatorToken, ho.Logger = operator, quiet
+	srv := httptest.NewServer(host.Handler(h, d, ho))
 	t.Cleanup(func() {
 		srv.Close()
 		if err := h.Close(context.Background()); err != nil {

@@ -48,7 +48,11 @@ type HandlerOptions struct {
 	// request, except a workspace's own routes, which take one of its
 	// workspace tokens too. "" (a Unix socket, mode 0600): no check.
 	OperatorToken string
-	Logger        *slog.Logger
+	// WorkspaceLabel counts each workspace's requests in
+	// sqlfs_host_workspace_requests_total{workspace}: one series per
+	// workspace, so off by default.
+	WorkspaceLabel bool
+	Logger         *slog.Logger
 }
 
 type handler struct {
@@ -66,6 +70,9 @@ func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
 		o.Logger = slog.Default()
 	}
 	s := &handler{h: h, d: d, o: o, mux: api.NewMux()}
+	if o.WorkspaceLabel {
+		metrics.EnableHostWorkspaceLabel()
+	}
 	op := s.operator
 	s.mux.HandleFunc("GET /v1/health", op(s.health))
 	s.mux.Handle("GET /metrics", op(metrics.Handler().ServeHTTP))
@@ -161,6 +168,9 @@ func (s *handler) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if s.o.WorkspaceLabel {
+		metrics.HostWorkspaceRequests.WithLabelValues(r.PathValue("id")).Inc()
+	}
 	rest := r.PathValue("rest")
 	r2 := new(http.Request)
 	*r2 = *r
@@ -420,6 +430,7 @@ func (s *handler) remove(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
+	metrics.HostWorkspaceRequests.DeleteLabelValues(id)
 	api.WriteJSON(w, http.StatusOK, map[string]string{"deleted": id})
 }
 

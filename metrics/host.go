@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,10 +45,29 @@ var (
 	})
 	HostHibernations = factory.NewCounterVec(prometheus.CounterOpts{
 		Name: "sqlfs_host_hibernations_total",
-		Help: "Workspaces closed by the host, by reason (idle, lru, policy, delete, shutdown, evict: its fleet lease was lost).",
+		Help: "Workspaces closed by the host, by reason (idle, lru, memory, policy, delete, shutdown, evict: its fleet lease was lost).",
 	}, []string{"reason"})
 	HostBusyRefusals = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_host_busy_refusals_total",
 		Help: "Requests refused because every open workspace was in use at --max-open.",
 	})
 )
+
+// HostWorkspaceRequests counts requests by workspace. It has one series
+// per workspace, so a host registers it only when its operator asks
+// (serve --metrics-workspace-label): EnableHostWorkspaceLabel.
+var HostWorkspaceRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "sqlfs_host_workspace_requests_total",
+	Help: "Requests served by each workspace of the host (only with --metrics-workspace-label).",
+}, []string{"workspace"})
+
+// EnableHostWorkspaceLabel registers HostWorkspaceRequests; calling it
+// again does nothing.
+func EnableHostWorkspaceLabel() {
+	if err := Registry.Register(HostWorkspaceRequests); err != nil {
+		var dup prometheus.AlreadyRegisteredError
+		if !errors.As(err, &dup) {
+			panic(err) // a programming error: the name clashes with another collector
+		}
+	}
+}

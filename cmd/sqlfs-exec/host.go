@@ -21,6 +21,8 @@ type hostOptions struct {
 	dir, listen, token, metricsAddr string
 	grace, idle                     time.Duration
 	maxOpen, maxConns               int
+	memoryHigh                      int64
+	workspaceLabel                  bool
 	flags                           *workspace.Flags
 	fleet                           *fleet.Flags
 	replica                         *replica.Flags
@@ -30,8 +32,8 @@ type hostOptions struct {
 // serveHost serves every workspace under o.dir until ctx ends, then lets
 // running execs finish for the grace and closes every open workspace.
 func serveHost(ctx context.Context, o hostOptions) (code int) {
-	if o.maxOpen < 0 || o.idle <= 0 {
-		return fail("serve", errors.New("--max-open must be 0 or more and --idle-timeout positive"))
+	if o.maxOpen < 0 || o.idle <= 0 || o.memoryHigh < 0 {
+		return fail("serve", errors.New("--max-open and --memory-high must be 0 or more and --idle-timeout positive"))
 	}
 	var ro replica.Options
 	if o.replica.Enabled() {
@@ -89,7 +91,7 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 		}
 		opener = member
 	}
-	h := host.New(host.Options{Opener: opener, MaxOpen: o.maxOpen, IdleTimeout: o.idle, Logger: o.logger})
+	h := host.New(host.Options{Opener: opener, MaxOpen: o.maxOpen, IdleTimeout: o.idle, MemoryHigh: o.memoryHigh, Logger: o.logger})
 	if o.metricsAddr != "" {
 		go func() {
 			if err := metrics.Serve(ctx, o.metricsAddr); err != nil {
@@ -97,7 +99,7 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 			}
 		}()
 	}
-	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, Logger: o.logger})
+	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Logger: o.logger})
 	if member != nil {
 		handler = fleetHandler(member, h, dir, o, handler)
 		o.logger.Info("in a fleet", "advertise", member.Addr())

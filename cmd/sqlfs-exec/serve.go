@@ -91,7 +91,7 @@ func init() {
 }
 
 const serveUsage = `usage: sqlfs-exec serve --store STORE [flags]
-       sqlfs-exec serve --workspaces DIR [--max-open N] [--idle-timeout D] [flags]
+       sqlfs-exec serve --workspaces DIR [--max-open N] [--idle-timeout D] [--memory-high BYTES] [flags]
 
 Owns the workspace STORE (created when missing), optionally mounts it, and
 serves the HTTP JSON API, the agent tools and MCP (at /mcp) until SIGTERM or
@@ -142,6 +142,8 @@ func runServe(ctx context.Context, args []string) int {
 		hostDir     = fs.String("workspaces", "", "host every workspace stored under `DIR` (instead of --store)")
 		maxOpen     = fs.Int("max-open", 0, "with --workspaces: open at most `N` workspaces, hibernating the least recently used idle one first (0: no bound)")
 		idle        = fs.Duration("idle-timeout", 30*time.Second, "with --workspaces: hibernate a workspace unused for this long")
+		wsLabel     = fs.Bool("metrics-workspace-label", false, "with --workspaces: count each workspace's requests in sqlfs_host_workspace_requests_total{workspace} (one series per workspace)")
+		memHigh     = fs.Int64("memory-high", 0, "with --workspaces: past `BYTES` of resident memory, hibernate idle workspaces early, least recently used first (0: no bound)")
 		cf          containerFlags
 		wf          workspace.Flags
 		ff          fleet.Flags
@@ -176,7 +178,7 @@ func runServe(ctx context.Context, args []string) int {
 		}
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
-			maxOpen: *maxOpen, maxConns: *apiConns, idle: *idle, flags: &wf, fleet: &ff, replica: &rf, logger: log,
+			maxOpen: *maxOpen, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, flags: &wf, fleet: &ff, replica: &rf, logger: log,
 		})
 	}
 	var ro replica.Options
