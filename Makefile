@@ -117,10 +117,8 @@ test: deps vet
 # 127.0.0.1 (SeaweedFS's S3, started and stopped by each test through
 # internal/s3test, also when it fails) and the Helm chart's checks. make
 # test runs it after the fast suite; SQLFS_TEST_LONG=1 adds the long modes.
-# ./internal/integration/ (replication against the real server) joins once
-# serve --replica is on main.
 INTEGRATION_TIMEOUT ?= 45m
-INTEGRATION_PKGS := ./internal/s3test/ ./deploy/ ./fleet/
+INTEGRATION_PKGS := ./internal/s3test/ ./internal/integration/ ./deploy/ ./fleet/
 test-integration: deps tools-integration
 	$(GO) vet -tags '$(TAGS) integration' $(INTEGRATION_PKGS)
 	$(TEST_ENV) $(GO) test -tags '$(TAGS) integration' -p 1 -timeout $(INTEGRATION_TIMEOUT) $(INTEGRATION_PKGS)
