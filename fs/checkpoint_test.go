@@ -15,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/internal/testenv"
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -701,4 +704,36 @@ func TestDeleteWhileReading(t *testing.T) {
 		check(t, f)
 	}
 	t.Logf("outcomes: %v", outcomes)
+}
+
+// TestChunksKeptMetric: the chunks a checkpoint shares with the live tree
+// are counted when the live tree overwrites them (copy-on-write keeps the
+// old version), once per checkpoint, and not while no checkpoint holds
+// them.
+func TestChunksKeptMetric(t *testing.T) {
+	ctx := t.Context()
+	f, _ := open(t, sfs.Options{ChunkSize: 4096})
+	kept := func() float64 { return testutil.ToFloat64(metrics.StoreChunksKept) }
+	must(t, f.WriteFile("/data", bytes.Repeat([]byte("a"), 3*4096), 0o644))
+	must(t, f.Flush(ctx))
+	before := kept()
+	must(t, f.WriteFile("/data", bytes.Repeat([]byte("b"), 3*4096), 0o644))
+	must(t, f.Flush(ctx))
+	if got := kept() - before; got != 0 {
+		t.Fatalf("without a checkpoint an overwrite kept %v chunks, want 0", got)
+	}
+	_, err := f.Checkpoint(ctx, sfs.CheckpointOptions{})
+	must(t, err)
+	before = kept()
+	must(t, f.WriteFile("/data", bytes.Repeat([]byte("c"), 3*4096), 0o644))
+	must(t, f.Flush(ctx))
+	if got := kept() - before; got != 3 {
+		t.Fatalf("an overwrite of 3 chunks a checkpoint shares kept %v, want 3", got)
+	}
+	before = kept()
+	must(t, f.WriteFile("/data", bytes.Repeat([]byte("d"), 3*4096), 0o644))
+	must(t, f.Flush(ctx))
+	if got := kept() - before; got != 0 {
+		t.Fatalf("a second overwrite after the checkpoint kept %v chunks, want 0 (already its own)", got)
+	}
 }

@@ -78,6 +78,10 @@ var (
 		// 100 µs … ~26 s.
 		Buckets: prometheus.ExponentialBuckets(100e-6, 2, 19),
 	})
+	StoreChunksKept = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_store_checkpoint_chunks_kept_total",
+		Help: "Chunk versions kept for checkpoints when the live tree overwrote or deleted them (shared until then: copy-on-write).",
+	})
 	StoreChunksFreed = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_store_checkpoint_chunks_freed_total",
 		Help: "Chunks freed because no checkpoint held them any more.",

@@ -97,6 +97,7 @@ func (s *Store) commit(ctx context.Context, b *Batch, extra func(tx *sql.Tx) err
 	if err != nil {
 		return s.classify(fmt.Errorf("commit: begin: %w", err))
 	}
+	s.chunksKept = 0
 	defer tx.Rollback()
 	var pagesBefore int64
 	if err := s.pageCount(ctx, tx, &pagesBefore); err != nil {
@@ -116,6 +117,7 @@ func (s *Store) commit(ctx context.Context, b *Batch, extra func(tx *sql.Tx) err
 	if err := tx.Commit(); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
 	}
+	metrics.StoreChunksKept.Add(float64(s.chunksKept))
 	// The WAL gives space back only after a checkpoint, which itself needs
 	// room to grow the database: on a filling disk, checkpoint at once,
 	// long before the WAL could take the last of the space.
@@ -286,8 +288,14 @@ func (s *Store) step(ctx context.Context, tx *sql.Tx, query string, n, keys int,
 			if keys > 0 {
 				k = a[:keys]
 			}
-			if _, err := save.ExecContext(ctx, append([]any{s.gen, s.lastCkpt}, k...)...); err != nil {
+			res, err := save.ExecContext(ctx, append([]any{s.gen, s.lastCkpt}, k...)...)
+			if err != nil {
 				return fmt.Errorf("%q: %w", saveFor[query], err)
+			}
+			if query == qPutChunk || query == qDeleteChunks {
+				if n, err := res.RowsAffected(); err == nil {
+					s.chunksKept += n
+				}
 			}
 		}
 		if born {

@@ -90,7 +90,10 @@ type Store struct {
 	// gen is the current generation and lastCkpt the newest checkpoint's
 	// (-1: none); only the committing goroutine uses them (snapshot.go).
 	gen, lastCkpt int64
-	readChunk     *sql.Stmt // prepared once: every read of file data runs it
+	// chunksKept counts the chunk versions the commit under way kept for
+	// checkpoints; only the writer's one connection touches it.
+	chunksKept int64
+	readChunk  *sql.Stmt // prepared once: every read of file data runs it
 	// commitStmts are commit's statements by query, prepared on w.
 	commitStmts map[string]*sql.Stmt
 }
