@@ -18,12 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sqlfs/sqlfs/fleet"
 	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/internal/s3test"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
@@ -33,8 +32,8 @@ const operator = "operator-token-0123456789"
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// cluster is hosts in this process sharing one lease bucket (gofakes3 on
-// 127.0.0.1) and one replica. The replica is a test double of the replica
+// cluster is hosts in this process sharing one lease bucket (s3test's fake
+// on 127.0.0.1) and one replica. The replica is a test double of the replica
 // package's contract: a workspace missing locally is restored from it on
 // open, and a closed workspace is copied to it (the final sync) before
 // its lease is released.
@@ -46,20 +45,9 @@ type cluster struct {
 }
 
 func newCluster(t *testing.T, ttl time.Duration) *cluster {
-	backend := s3mem.New()
-	if err := backend.CreateBucket("fleet"); err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
 	return &cluster{
 		t: t, ttl: ttl, replica: t.TempDir(),
-		leases: "s3://fleet/leases?forcePathStyle=true&endpoint=http://" + ln.Addr().String(),
+		leases: s3test.StartFake(t, s3test.Options{}).URL("leases"),
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -14,35 +13,20 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/sqlfs/sqlfs/internal/s3test"
 )
 
-const testBucket = "fleet"
-
-// TestMain (for the external tests too) keeps every AWS SDK on loopback: explicit
-// keys, no instance metadata (169.254.169.254), and no AWS_CA_BUNDLE (set
-// on these machines; the SDK then fails to start).
+// TestMain (for the external tests too) keeps every AWS SDK on loopback.
 func TestMain(m *testing.M) {
-	os.Unsetenv("AWS_CA_BUNDLE")
-	os.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	os.Setenv("AWS_ACCESS_KEY_ID", "fleet-test")
-	os.Setenv("AWS_SECRET_ACCESS_KEY", "fleet-test-secret")
+	s3test.Isolate()
 	os.Exit(m.Run())
 }
 
-// fakeS3 is an in-process S3 server (gofakes3: its conditional PUT checks
-// and writes under one lock, as a real server must) on 127.0.0.1 with one
-// bucket; it returns the server's lease URL prefix.
+// fakeS3 returns the lease URL prefix in a fresh in-process S3 server.
 func fakeS3(t testing.TB) string {
 	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket(testBucket); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server())
-	t.Cleanup(srv.Close)
-	return "s3://" + testBucket + "/leases?forcePathStyle=true&endpoint=" + srv.URL
+	return s3test.StartFake(t, s3test.Options{}).URL("leases")
 }
 
 func openLease(t testing.TB, url string) *S3Lease {

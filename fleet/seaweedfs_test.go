@@ -13,13 +13,9 @@ import (
 // the loser of every race (make test-integration).
 func TestS3LeaseSeaweedFS(t *testing.T) {
 	s := s3test.Start(t, s3test.Options{})
-	t.Setenv("AWS_ACCESS_KEY_ID", s.AccessKey)
-	t.Setenv("AWS_SECRET_ACCESS_KEY", s.SecretKey)
+	s.Setenv(t)
 	// One prefix per subtest: each starts from no lease.
-	url := func(prefix string) string {
-		return "s3://" + s.Bucket + "/" + prefix + "?forcePathStyle=true&endpoint=" + s.Endpoint
-	}
-	t.Run("protocol", func(t *testing.T) { testS3Lease(t, url("protocol")) })
-	t.Run("expiry", func(t *testing.T) { testS3LeaseExpiry(t, url("expiry")) })
-	t.Run("race", func(t *testing.T) { testS3LeaseRace(t, url("race")) })
+	t.Run("protocol", func(t *testing.T) { testS3Lease(t, s.URL("protocol")) })
+	t.Run("expiry", func(t *testing.T) { testS3LeaseExpiry(t, s.URL("expiry")) })
+	t.Run("race", func(t *testing.T) { testS3LeaseRace(t, s.URL("race")) })
 }

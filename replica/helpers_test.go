@@ -11,20 +11,20 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/s3test"
 	"github.com/sqlfs/sqlfs/internal/testenv"
-	"github.com/sqlfs/sqlfs/replica/replicatest"
 )
 
 func TestMain(m *testing.M) {
-	replicatest.IsolateEnv()
+	s3test.Isolate()
 	os.Exit(m.Run())
 }
 
-var testKeys = Credentials{AccessKeyID: replicatest.AccessKeyID, SecretAccessKey: replicatest.SecretAccessKey}
+var testKeys = Credentials{AccessKeyID: s3test.FakeAccessKey, SecretAccessKey: s3test.FakeSecretKey}
 
-type fakeS3 struct{ *replicatest.S3 }
+type fakeS3 struct{ *s3test.Server }
 
-func newS3(t *testing.T) fakeS3 { return fakeS3{replicatest.NewS3(t)} }
+func newS3(t *testing.T) fakeS3 { return fakeS3{s3test.StartFake(t, s3test.Options{})} }
 
 func (f fakeS3) url(t *testing.T, p string) URL {
 	t.Helper()

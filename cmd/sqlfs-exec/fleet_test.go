@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,36 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/sqlfs/sqlfs/fleet"
+	"github.com/sqlfs/sqlfs/internal/s3test"
 )
-
-// fakeLeaseStore is an S3 server for leases (gofakes3, conditional PUTs
-// under one lock) on 127.0.0.1, and the environment that keeps the hosts'
-// AWS SDK on loopback: explicit keys, no instance metadata, no
-// AWS_CA_BUNDLE (the SDK fails with it here).
-func fakeLeaseStore(t *testing.T) string {
-	t.Helper()
-	t.Setenv("AWS_ACCESS_KEY_ID", "fleet-test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "fleet-test-secret")
-	t.Setenv("AWS_EC2_METADATA_DISABLED", "true")
-	t.Setenv("AWS_CA_BUNDLE", "")
-	os.Unsetenv("AWS_CA_BUNDLE")
-	backend := s3mem.New()
-	if err := backend.CreateBucket("fleet"); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return "s3://fleet/leases?forcePathStyle=true&endpoint=http://" + ln.Addr().String()
-}
 
 func leaseOf(t *testing.T, url, id string) fleet.Record {
 	t.Helper()
@@ -61,7 +33,7 @@ func leaseOf(t *testing.T, url, id string) fleet.Record {
 // SIGKILL the restarted host waits out its dead instance's lease, then
 // serves its own copy with every acknowledged write, passing check.
 func TestServeFleet(t *testing.T) {
-	leases := fakeLeaseStore(t)
+	leases := s3test.StartFake(t, s3test.Options{}).URL("leases")
 	tmp := t.TempDir()
 	opTok := filepath.Join(tmp, "operator.token")
 	if _, stderr, code := sqlfsExec(t, "", "token", opTok); code != 0 {

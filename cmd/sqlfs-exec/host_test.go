@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net"
@@ -10,9 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/sqlfs/sqlfs/internal/exectest"
 )
 
 // startHost runs `sqlfs-exec serve --workspaces dir` on a loopback port
@@ -38,34 +37,12 @@ func freeAddr(t *testing.T) string {
 func startHostAt(t *testing.T, addr, dir, tokenFile string, extra ...string) (url string, kill func()) {
 	t.Helper()
 	cmd := exec.Command(binary(t), append([]string{"serve", "--workspaces", dir, "--listen", addr, "--token-file", tokenFile}, extra...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
+	tok, err := os.ReadFile(tokenFile)
+	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	kill = func() {
-		cmd.Process.Kill()
-		<-done
-	}
-	t.Cleanup(kill)
 	url = "http://" + addr
-	tok, _ := os.ReadFile(tokenFile)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if st, _ := hostCall(t, url, string(tok), "GET", "/v1/health", ""); st == http.StatusOK {
-			return url, kill
-		}
-		select {
-		case <-done:
-			t.Fatalf("host exited; logs:\n%s", logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("host never answered; logs:\n%s", logs.String())
-		}
-	}
+	return url, exectest.StartHost(t, cmd, url, string(tok)).Kill
 }
 
 func hostCall(t *testing.T, url, token, method, path, body string) (int, string) {

@@ -8,21 +8,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/internal/s3test"
 	"github.com/sqlfs/sqlfs/internal/testenv"
-	"github.com/sqlfs/sqlfs/replica/replicatest"
 )
 
 // withLitestream puts make tools' litestream on the PATH the commands run
-// with, and keeps their S3 clients on loopback.
+// with (TestMain keeps their S3 clients on loopback).
 func withLitestream(t *testing.T) {
 	t.Helper()
 	lt := testenv.Tool(t, "litestream")
-	replicatest.IsolateEnv()
 	t.Setenv("PATH", filepath.Dir(lt)+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
 func TestRestoreRefusals(t *testing.T) {
-	replicatest.IsolateEnv()
 	tmp := t.TempDir()
 	loose := filepath.Join(tmp, "loose.env")
 	if err := os.WriteFile(loose, []byte("AWS_ACCESS_KEY_ID=a\nAWS_SECRET_ACCESS_KEY=b\n"), 0o644); err != nil {
@@ -64,7 +62,7 @@ func TestRestoreRefusals(t *testing.T) {
 // elsewhere with the write in it.
 func TestServeReplicaRestore(t *testing.T) {
 	withLitestream(t)
-	s3 := replicatest.NewS3(t)
+	s3 := s3test.StartFake(t, s3test.Options{})
 	url := s3.URL("single")
 	store := filepath.Join(t.TempDir(), "ws.sqlfs")
 	stop := startOwner(t, store, "--replica", url, "--replica-sync-interval", "100ms")
@@ -96,7 +94,7 @@ func TestServeReplicaRestore(t *testing.T) {
 // empty directory at the workspace's first request.
 func TestHostReplicaSurvivesLostDisk(t *testing.T) {
 	withLitestream(t)
-	s3 := replicatest.NewS3(t)
+	s3 := s3test.StartFake(t, s3test.Options{})
 	url := s3.URL("fleet")
 	tmp := t.TempDir()
 	opTok := filepath.Join(tmp, "operator.token")

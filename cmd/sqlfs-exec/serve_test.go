@@ -8,50 +8,25 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/internal/exectest"
+	"github.com/sqlfs/sqlfs/internal/s3test"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// TestMain removes the binary that the end-to-end tests built.
+// TestMain keeps the S3 clients of the commands the tests run on
+// loopback, and removes the binary they built.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
+	s3test.Isolate()
+	os.Exit(exectest.Run(m))
 }
 
-// binary builds sqlfs-exec once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sqlfs-exec-test")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "sqlfs-exec")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = errors.New(string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("build: %v", buildErr)
-	}
-	return binPath
-}
+// binary is sqlfs-exec, built once per test run.
+func binary(t testing.TB) string { return exectest.Binary(t) }
 
 // sqlfsExec runs the binary and returns stdout, stderr and the exit code.
 func sqlfsExec(t *testing.T, stdin string, args ...string) (string, string, int) {
@@ -85,41 +60,8 @@ func startOwner(t *testing.T, store string, extra ...string) (stop func() int) {
 // store (e.g. under a shell that lowers its file limit first).
 func startOwnerCmd(t *testing.T, store string, cmd *exec.Cmd) (stop func() int) {
 	t.Helper()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	code := -1
-	stop = func() int {
-		once.Do(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				<-done
-				t.Errorf("owner ignored SIGTERM; logs:\n%s", logs.String())
-			}
-			code = cmd.ProcessState.ExitCode()
-		})
-		return code
-	}
-	t.Cleanup(func() { stop() })
-	sock := api.SocketPath(store)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := api.Dial(t.Context(), sock, ""); err == nil {
-			c.Close()
-			return stop
-		}
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
-			t.Fatalf("owner never served %s; logs:\n%s", sock, logs.String())
-		}
-	}
+	p := exectest.StartOwner(t, store, cmd)
+	return func() int { return p.Stop(t) }
 }
 
 // TestOwnerAndClients runs the same commands with and without an owner

@@ -4,7 +4,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -12,64 +11,21 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/internal/exectest"
 	"github.com/sqlfs/sqlfs/internal/s3test"
-	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
-}
-
-// sqlfsExec builds cmd/sqlfs-exec once per test binary, with the tags the
-// suite runs under, unless $SQLFS_EXEC names one.
-func sqlfsExec(t testing.TB) string {
-	t.Helper()
-	if bin := os.Getenv("SQLFS_EXEC"); bin != "" {
-		return bin // a binary built elsewhere (another branch's)
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sqlfs-integration-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "sqlfs-exec")
-		cmd := exec.Command("go", "build", "-tags", "fuse3 seccomp", "-o", binPath, "./cmd/sqlfs-exec")
-		cmd.Dir = moduleRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("%w: %s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building sqlfs-exec: %v", buildErr)
-	}
-	return binPath
-}
-
-func moduleRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	s3test.Isolate()
+	os.Exit(exectest.Run(m))
 }
 
 // run runs sqlfs-exec with the S3 server's environment and returns its
@@ -85,7 +41,7 @@ func run(t testing.TB, s3 *s3test.Server, args ...string) string {
 
 func runErr(t testing.TB, s3 *s3test.Server, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), sqlfsExec(t), args...)
+	cmd := exec.CommandContext(t.Context(), exectest.Binary(t), args...)
 	cmd.Env = s3.Env(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := cmd.CombinedOutput()
@@ -94,10 +50,8 @@ func runErr(t testing.TB, s3 *s3test.Server, args ...string) (string, error) {
 
 // owner is a `sqlfs-exec serve --store` process replicating its store.
 type owner struct {
+	*exectest.Process
 	store, metrics string
-	cmd            *exec.Cmd
-	exited         <-chan struct{}
-	logs           *syncBuffer
 }
 
 // startOwner serves store, replicated to url, with its metrics on a port
@@ -105,85 +59,12 @@ type owner struct {
 // cleanup (SIGTERM, SIGKILL after 60 s) if still running.
 func startOwner(t testing.TB, s3 *s3test.Server, store, url string, extra ...string) *owner {
 	t.Helper()
-	o := &owner{store: store, metrics: freeAddr(t), logs: &syncBuffer{}}
+	o := &owner{store: store, metrics: freeAddr(t)}
 	args := append([]string{"serve", "--store", store, "--replica", url, "--metrics-addr", o.metrics}, extra...)
-	o.cmd = exec.Command(sqlfsExec(t), args...)
-	o.cmd.Env = s3.Env(os.Environ())
-	o.cmd.Stdout, o.cmd.Stderr = o.logs, o.logs
-	exited, err := testenv.StartChild(o.cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.exited = exited
-	t.Cleanup(func() {
-		if o.running() {
-			o.stop(t)
-		}
-		if t.Failed() {
-			t.Logf("owner of %s logged:\n%s", store, o.logs.tail(8000))
-		}
-	})
-	sock := api.SocketPath(store)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if c, err := api.Dial(t.Context(), sock, ""); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) || !o.running() {
-			t.Fatalf("the owner never served %s; it logged:\n%s", sock, o.logs.tail(8000))
-		}
-	}
+	cmd := exec.Command(exectest.Binary(t), args...)
+	cmd.Env = s3.Env(os.Environ())
+	o.Process = exectest.StartOwner(t, store, cmd)
 	return o
-}
-
-func (o *owner) running() bool {
-	select {
-	case <-o.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// stop ends the owner with SIGTERM: a clean shutdown, final replication
-// included.
-func (o *owner) stop(t testing.TB) {
-	t.Helper()
-	o.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-o.exited:
-	case <-time.After(60 * time.Second):
-		o.cmd.Process.Kill()
-		<-o.exited
-		t.Errorf("the owner of %s ignored SIGTERM for 60 s", o.store)
-	}
-}
-
-// kill ends the owner and its litestream child with SIGKILL, as a host
-// dying would.
-func (o *owner) kill(t testing.TB) {
-	t.Helper()
-	children := childPids(o.cmd.Process.Pid)
-	o.cmd.Process.Kill()
-	for _, pid := range children {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	<-o.exited
-}
-
-// childPids lists the direct children of pid (litestream).
-func childPids(pid int) []int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, f := range strings.Fields(string(b)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 func (o *owner) client(t testing.TB) *api.Client {
@@ -332,28 +213,6 @@ func freeAddr(t testing.TB) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// syncBuffer collects a child's output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) tail(n int) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b := s.b.Bytes()
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(b)
 }
 
 // loadAverage is /proc/loadavg's first figure, for the reports.

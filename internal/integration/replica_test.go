@@ -312,7 +312,7 @@ func TestKillAfterSyncedWrite(t *testing.T) {
 	held := asked.Add(-time.Duration(age * float64(time.Second)))
 	writeSynced(time.Now().Add(500 * time.Millisecond))
 	killed := time.Now()
-	o.kill(t)
+	o.Kill()
 	exec.Command("umount", "-l", mnt).Run()
 	if err := os.RemoveAll(disk); err != nil {
 		t.Fatal(err)

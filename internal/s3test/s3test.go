@@ -1,21 +1,26 @@
-// Package s3test runs a real S3-compatible server for tests: SeaweedFS's
-// `weed mini` (master, volume, filer and S3 gateway in one process) bound to
-// 127.0.0.1 only, with telemetry off, explicit keys from an -s3.config file,
-// its data and log in the test's temporary directory, and stopped when the
-// test ends, also when it fails.
+// Package s3test runs S3 servers on loopback for tests, behind one API:
+// Start runs a real one, SeaweedFS's `weed mini` (master, volume, filer and
+// S3 gateway in one process) bound to 127.0.0.1 only, with telemetry off,
+// explicit keys from an -s3.config file, its data and log in the test's
+// temporary directory; StartFake serves an in-process one
+// (github.com/johannesboyne/gofakes3, in memory) for the fast unit tests.
+// Both are stopped when the test ends, also when it fails, and both can be
+// stopped and restarted on the same endpoint and data, as an outage.
 //
 // The weed binary comes from `make tools-integration` ($(TOOLS)/bin/weed, on
 // PATH under make) or $SQLFS_WEED. Without it a test skips, or fails when
 // SQLFS_TEST_PRIVILEGED is set (internal/testenv).
 //
-// Every process that talks to the server with an AWS SDK (litestream, the
-// replica package) must run with Server.Env: explicit keys, no instance
-// metadata lookups (169.254.169.254 is not loopback) and no AWS_CA_BUNDLE
-// (set on these machines; the SDK then fails to start).
+// Every process that talks to a server with an AWS SDK (litestream, the
+// replica and fleet packages) must run with the environment Env makes:
+// explicit keys, no instance metadata lookups (169.254.169.254 is not
+// loopback), no AWS_CA_BUNDLE (set on these machines; the SDK then fails
+// to start) and none of the machine's other AWS_ or proxy settings. Child
+// processes get it from Server.Env, the test process from Server.Setenv
+// or, for all its tests, from Isolate in TestMain.
 package s3test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,30 +47,34 @@ import (
 // it weed is looked up on PATH.
 const WeedEnv = "SQLFS_WEED"
 
-// Options configure Start. The zero value is a server with one bucket,
-// "sqlfs-test".
+// Options configure Start and StartFake. The zero value is a server with
+// one bucket, "sqlfs-test".
 type Options struct {
 	// Bucket is created at start ("sqlfs-test" when empty; 3 to 63
 	// characters, S3's rule: weed ignores a shorter name, and Start then
 	// times out waiting for the bucket).
 	Bucket string
-	// ReadyTimeout bounds the wait for the S3 gateway and the bucket (60 s
-	// when zero: ~5 s on a quiet machine, much more on a loaded one).
+	// ReadyTimeout bounds the wait for weed's S3 gateway and the bucket (60
+	// s when zero: ~5 s on a quiet machine, much more on a loaded one).
 	ReadyTimeout time.Duration
 }
 
-// Server is a running weed mini. Its methods may be called from the test
-// goroutine only.
+// Server is a running S3 server, weed mini or the fake. Its methods may be
+// called from the test goroutine only.
 type Server struct {
 	// Endpoint is the S3 gateway, http://127.0.0.1:PORT.
 	Endpoint string
 	// Bucket exists once Start returns.
 	Bucket string
-	// AccessKey and SecretKey are the only identity the server knows, with
-	// every permission; fresh random values per server.
+	// AccessKey and SecretKey are the only identity weed knows, with every
+	// permission, fresh random values per server; the fake takes any keys
+	// and reports FakeAccessKey and FakeSecretKey.
 	AccessKey, SecretKey string
-	// Dir holds the server's data; Log is its output (stdout and stderr).
+	// Dir holds weed's data; Log is its output (stdout and stderr). Both
+	// are empty for the fake, which keeps its data in memory.
 	Dir, Log string
+
+	fake *fake // nil for weed
 
 	weed    string
 	args    []string
@@ -147,6 +156,12 @@ func Start(t testing.TB, o Options) *Server {
 // ports and keys, and waits until it serves the bucket.
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
+	if s.fake != nil {
+		if err := s.fake.start(); err != nil {
+			t.Fatalf("s3test: %v", err)
+		}
+		return
+	}
 	s.mu.Lock()
 	running := s.cmd != nil
 	s.mu.Unlock()
@@ -161,7 +176,8 @@ func (s *Server) Restart(t testing.TB) {
 	cmd := exec.Command(s.weed, s.args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Dir = s.Dir
-	cmd.Env = Env(os.Environ())
+	// Without keys in its environment: weed would add an identity of them.
+	cmd.Env = scrub(os.Environ())
 	// Its own process group, so that stop can kill all of it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	done, err := testenv.StartChild(cmd)
@@ -172,12 +188,12 @@ func (s *Server) Restart(t testing.TB) {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 	if err := s.waitReady(t.Context(), done); err != nil {
-		t.Fatalf("s3test: %v\n%s", err, tail(s.Log, 4000))
+		t.Fatalf("s3test: %v\n%s", err, testenv.Tail(s.Log, 4000))
 	}
 }
 
-// Stop stops the server with SIGTERM (SIGKILL after 15 s); the data stays
-// for Restart.
+// Stop stops the server with SIGTERM (SIGKILL after 15 s; the fake closes
+// its listener and every connection); the data stays for Restart.
 func (s *Server) Stop(t testing.TB) {
 	t.Helper()
 	if err := s.stop(syscall.SIGTERM); err != nil {
@@ -194,6 +210,9 @@ func (s *Server) Kill(t testing.TB) {
 }
 
 func (s *Server) stop(sig syscall.Signal) error {
+	if s.fake != nil {
+		return s.fake.stop()
+	}
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
 	s.cmd = nil
@@ -220,23 +239,76 @@ func (s *Server) URL(path string) string {
 		"?endpoint=" + s.Endpoint + "&forcePathStyle=true"
 }
 
-// Env returns environ with the server's keys set for an AWS SDK, instance
-// metadata lookups off and AWS_CA_BUNDLE and every other AWS_ setting of
-// the machine dropped.
+// Env returns environ for a process that talks to the server with an AWS
+// SDK: the server's keys set explicitly, instance metadata lookups off, a
+// region, and AWS_CA_BUNDLE and every other AWS_, LITESTREAM_ or proxy
+// setting of the machine dropped.
 func (s *Server) Env(environ []string) []string {
-	return append(Env(environ),
-		"AWS_ACCESS_KEY_ID="+s.AccessKey, "AWS_SECRET_ACCESS_KEY="+s.SecretKey,
-		"LITESTREAM_ACCESS_KEY_ID="+s.AccessKey, "LITESTREAM_SECRET_ACCESS_KEY="+s.SecretKey,
-	)
+	return Env(environ, s.AccessKey, s.SecretKey)
+}
+
+// Setenv gives the test process Server.Env for the rest of t (t.Setenv's
+// rules: not in parallel tests), for the SDK clients it makes itself.
+func (s *Server) Setenv(t testing.TB) {
+	t.Helper()
+	want := map[string]string{}
+	for _, kv := range s.Env(nil) {
+		k, v, _ := strings.Cut(kv, "=")
+		want[k] = v
+	}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, keep := want[k]; !keep && len(scrub([]string{kv})) == 0 {
+			t.Setenv(k, "") // restored at the end of t
+			os.Unsetenv(k)
+		}
+	}
+	for k, v := range want {
+		t.Setenv(k, v)
+	}
+}
+
+// FakeAccessKey and FakeSecretKey are the keys Isolate sets; the fake
+// server takes them (it takes any).
+const (
+	FakeAccessKey = "s3test"
+	FakeSecretKey = "s3test-secret"
+)
+
+// Isolate gives the whole test process Env with the fake's keys, so that
+// no SDK client a test makes, nor any child process it starts, looks for
+// credentials or configuration anywhere but there. Call it from TestMain
+// of every package whose tests use an S3 client; tests against weed then
+// call Server.Setenv or pass Server.Env to their children.
+func Isolate() {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); len(scrub([]string{kv})) == 0 {
+			os.Unsetenv(k)
+		}
+	}
+	for _, kv := range Env(nil, FakeAccessKey, FakeSecretKey) {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
 }
 
 // Env returns environ without AWS_CA_BUNDLE or any other AWS_ or
 // LITESTREAM_ setting of the machine (profiles, keys, regions) and without
-// proxies, with AWS_EC2_METADATA_DISABLED=true and a region, so that no
-// SDK asks the network for credentials or configuration or reaches
-// anything but the loopback server.
-func Env(environ []string) []string {
-	out := make([]string, 0, len(environ)+2)
+// proxies, with the keys given (for the AWS SDK and Litestream),
+// AWS_EC2_METADATA_DISABLED=true and a region, so that no SDK asks the
+// network for credentials or configuration or reaches anything but the
+// loopback server.
+func Env(environ []string, accessKey, secretKey string) []string {
+	return append(scrub(environ),
+		"AWS_EC2_METADATA_DISABLED=true", "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID="+accessKey, "AWS_SECRET_ACCESS_KEY="+secretKey,
+		"LITESTREAM_ACCESS_KEY_ID="+accessKey, "LITESTREAM_SECRET_ACCESS_KEY="+secretKey,
+	)
+}
+
+// scrub is environ without the settings Env drops.
+func scrub(environ []string) []string {
+	out := make([]string, 0, len(environ))
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
@@ -246,7 +318,7 @@ func Env(environ []string) []string {
 			out = append(out, kv)
 		}
 	}
-	return append(out, "AWS_EC2_METADATA_DISABLED=true", "AWS_REGION=us-east-1")
+	return out
 }
 
 // waitReady waits until the S3 gateway accepts connections and the filer
@@ -349,16 +421,4 @@ func randomHex(t testing.TB, n int) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
-}
-
-// tail returns the last n bytes of the file at path, for failure messages.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	if len(b) > n {
-		b = b[len(b)-n:]
-	}
-	return string(bytes.ToValidUTF8(b, []byte("?")))
 }

@@ -3,7 +3,6 @@
 package s3test
 
 import (
-	"bufio"
 	"fmt"
 	"net"
 	"net/http"
@@ -60,47 +59,6 @@ func TestKillRestart(t *testing.T) {
 	if got := get(t, s.filer+"/buckets/bucket-one/kept"); got != "survives" {
 		t.Fatalf("after restart the object reads %q", got)
 	}
-}
-
-func TestEnv(t *testing.T) {
-	in := []string{"PATH=/bin", "AWS_CA_BUNDLE=/etc/ca.pem", "AWS_PROFILE=prod", "LITESTREAM_ACCESS_KEY_ID=x", "https_proxy=http://p:3128", "HOME=/root", "HTTP_PROXY=http://p"}
-	s := &Server{AccessKey: "ak", SecretKey: "sk"}
-	got := strings.Join(s.Env(in), " ")
-	want := "PATH=/bin HOME=/root AWS_EC2_METADATA_DISABLED=true AWS_REGION=us-east-1 " +
-		"AWS_ACCESS_KEY_ID=ak AWS_SECRET_ACCESS_KEY=sk LITESTREAM_ACCESS_KEY_ID=ak LITESTREAM_SECRET_ACCESS_KEY=sk"
-	if got != want {
-		t.Errorf("Env:\n got %s\nwant %s", got, want)
-	}
-}
-
-func put(t *testing.T, url, body string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("PUT %s: %s", url, resp.Status)
-	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	if _, err := bufio.NewReader(resp.Body).WriteTo(&b); err != nil {
-		t.Fatal(err)
-	}
-	return b.String()
 }
 
 // listening returns the TCP addresses process pid listens on, from

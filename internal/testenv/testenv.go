@@ -4,6 +4,7 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -89,4 +90,17 @@ func Tool(t testing.TB, name string) string {
 	}
 	Require(t, fmt.Sprintf("this test needs %s (make tools installs it)", name), err)
 	return path
+}
+
+// Tail returns the last n bytes of the file at path (a child's log), for
+// failure messages.
+func Tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
 }
