@@ -13,6 +13,7 @@ import (
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
@@ -31,9 +32,10 @@ key (STORE.publish-key), which ends every link made so far.
 
 `
 
-// servePublic serves published links on addr until ctx ends and records
-// the base URL beside the store for `sqlfs-exec publish`.
-func servePublic(ctx context.Context, store string, f *sfs.FS, addr, base string, o publish.ServerOptions, log *slog.Logger) error {
+// servePublic serves published links (and previews, when not nil) on addr
+// until ctx ends and records the base URL beside the store for
+// `sqlfs-exec publish`.
+func servePublic(ctx context.Context, store string, f *sfs.FS, previews *preview.Registry, addr, base string, o publish.ServerOptions, log *slog.Logger) error {
 	links, err := publish.Open(store, base)
 	if err != nil {
 		return err
@@ -46,7 +48,14 @@ func servePublic(ctx context.Context, store string, f *sfs.FS, addr, base string
 		ln.Close()
 		return fmt.Errorf("public listener: %w", err)
 	}
-	srv, ln := publish.NewServer(publish.Handler(f, links, log), ln, o, log)
+	var h http.Handler = publish.Handler(f, links, log)
+	if previews != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		mux.Handle(preview.PathPrefix, previews)
+		h = mux
+	}
+	srv, ln := publish.NewServer(h, ln, o, log)
 	go func() {
 		<-ctx.Done()
 		os.Remove(publish.BaseURLPath(store))

@@ -219,7 +219,7 @@ func runServe(ctx context.Context, args []string) int {
 		return fail("serve", errors.Join(err, closeWS(ctx)))
 	}
 	if *publicAddr != "" {
-		if err := servePublic(ctx, *store, ws.FS, *publicAddr, publicBase(*publicAddr, *publicURL), public, log); err != nil {
+		if err := servePublic(ctx, *store, ws.FS, ws.Previews, *publicAddr, publicBase(*publicAddr, *publicURL), public, log); err != nil {
 			return fail("serve", errors.Join(err, ln.Close(), closeWS(ctx)))
 		}
 	}
@@ -230,7 +230,7 @@ func runServe(ctx context.Context, args []string) int {
 			}
 		}()
 	}
-	srv := api.NewServer(api.Options{Tools: ws.Tools, Token: token, MaxConns: *apiConns, Grace: *grace, Version: metrics.Version, Logger: log})
+	srv := api.NewServer(api.Options{Tools: ws.Tools, Previews: ws.Previews, Token: token, MaxConns: *apiConns, Grace: *grace, Version: metrics.Version, Logger: log})
 	log.Info("serving", "store", *store, "listen", ln.Addr().String(), "pid", os.Getpid(), "backends", ws.Tools.Backends())
 	code := 0
 	if err := srv.Serve(ctx, ln); err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
@@ -47,9 +48,12 @@ type Options struct {
 	MaxConns int
 	// Grace is how long a shutdown lets running execs finish before it
 	// cancels them. Default 10s.
-	Grace   time.Duration
-	Version string
-	Logger  *slog.Logger
+	Grace time.Duration
+	// Previews, when set, serves POST /v1/execs/{id}/expose, GET
+	// /v1/previews and DELETE /v1/previews/{id}.
+	Previews *preview.Registry
+	Version  string
+	Logger   *slog.Logger
 }
 
 // DefaultMaxConns is Options.MaxConns's default.
@@ -86,6 +90,9 @@ func NewServer(o Options) *Server {
 	s.mux.HandleFunc("GET /v1/execs/{id}", s.execInfo)
 	s.mux.HandleFunc("POST /v1/execs/{id}/kill", s.kill)
 	s.mux.HandleFunc("GET /v1/execs/{id}/changes", s.changes)
+	s.mux.HandleFunc("POST /v1/execs/{id}/expose", s.expose)
+	s.mux.HandleFunc("GET /v1/previews", s.previews)
+	s.mux.HandleFunc("DELETE /v1/previews/{id}", s.revokePreview)
 	s.mux.HandleFunc("POST /v1/execs/{id}/undo", s.undo)
 	s.mux.HandleFunc("POST /v1/checkpoints", s.createCheckpoint)
 	s.mux.HandleFunc("GET /v1/checkpoints", s.listCheckpoints)

@@ -293,6 +293,10 @@ type running struct {
 	execSeq  int           // execs started, guarded by Backend.mu
 	net      *netns        // the proxy's namespace (Config.Egress), or nil
 	initPID  int           // init's pid, seen from here
+	// netNS is the container's network namespace, opened while init was
+	// certainly alive (a pid read later could be another process's), for
+	// DialPort; nil with Config.Network.
+	netNS *os.File
 }
 
 // Execs that started the container (cold) or found it running (warm).
@@ -423,6 +427,15 @@ func (b *Backend) start(ctx context.Context) (_ *running, err error) {
 	if st, serr := c.State(); serr == nil {
 		r.initPID = st.InitProcessPid
 	}
+	if !b.cfg.Network && r.initPID > 0 {
+		// init is not reaped before the Wait below, so its pid is still
+		// the container's.
+		ns, nerr := os.Open(fmt.Sprintf("/proc/%d/ns/net", r.initPID))
+		if nerr != nil {
+			b.log.Warn("container network namespace", "id", id, "err", nerr)
+		}
+		r.netNS = ns
+	}
 	go func() {
 		_, _ = init.Wait()
 		close(r.exited)
@@ -446,6 +459,9 @@ func (b *Backend) stopLocked() {
 	_ = r.lifeline.Close()
 	if r.net != nil {
 		r.net.close()
+	}
+	if r.netNS != nil {
+		_ = r.netNS.Close()
 	}
 	if err := destroy(r.c); err != nil {
 		b.log.Warn("destroy container", "id", r.c.ID(), "err", err)

@@ -2,7 +2,9 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar"
@@ -83,5 +86,48 @@ func TestEgressProxy(t *testing.T) {
 	want := []string{"exec:allowed origin.test allowed", "exec:name resolving to the metadata address meta.test denied", "exec:CONNECT to an IP literal 10.0.0.1 denied"}
 	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
 		t.Errorf("audited attempts:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDialPort: the owner reaches a server inside the container's own
+// namespace, never the proxy it serves there (an outsider would get the
+// exec's way out), and nothing when the container shares the host's
+// network or is not running.
+func TestDialPort(t *testing.T) {
+	pol, err := egress.NewPolicy("127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := newTestBackend(t, func(c *Config) { c.Egress = &egress.Dialer{Policy: pol} })
+	if _, err := b.DialPort(context.Background(), 8080); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("before any exec: %v, want ErrNotRunning", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = b.Exec(ctx, sidecar.Request{Command: "echo -n inside | nc -l -p 8080"})
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	var c net.Conn
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err = b.DialPort(context.Background(), 8080); err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(c)
+	c.Close()
+	if string(got) != "inside" {
+		t.Errorf("read %q from the container's server", got)
+	}
+	if _, err := b.DialPort(context.Background(), proxyPort); !errors.Is(err, ErrProxyPort) {
+		t.Errorf("the proxy's port: %v, want ErrProxyPort", err)
+	}
+	hb, _ := newTestBackend(t, func(c *Config) { c.Network = true })
+	if _, err := hb.DialPort(context.Background(), 8080); !errors.Is(err, ErrHostNetwork) {
+		t.Errorf("host network: %v, want ErrHostNetwork", err)
 	}
 }

@@ -2,6 +2,7 @@ package container
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -20,6 +21,8 @@ import (
 // ProxyAddr is where a container with Config.Egress finds the owner's
 // proxy, inside its own network namespace.
 const ProxyAddr = "127.0.0.1:3128"
+
+const proxyPort = 3128
 
 // proxyEnv points the usual tools (curl, wget, git, npm, pip) at the
 // proxy; loopback stays direct, for servers inside the container.
@@ -156,7 +159,7 @@ func socketInode(initPID int, port uint16) string {
 	}
 	defer f.Close()
 	local := fmt.Sprintf("0100007F:%04X", port)
-	remote := fmt.Sprintf("0100007F:%04X", 3128)
+	remote := fmt.Sprintf("0100007F:%04X", proxyPort)
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// "sl local rem st tx:rx tr:when retrnsmt uid timeout inode ..."
@@ -166,4 +169,70 @@ func socketInode(initPID int, port uint16) string {
 		}
 	}
 	return ""
+}
+
+// Errors of DialPort.
+var (
+	ErrHostNetwork = errors.New("the container shares the host's network (--network): its ports are the host's, so none is exposed")
+	ErrNotRunning  = errors.New("the container is not running: start the server in an exec first")
+	ErrProxyPort   = errors.New("port 3128 is the owner's egress proxy, not a server of the container")
+)
+
+// DialPort connects to 127.0.0.1:port inside the container's network
+// namespace: how the owner reaches a server an exec started there (a
+// preview URL). The socket is made on a thread that joined the namespace,
+// so the connection cannot reach anything of the host's, the owner's API
+// included; with Config.Network the container's ports are the host's and
+// DialPort refuses.
+func (b *Backend) DialPort(ctx context.Context, port uint16) (net.Conn, error) {
+	if b.cfg.Network {
+		return nil, ErrHostNetwork
+	}
+	if port == 0 {
+		return nil, fmt.Errorf("port 0: want 1-65535")
+	}
+	type dialed struct {
+		c   net.Conn
+		err error
+	}
+	joined, ch := make(chan error, 1), make(chan dialed, 1)
+	b.mu.Lock()
+	r := b.ctr
+	var ns *os.File
+	if r != nil {
+		ns = r.netNS
+		if r.net != nil {
+			ns = r.net.ns
+		}
+	}
+	switch {
+	case ns == nil:
+		b.mu.Unlock()
+		return nil, ErrNotRunning
+	case r.net != nil && port == proxyPort:
+		b.mu.Unlock()
+		return nil, ErrProxyPort
+	}
+	go func() {
+		// The thread stays locked: the runtime discards it rather than
+		// run other goroutines in the container's namespace.
+		runtime.LockOSThread()
+		if err := unix.Setns(int(ns.Fd()), unix.CLONE_NEWNET); err != nil {
+			joined <- fmt.Errorf("join the container's network namespace: %w", err)
+			return
+		}
+		joined <- nil
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
+		ch <- dialed{c, err}
+	}()
+	// b.mu keeps the namespace's file open (stopLocked closes it) until
+	// the thread has joined.
+	err := <-joined
+	b.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	got := <-ch
+	return got.c, got.err
 }

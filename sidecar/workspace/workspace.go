@@ -25,6 +25,7 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/httpcred"
 	"github.com/sqlfs/sqlfs/sidecar/js"
+	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
@@ -81,14 +82,19 @@ type Workspace struct {
 	// Egress carries the execs' connections under Options.Egress, each
 	// audited as its exec's; nil when the operator allows none.
 	Egress http.RoundTripper
+	// Previews gives ports of the container preview URLs on the public
+	// listener (served at preview.PathPrefix); nil without a container
+	// backend or a public URL.
+	Previews *preview.Registry
 
 	// order is Backends in the order they were opened: one may run its
 	// programs through an earlier one (js through shell), so Close stops
 	// them in reverse.
 	order []sidecar.Backend
 
-	stopUsage context.CancelFunc
-	usageDone chan struct{}
+	stopUsage    context.CancelFunc
+	usageDone    chan struct{}
+	stopPreviews context.CancelFunc
 }
 
 // ErrNotPrivate is returned when a mount other users' processes must reach
@@ -100,6 +106,12 @@ var ErrNotPrivate = errors.New("the mountpoint's parent directory is not private
 // exec's.
 type actorNamer interface {
 	ActorForPID(pid uint32) (actor string, ok bool)
+}
+
+// portDialer is what a container backend offers to reach a port inside it
+// (a preview).
+type portDialer interface {
+	DialPort(ctx context.Context, port uint16) (net.Conn, error)
 }
 
 // Open opens the store at path and builds the rest over it. A store owned
@@ -178,6 +190,9 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 				namer = n
 				mu.Unlock()
 			}
+			if d, ok := cb.(portDialer); ok && o.PublicURL != "" {
+				w.openPreviews(d, cb.Name(), o.PublicURL, log)
+			}
 		}
 	}
 	pub, err := newPublisher(path, f, o.PublicURL)
@@ -253,6 +268,25 @@ func (w *Workspace) trackUsage() {
 	}()
 }
 
+// openPreviews makes the preview registry over the container backend
+// named backend: a preview lives while its exec, one of that backend's,
+// runs.
+func (w *Workspace) openPreviews(d portDialer, backend, base string, log *slog.Logger) {
+	w.Previews = preview.New(preview.Options{
+		BaseURL: base,
+		Dial:    d.DialPort,
+		Running: func(id string) bool {
+			info, err := w.Tools.ExecInfo(id) // set before any exec
+			return err == nil && info.Running && info.Backend == backend
+		},
+		Record: func(actor, op, target string, err error) { w.FS.WithActor(actor).Record(op, target, err) },
+		Logger: log,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	w.stopPreviews = cancel
+	go w.Previews.Watch(ctx, time.Second)
+}
+
 func (w *Workspace) addBackend(b sidecar.Backend) {
 	w.Backends[b.Name()] = b
 	w.order = append(w.order, b)
@@ -262,6 +296,10 @@ func (w *Workspace) addBackend(b sidecar.Backend) {
 // then stops the backends (the last opened first), unmounts and closes the
 // store, which commits everything.
 func (w *Workspace) Close(ctx context.Context) error {
+	if w.Previews != nil {
+		w.stopPreviews()
+		w.Previews.Close()
+	}
 	if w.Tools != nil {
 		if err := w.Tools.Wait(ctx, false); err != nil {
 			_ = w.Tools.Wait(context.WithoutCancel(ctx), true)
