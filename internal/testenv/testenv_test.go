@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRequireFailsWhenPrivileged runs a test that needs a missing program in
@@ -32,5 +33,28 @@ func TestRequireFailsWhenPrivileged(t *testing.T) {
 		if (err != nil) != c.wantFail || !strings.Contains(string(out), c.wantText) {
 			t.Errorf("env %q: err %v, want failure %v and %q in:\n%s", c.env, err, c.wantFail, c.wantText, out)
 		}
+	}
+}
+
+func TestSlackFactor(t *testing.T) {
+	for _, c := range []struct {
+		load float64
+		cpus int
+		want float64
+	}{
+		{0, 2, 1},
+		{1.5, 2, 1},
+		{2, 2, 1},
+		{30, 2, 15},
+		{1000, 2, maxSlack},
+		{8, 0, 8},
+		{3, 1, 3},
+	} {
+		if got := slackFactor(c.load, c.cpus); got != c.want {
+			t.Errorf("slackFactor(%v, %d) = %v, want %v", c.load, c.cpus, got, c.want)
+		}
+	}
+	if got := Slack(time.Second); got < time.Second || got > maxSlack*time.Second {
+		t.Errorf("Slack(1s) = %v, outside [1s, %ds]", got, maxSlack)
 	}
 }

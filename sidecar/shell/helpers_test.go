@@ -9,6 +9,7 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
@@ -58,7 +59,7 @@ func sh(t testing.TB, b *Backend, command string) execOut {
 // baseline: an exec that ended left nothing of itself running.
 func settled(t testing.TB, baseline int) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second * slowdown)
+	deadline := time.Now().Add(testenv.Slack(2 * time.Second * slowdown))
 	for runtime.NumGoroutine() > baseline {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
@@ -321,13 +322,13 @@ func (o *owner) run(t *testing.T, c hostileCase) {
 	if res.LimitHit != c.limit || res.ExitCode != c.code {
 		t.Errorf("got exit %d, limit %q; want %d, %q (stderr %q)", res.ExitCode, res.LimitHit, c.code, c.limit, stderr.String())
 	}
-	if c.limit == "timeout" && took > timeout+hostileReportSlack {
+	if c.limit == "timeout" && took > timeout+testenv.Slack(hostileReportSlack) {
 		t.Errorf("took %v, over the %v timeout by more than %v", took, timeout, hostileReportSlack)
 	}
 	if c.limit != "" {
 		stop := o.stopTime(t, stopsBefore)
 		t.Logf("all goroutines ended %v after the stop", stop.Round(100*time.Microsecond))
-		if bound := cmp.Or(c.stopBound, hostileStopBound+hostileLoadMargin); stop > bound {
+		if bound := testenv.Slack(cmp.Or(c.stopBound, hostileStopBound+hostileLoadMargin)); stop > bound {
 			t.Errorf("goroutines ended %v after the stop, over %v", stop, bound)
 		}
 		o.stops = append(o.stops, stop)
@@ -359,7 +360,7 @@ func (o *owner) run(t *testing.T, c hostileCase) {
 func (o *owner) waitIdle(t *testing.T, goroutines int) {
 	t.Helper()
 	const window = 300 * time.Millisecond
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testenv.Slack(5 * time.Second))
 	for {
 		before := o.cpuTicks(t)
 		time.Sleep(window)
