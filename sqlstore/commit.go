@@ -198,20 +198,34 @@ func (b *Batch) validate() error {
 
 // The statements of a commit, prepared once on the writer when the store
 // opens (preparing them in every commit cost ~70 µs of CPU a commit). Each
-// row written carries the current generation, the last argument.
+// row written carries the current generation, the last argument. A put is
+// an upsert, not INSERT OR REPLACE: REPLACE on a table with an index (every
+// versioned table has its born index) may delete a row before it inserts,
+// so SQLite gives each such statement a statement journal, which copies
+// every page the statement touches that an earlier statement of the same
+// transaction changed, and every page it spills to the WAL. The upserts
+// cut the CPU of committing new small files by ~22% (BenchmarkCommitCreates,
+// 62 -> 49 µs a file) and of a 64 MiB file by ~5% (BenchmarkWriteSequential).
 const (
 	qDeleteChunks = `DELETE FROM chunks WHERE key >= ? AND key < ?`
 	qDeleteInode  = `DELETE FROM inodes WHERE ino = ?`
 	qDeleteXattrs = `DELETE FROM xattrs WHERE ino = ?`
 	qDeleteDentry = `DELETE FROM dentries WHERE parent = ? AND name = ?`
-	qPutDentry    = `INSERT OR REPLACE INTO dentries(parent, name, ino, born) VALUES (?, ?, ?, ?)`
-	qPutInode     = `INSERT OR REPLACE INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target, born)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	qPutChunk    = `INSERT OR REPLACE INTO chunks(key, data, crc, born) VALUES (?, ?, ?, ?)`
+	qPutDentry    = `INSERT INTO dentries(parent, name, ino, born) VALUES (?, ?, ?, ?)
+			ON CONFLICT(parent, name) DO UPDATE SET ino = excluded.ino, born = excluded.born`
+	qPutInode = `INSERT INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target, born)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT(ino) DO UPDATE SET mode = excluded.mode, uid = excluded.uid, gid = excluded.gid,
+				nlink = excluded.nlink, size = excluded.size, atime_ns = excluded.atime_ns,
+				mtime_ns = excluded.mtime_ns, ctime_ns = excluded.ctime_ns, rdev = excluded.rdev,
+				target = excluded.target, born = excluded.born`
+	qPutChunk = `INSERT INTO chunks(key, data, crc, born) VALUES (?, ?, ?, ?)
+			ON CONFLICT(key) DO UPDATE SET data = excluded.data, crc = excluded.crc, born = excluded.born`
 	qDeleteXattr = `DELETE FROM xattrs WHERE ino = ? AND name = ?`
-	qPutXattr    = `INSERT OR REPLACE INTO xattrs(ino, name, value, born) VALUES (?, ?, ?, ?)`
-	qPutAudit    = `INSERT INTO audit(time_ns, actor, op, path, path2, result) VALUES (?, ?, ?, ?, ?, ?)`
-	qPageCount   = `PRAGMA page_count`
+	qPutXattr    = `INSERT INTO xattrs(ino, name, value, born) VALUES (?, ?, ?, ?)
+			ON CONFLICT(ino, name) DO UPDATE SET value = excluded.value, born = excluded.born`
+	qPutAudit  = `INSERT INTO audit(time_ns, actor, op, path, path2, result) VALUES (?, ?, ?, ?, ?, ?)`
+	qPageCount = `PRAGMA page_count`
 )
 
 // The statements that keep what a checkpoint sees before the one of the

@@ -1,8 +1,10 @@
 package sqlstore_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,8 +17,9 @@ const benchFileBytes = 256 << 20
 // BenchmarkCommitSequential commits one new file of benchFileBytes in
 // batches the size the core commits under a sequential writer (a quarter of
 // its dirty limit), then a synced commit, beside writing the same bytes to
-// an os file in 1 MiB writes and fsyncing it. It reports both rates and
-// their ratio (native/sqlstore: how many times slower the store is).
+// an os file in 1 MiB writes and fsyncing it. It reports both rates, their
+// ratio (sqlstore/native: how many times slower the store is) and the CPU
+// time (all threads, the WAL keeper's included) per MiB of each.
 func BenchmarkCommitSequential(b *testing.B) {
 	const batchBytes = 64 << 20
 	dir := b.TempDir()
@@ -24,7 +27,7 @@ func BenchmarkCommitSequential(b *testing.B) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	var storeTime, nativeTime time.Duration
+	var storeTime, nativeTime, storeCPU, nativeCPU time.Duration
 	ino := uint64(100)
 	st, err := sqlstore.Open(b.Context(), filepath.Join(dir, "ws.db"), sqlstore.Options{})
 	if err != nil {
@@ -34,7 +37,7 @@ func BenchmarkCommitSequential(b *testing.B) {
 	cs := int64(st.ChunkSize())
 	for b.Loop() {
 		ino++
-		start := time.Now()
+		start, cpu := time.Now(), cpuTime(b)
 		for off := int64(0); off < benchFileBytes; off += batchBytes {
 			batch := &sqlstore.Batch{Inodes: []sqlstore.Inode{{Ino: ino, Mode: 0o100644, Nlink: 1, Size: off + batchBytes}}}
 			for c := off; c < off+batchBytes; c += cs {
@@ -48,8 +51,9 @@ func BenchmarkCommitSequential(b *testing.B) {
 			b.Fatal(err)
 		}
 		storeTime += time.Since(start)
+		storeCPU += cpuTime(b) - cpu
 
-		start = time.Now()
+		start, cpu = time.Now(), cpuTime(b)
 		f, err := os.Create(filepath.Join(dir, "native.dat"))
 		if err != nil {
 			b.Fatal(err)
@@ -64,9 +68,63 @@ func BenchmarkCommitSequential(b *testing.B) {
 		}
 		f.Close()
 		nativeTime += time.Since(start)
+		nativeCPU += cpuTime(b) - cpu
 	}
 	mib := float64(benchFileBytes) / (1 << 20) * float64(b.N)
 	b.ReportMetric(mib/storeTime.Seconds(), "store-MiB/s")
 	b.ReportMetric(mib/nativeTime.Seconds(), "native-MiB/s")
 	b.ReportMetric(storeTime.Seconds()/nativeTime.Seconds(), "x-native")
+	b.ReportMetric(float64(storeCPU.Microseconds())/mib, "store-cpu-µs/MiB")
+	b.ReportMetric(float64(nativeCPU.Microseconds())/mib, "native-cpu-µs/MiB")
+}
+
+// BenchmarkCommitCreates commits what creating files commits, 1,000 at a
+// time (the batch a group commit takes under untar or npm ci): each file a
+// new inode, its name and one 4 KiB chunk, in a directory that already
+// holds files, then one synced commit. It reports the CPU time (all
+// threads) per file.
+func BenchmarkCommitCreates(b *testing.B) {
+	const files = 1000
+	st, err := sqlstore.Open(b.Context(), filepath.Join(b.TempDir(), "ws.db"), sqlstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	data := make([]byte, 4<<10)
+	ino := uint64(100)
+	batch := func() *sqlstore.Batch {
+		b := &sqlstore.Batch{}
+		for range files {
+			ino++
+			b.Inodes = append(b.Inodes, sqlstore.Inode{Ino: ino, Mode: 0o100644, Nlink: 1, Size: int64(len(data))})
+			b.Dentries = append(b.Dentries, sqlstore.Dentry{Parent: sqlstore.Root, Name: fmt.Sprintf("file-%08d.js", ino), Ino: ino})
+			b.Chunks = append(b.Chunks, sqlstore.Chunk{Ino: ino, Data: data})
+		}
+		return b
+	}
+	if err := st.Commit(b.Context(), batch()); err != nil {
+		b.Fatal(err)
+	}
+	var cpu time.Duration
+	for b.Loop() {
+		bt := batch()
+		start := cpuTime(b)
+		if err := st.Commit(b.Context(), bt); err != nil {
+			b.Fatal(err)
+		}
+		if err := st.Commit(b.Context(), &sqlstore.Batch{Durable: true}); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime(b) - start
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(files*b.N), "cpu-µs/file")
+}
+
+// cpuTime is the CPU time this process has used so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
