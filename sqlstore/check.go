@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -63,6 +64,11 @@ var checks = []struct{ kind, query string }{
 		(SELECT 1 FROM inodes WHERE ino = 1 AND (mode & 61440) = 16384)`},
 }
 
+// totalsCheck holds for the live tree only: a checkpoint keeps no totals.
+const totalsCheck = `SELECT printf('the totals say %d inodes of %d bytes, the inodes are %d of %d bytes', t.inodes, t.bytes, a.n, a.b)
+	FROM (SELECT count(*) AS n, coalesce(sum(CASE WHEN mode & 61440 = 32768 THEN size ELSE 0 END), 0) AS b FROM inodes) a
+	LEFT JOIN totals t WHERE t.inodes IS NOT a.n OR t.bytes IS NOT a.b`
+
 // Check verifies the store: SQLite's integrity_check, then the filesystem's
 // own invariants. Inodes with nlink 0 are orphans of files that were open
 // when the owner stopped; they are reclaimed at the next open, not errors.
@@ -83,7 +89,7 @@ func (s *Store) Check(ctx context.Context) ([]Problem, error) {
 		}
 	}
 	rows.Close()
-	for _, c := range checks {
+	for _, c := range slices.Concat(checks, []struct{ kind, query string }{{"totals", totalsCheck}}) {
 		got, err := s.problems(ctx, s.r, c.kind, c.query)
 		if err != nil {
 			return nil, err

@@ -19,3 +19,8 @@ func (s *Store) WALCheckpoints() uint64 { return s.wk.runs.Load() }
 // WALBytes is what the WAL holds since it started over, and what of that
 // no checkpoint has copied.
 func (s *Store) WALBytes() (used, pending int64) { return s.walBytes() }
+
+// LookupQueries are the queries of the lookup API, by what runs them.
+var LookupQueries = map[string][]string{
+	"open": openQueries, "readdir": {qDir, qDirXattrs}, "names": {qNamesOf},
+}

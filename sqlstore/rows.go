@@ -43,6 +43,7 @@ type Xattr struct {
 // store reads every inode and entry; skipping database/sql's conversions
 // halves that time.
 func (s *Store) scanRaw(ctx context.Context, query string, fn func(row []driver.Value) error) error {
+	s.reads.queries.Add(1)
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return s.classify(err)
@@ -61,6 +62,7 @@ func (s *Store) scanRaw(ctx context.Context, query string, fn func(row []driver.
 			} else if err != nil {
 				return err
 			}
+			s.reads.rows.Add(1)
 			if err := fn(row); err != nil {
 				return err
 			}

@@ -77,6 +77,11 @@ var migrations = []migration{
 	// when it is overwritten or deleted, with the generation it died in.
 	// See snapshot.go.
 	{sql: checkpointSchema},
+	// v5: what the filesystem core needs at open without reading every
+	// row (lookup.go): the totals of the live inodes, kept by triggers in
+	// the same transaction as every change (commits, restores, a fork's
+	// trim), and an index of the inodes with no name, reclaimed at open.
+	{sql: totalsSchema},
 }
 
 // walSizeLimit is the size SQLite cuts a WAL file back to when it starts

@@ -345,6 +345,8 @@ type RestoreResult struct {
 	Names         map[uint64]Dentry
 	Checkpoint    CheckpointInfo
 	ProtectedGone []uint64 // GoneInodes the caller kept alive: their rows stay, with nlink 0
+	// Totals is what the live tree holds after the restore.
+	Totals Totals
 }
 
 // CommitRestore commits b, then makes the live tree checkpoint ref's, in
@@ -536,6 +538,9 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, g int64, res *Restore
 			res.Xattrs = append(res.Xattrs, x)
 		}
 		rows.Close()
+	}
+	if res.Totals, err = readTotals(ctx, tx); err != nil {
+		return fmt.Errorf("restore: %w", err)
 	}
 	return nil
 }

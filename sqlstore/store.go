@@ -94,6 +94,7 @@ type Store struct {
 	// checkpoints; only the writer's one connection touches it.
 	chunksKept int64
 	readChunk  *sql.Stmt // prepared once: every read of file data runs it
+	reads      readCounter
 	// commitStmts are commit's statements by query, prepared on w.
 	commitStmts map[string]*sql.Stmt
 }

@@ -1,0 +1,159 @@
+package sqlstore_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// totalsAgree fails the test when Check finds the totals off, and returns
+// what OpenState reads of them.
+func totalsAgree(t *testing.T, st *sqlstore.Store, when string) sqlstore.Totals {
+	t.Helper()
+	ps, err := st.Check(t.Context())
+	if err != nil || len(ps) > 0 {
+		t.Fatalf("%s: check: %v\n%s", when, err, sqlstore.FormatProblems(ps))
+	}
+	os, err := st.OpenState(t.Context())
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	return os.Totals
+}
+
+// TestTotalsFollowEveryChange: the totals triggers keep up with inserts,
+// a commit's upserts of rows that exist, deletes, a restore moving rows
+// back from history, and a fork's trim; Check reports totals that drifted.
+func TestTotalsFollowEveryChange(t *testing.T) {
+	st, path := newStore(t)
+	if got := totalsAgree(t, st, "new store"); got != (sqlstore.Totals{Inodes: 1}) {
+		t.Fatalf("new store totals %+v, want the root only", got)
+	}
+	commitTree(t, st) // root, a, a/x, a/x/f (4 bytes), g (4 bytes)
+	if got := totalsAgree(t, st, "tree"); got != (sqlstore.Totals{Inodes: 5, Bytes: 8}) {
+		t.Fatalf("tree totals %+v, want 5 inodes of 8 bytes", got)
+	}
+	ci, err := st.CommitCheckpoint(t.Context(), &sqlstore.Batch{}, sqlstore.NewCheckpoint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// g grows to 100 bytes (a replace), f goes, a file of 7 bytes comes.
+	err = st.Commit(t.Context(), &sqlstore.Batch{
+		Inodes: []sqlstore.Inode{
+			{Ino: 5, Mode: 0o100644, Nlink: 1, Size: 100}, {Ino: 3, Mode: 0o040755, Nlink: 2},
+			{Ino: 6, Mode: 0o100644, Nlink: 1, Size: 7},
+		},
+		DeleteInodes:   []uint64{4},
+		DeleteDentries: []sqlstore.Dentry{{Parent: 3, Name: "f"}},
+		Dentries:       []sqlstore.Dentry{{Parent: sqlstore.Root, Name: "h", Ino: 6}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := totalsAgree(t, st, "changed"); got != (sqlstore.Totals{Inodes: 5, Bytes: 107}) {
+		t.Fatalf("changed totals %+v, want 5 inodes of 107 bytes", got)
+	}
+	fork := filepath.Join(t.TempDir(), "fork.db")
+	if err := st.Fork(t.Context(), ci.Gen, fork); err != nil {
+		t.Fatal(err)
+	}
+	res, err := st.CommitRestore(t.Context(), &sqlstore.Batch{}, strconv.FormatInt(ci.ID, 10), func([]uint64) []uint64 { return nil },
+		func(*sqlstore.RestoreResult) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sqlstore.Totals{Inodes: 5, Bytes: 8}
+	if got := totalsAgree(t, st, "restored"); got != want || res.Totals != want {
+		t.Fatalf("restored totals %+v (the restore said %+v), want %+v", got, res.Totals, want)
+	}
+	fst, err := sqlstore.Open(t.Context(), fork, sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fst.Close()
+	if got := totalsAgree(t, fst, "fork"); got != want {
+		t.Fatalf("fork totals %+v, want %+v", got, want)
+	}
+	execSQL(t, rawDB(t, path), `UPDATE totals SET bytes = bytes + 1`)
+	ps, err := st.Check(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := sqlstore.FormatProblems(ps); !strings.Contains(text, "totals: the totals say 5 inodes of 9 bytes, the inodes are 5 of 8 bytes") {
+		t.Fatalf("check missed the drifted totals:\n%s", text)
+	}
+}
+
+// TestOpenStateFindsUnlinked: the inodes left without a name are found
+// through their index, the root never among them.
+func TestOpenStateFindsUnlinked(t *testing.T) {
+	st, _ := newStore(t)
+	commitTree(t, st)
+	err := st.Commit(t.Context(), &sqlstore.Batch{Inodes: []sqlstore.Inode{
+		{Ino: 9, Mode: 0o100644, Nlink: 0, Size: 3}, {Ino: 12, Mode: 0o100644, Nlink: 1},
+	}, Dentries: []sqlstore.Dentry{{Parent: sqlstore.Root, Name: "k", Ino: 12}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	os, err := st.OpenState(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(os.Unlinked) != 1 || os.Unlinked[0].Ino != 9 || os.Unlinked[0].Size != 3 {
+		t.Fatalf("unlinked %+v, want inode 9 of 3 bytes", os.Unlinked)
+	}
+	if os.MaxIno != 12 || os.Root.Ino != sqlstore.Root || os.Root.Nlink != 3 {
+		t.Fatalf("max inode %d, root %+v", os.MaxIno, os.Root)
+	}
+	ents, _, err := st.ReadDir(t.Context(), sqlstore.Root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name)
+	}
+	if slices.Sort(names); !slices.Equal(names, []string{"a", "g", "k"}) {
+		t.Fatalf("root holds %q", names)
+	}
+}
+
+// TestLookupQueriesReadNoTableWhole: what opening a store and loading a
+// directory run finds its rows through keys and indexes, so its cost does
+// not grow with the tree (a SCAN is only of the one-row totals or of the
+// index of unlinked inodes).
+func TestLookupQueriesReadNoTableWhole(t *testing.T) {
+	_, path := newStore(t)
+	db := rawDB(t, path)
+	for what, qs := range sqlstore.LookupQueries {
+		for _, q := range qs {
+			args := make([]any, strings.Count(q, "?"))
+			for i := range args {
+				args[i] = 1
+			}
+			rows, err := db.Query("EXPLAIN QUERY PLAN "+q, args...)
+			if err != nil {
+				t.Fatalf("%s: %q: %v", what, q, err)
+			}
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			rows.Close()
+			for _, step := range plan {
+				if strings.HasPrefix(step, "SCAN") && step != "SCAN totals" && !strings.Contains(step, "INDEX inodes_unlinked") {
+					t.Errorf("%s: %q reads a table whole: %q", what, q, plan)
+				}
+			}
+		}
+	}
+}
