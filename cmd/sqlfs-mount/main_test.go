@@ -62,6 +62,7 @@ func TestBadInvocations(t *testing.T) {
 		{"store of another application", []string{foreign, empty}, 1, "not a sqlfs store"},
 		{"store is a directory", []string{base, empty}, 1, "is a directory"},
 		{"bad policy glob", []string{"--hidden-glob", "[", store, empty}, 2, "bad policy glob"},
+		{"xattr both ways", []string{"--xattr", "--no-xattr", store, empty}, 2, "contradict"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,5 +162,44 @@ func TestStopsCleanly(t *testing.T) {
 			}
 			stopMount(t, p2)
 		})
+	}
+}
+
+// TestXattrFlag: by default the mount serves no extended attributes (the
+// kernel answers EOPNOTSUPP itself once told), --xattr serves them, and
+// what --xattr wrote is kept in the store for the next mount that serves
+// them.
+func TestXattrFlag(t *testing.T) {
+	fusetest.Skip(t)
+	base := t.TempDir()
+	store, dir := filepath.Join(base, "ws.db"), filepath.Join(base, "mnt")
+	os.Mkdir(dir, 0o755)
+	f := filepath.Join(dir, "f")
+	for _, c := range []struct {
+		flags []string
+		set   bool  // set user.k before reading it back
+		want  error // of setting and getting user.k
+	}{
+		{nil, true, syscall.EOPNOTSUPP},
+		{[]string{"--no-xattr"}, true, syscall.EOPNOTSUPP},
+		{[]string{"--xattr"}, true, nil},
+		{nil, false, syscall.EOPNOTSUPP},
+		{[]string{"--xattr"}, false, nil},
+	} {
+		p := startMount(t, store, dir, c.flags...)
+		if c.set {
+			if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Setxattr(f, "user.k", []byte("v"), 0); err != c.want {
+				t.Errorf("%v: setxattr: %v, want %v", c.flags, err, c.want)
+			}
+		}
+		buf := make([]byte, 16)
+		n, err := syscall.Getxattr(f, "user.k", buf)
+		if err != c.want || err == nil && string(buf[:n]) != "v" {
+			t.Errorf("%v: getxattr: %q %v, want %q %v", c.flags, buf[:max(n, 0)], err, "v", c.want)
+		}
+		stopMount(t, p)
 	}
 }
