@@ -5,11 +5,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -42,21 +42,14 @@ func newSideBySide(b *testing.B) *sideBySide {
 
 // run times one iteration of each side.
 func (s *sideBySide) run(b *testing.B, sqlfs func(), native func()) {
-	start, cpu := time.Now(), cpuTime(b)
+	start, cpu := time.Now(), testenv.CPUTime(b)
 	sqlfs()
 	s.fsT += time.Since(start)
-	s.fsCPU += cpuTime(b) - cpu
-	start, cpu = time.Now(), cpuTime(b)
+	s.fsCPU += testenv.CPUTime(b) - cpu
+	start, cpu = time.Now(), testenv.CPUTime(b)
 	native()
 	s.nativT += time.Since(start)
-	s.nativeCPU += cpuTime(b) - cpu
-}
-
-// cpuTime is the CPU time this process has used so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	must(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	s.nativeCPU += testenv.CPUTime(b) - cpu
 }
 
 // report gives the rates in unit per second, units counting what one

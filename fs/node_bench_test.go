@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -112,7 +113,7 @@ func BenchmarkMetaOps(b *testing.B) {
 			if err := f.Sync(b.Context()); err != nil {
 				b.Fatal(err)
 			}
-			cpu := cpuTime(b)
+			cpu := testenv.CPUTime(b)
 			b.ResetTimer()
 			for i := range b.N {
 				if err := op.core(x, d.Ino, i); err != nil {
@@ -124,7 +125,7 @@ func BenchmarkMetaOps(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.CPUTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 		})
 		b.Run(op.name+"/native", func(b *testing.B) {
 			dir := b.TempDir()
@@ -135,7 +136,7 @@ func BenchmarkMetaOps(b *testing.B) {
 					}
 				}
 			}
-			cpu := cpuTime(b)
+			cpu := testenv.CPUTime(b)
 			b.ResetTimer()
 			for i := range b.N {
 				if err := op.native(dir, i); err != nil {
@@ -143,7 +144,7 @@ func BenchmarkMetaOps(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(cpuTime(b)-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.CPUTime(b)-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

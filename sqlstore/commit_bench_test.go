@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -37,7 +37,7 @@ func BenchmarkCommitSequential(b *testing.B) {
 	cs := int64(st.ChunkSize())
 	for b.Loop() {
 		ino++
-		start, cpu := time.Now(), cpuTime(b)
+		start, cpu := time.Now(), testenv.CPUTime(b)
 		for off := int64(0); off < benchFileBytes; off += batchBytes {
 			batch := &sqlstore.Batch{Inodes: []sqlstore.Inode{{Ino: ino, Mode: 0o100644, Nlink: 1, Size: off + batchBytes}}}
 			for c := off; c < off+batchBytes; c += cs {
@@ -51,9 +51,9 @@ func BenchmarkCommitSequential(b *testing.B) {
 			b.Fatal(err)
 		}
 		storeTime += time.Since(start)
-		storeCPU += cpuTime(b) - cpu
+		storeCPU += testenv.CPUTime(b) - cpu
 
-		start, cpu = time.Now(), cpuTime(b)
+		start, cpu = time.Now(), testenv.CPUTime(b)
 		f, err := os.Create(filepath.Join(dir, "native.dat"))
 		if err != nil {
 			b.Fatal(err)
@@ -68,7 +68,7 @@ func BenchmarkCommitSequential(b *testing.B) {
 		}
 		f.Close()
 		nativeTime += time.Since(start)
-		nativeCPU += cpuTime(b) - cpu
+		nativeCPU += testenv.CPUTime(b) - cpu
 	}
 	mib := float64(benchFileBytes) / (1 << 20) * float64(b.N)
 	b.ReportMetric(mib/storeTime.Seconds(), "store-MiB/s")
@@ -108,23 +108,14 @@ func BenchmarkCommitCreates(b *testing.B) {
 	var cpu time.Duration
 	for b.Loop() {
 		bt := batch()
-		start := cpuTime(b)
+		start := testenv.CPUTime(b)
 		if err := st.Commit(b.Context(), bt); err != nil {
 			b.Fatal(err)
 		}
 		if err := st.Commit(b.Context(), &sqlstore.Batch{Durable: true}); err != nil {
 			b.Fatal(err)
 		}
-		cpu += cpuTime(b) - start
+		cpu += testenv.CPUTime(b) - start
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(files*b.N), "cpu-µs/file")
-}
-
-// cpuTime is the CPU time this process has used so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
