@@ -436,7 +436,7 @@ func TestMCP(t *testing.T) {
 	e.create("a")
 	e.create("b")
 	e.write("b", "only-b.txt", "b")
-	hc := &http.Client{Transport: bearer{operator}}
+	hc := &http.Client{Transport: apitest.Bearer{Token: operator}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: e.url + "/v1/workspaces/a/mcp", HTTPClient: hc}, nil)
 	if err != nil {
@@ -475,14 +475,6 @@ func TestMCP(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound || strings.Contains(string(b), `"b"`) {
 		t.Fatalf("a's MCP session on b: %d %s", resp.StatusCode, b)
 	}
-}
-
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // A workspace forked from another's live state or one of its checkpoints

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,9 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/sqlfs/sqlfs/internal/exectest"
+	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 )
 
 // startHost runs `sqlfs-exec serve --workspaces dir` on a loopback port
@@ -45,6 +50,20 @@ func startHostAt(t *testing.T, addr, dir, tokenFile string, extra ...string) (ur
 	return url, exectest.StartHost(t, cmd, url, string(tok)).Kill
 }
 
+// operatorToken makes a token file in dir with `sqlfs-exec token`.
+func operatorToken(t *testing.T, dir string) (file, token string) {
+	t.Helper()
+	file = filepath.Join(dir, "operator.token")
+	if _, stderr, code := sqlfsExec(t, "", "token", file); code != 0 {
+		t.Fatal(stderr)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file, strings.TrimSpace(string(b))
+}
+
 func hostCall(t *testing.T, url, token, method, path, body string) (int, string) {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url+path, strings.NewReader(body))
@@ -67,11 +86,7 @@ func hostCall(t *testing.T, url, token, method, path, body string) (int, string)
 func TestServeWorkspaces(t *testing.T) {
 	tmp := t.TempDir()
 	dir := filepath.Join(tmp, "ws")
-	opTok := filepath.Join(tmp, "operator.token")
-	if _, stderr, code := sqlfsExec(t, "", "token", opTok); code != 0 {
-		t.Fatal(stderr)
-	}
-	op, _ := os.ReadFile(opTok)
+	opTok, op := operatorToken(t, tmp)
 	url, kill := startHost(t, dir, opTok, "--idle-timeout", "100ms")
 	for _, id := range []string{"w1", "w2"} {
 		if st, b := hostCall(t, url, string(op), "POST", "/v1/workspaces", `{"id":"`+id+`"}`); st != http.StatusCreated {
@@ -115,5 +130,111 @@ func TestServeWorkspaces(t *testing.T) {
 	out, stderr, code = sqlfsExec(t, "", "run", "--host", url, "--workspace", "w1", "--token-file", wsTok, "--", "cat f")
 	if code != 0 || out != "committed\n" {
 		t.Fatalf("after restart: %d %q %s", code, out, stderr)
+	}
+}
+
+// TestHostAckedToolWritesSurviveSIGKILL: every tool write, edit and
+// delete a host acknowledged, over HTTP and MCP, is there after a SIGKILL,
+// however long the commit interval: an acknowledgement waits for the
+// durable commit (issue 21's crash test lost 3 of 1,150).
+func TestHostAckedToolWritesSurviveSIGKILL(t *testing.T) {
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "ws")
+	opTok, op := operatorToken(t, tmp)
+	// No commit would come from the interval or idleness before the kill.
+	url, kill := startHost(t, dir, opTok, "--commit-interval", "1h", "--idle-timeout", "1h")
+	if st, b := hostCall(t, url, op, "POST", "/v1/workspaces", `{"id":"w"}`); st != http.StatusCreated {
+		t.Fatalf("create: %d %s", st, b)
+	}
+	tool := func(name, args string) error {
+		st, b := hostCall(t, url, op, "POST", "/v1/workspaces/w/tools/"+name, args)
+		if st != http.StatusOK {
+			return fmt.Errorf("%s %s: %d %s", name, args, st, b)
+		}
+		return nil
+	}
+	const writers, rounds = 6, 8
+	// want[path] is what an acknowledged change left there ("" deleted).
+	var mu sync.Mutex
+	want := map[string]string{}
+	var wg sync.WaitGroup
+	errs := make(chan error, writers+2)
+	goErr := func(fn func() error) { wg.Go(func() { errs <- fn() }) }
+	for w := range writers {
+		goErr(func() error {
+			for r := range rounds {
+				p := fmt.Sprintf("h%d-%d.txt", w, r)
+				if err := tool("write", `{"path":"`+p+`","content":"one\n"}`); err != nil {
+					return err
+				}
+				if err := tool("edit", `{"path":"`+p+`","edits":[{"old_text":"one","new_text":"two"}]}`); err != nil {
+					return err
+				}
+				gone := fmt.Sprintf("h%d-%d.gone", w, r)
+				if err := tool("write", `{"path":"`+gone+`","content":"x"}`); err != nil {
+					return err
+				}
+				if err := tool("delete", `{"path":"`+gone+`"}`); err != nil {
+					return err
+				}
+				mu.Lock()
+				want[p], want[gone] = "two\n", ""
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	for w := range 2 {
+		goErr(func() error {
+			hc := &http.Client{Transport: apitest.Bearer{Token: op}}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
+				&mcp.StreamableClientTransport{Endpoint: url + "/v1/workspaces/w/mcp", HTTPClient: hc}, nil)
+			if err != nil {
+				return err
+			}
+			defer cs.Close()
+			for r := range rounds {
+				p := fmt.Sprintf("m%d-%d.txt", w, r)
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "write", Arguments: map[string]any{"path": p, "content": "mcp\n"}})
+				if err != nil || res.IsError {
+					return fmt.Errorf("mcp write %s: %v %v", p, err, res)
+				}
+				mu.Lock()
+				want[p] = "mcp\n"
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kill()
+	store := filepath.Join(dir, "w", "workspace.sqlfs")
+	if _, stderr, code := sqlfsExec(t, "", "check", "--store", store); code != 0 {
+		t.Fatalf("check after SIGKILL: %d %s", code, stderr)
+	}
+	out, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--", `for f in *; do if [ -f "$f" ]; then printf '%s=' "$f"; cat "$f"; fi; done`)
+	if code != 0 {
+		t.Fatalf("listing after SIGKILL: %d %s", code, stderr)
+	}
+	got := map[string]string{}
+	for line := range strings.Lines(out) {
+		name, content, _ := strings.Cut(line, "=")
+		got[name] = content
+	}
+	lost := 0
+	for p, content := range want {
+		if got[p] != content {
+			lost++
+			t.Errorf("%s after SIGKILL: %q, acknowledged %q", p, got[p], content)
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d acknowledged changes lost", lost, len(want))
 	}
 }

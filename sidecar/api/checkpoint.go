@@ -31,6 +31,16 @@ func answer(w http.ResponseWriter, v any, err error) {
 	WriteJSON(w, http.StatusOK, v)
 }
 
+// durable is err, or when it is nil the wait for the durable commit of
+// the change the request made: a change is acknowledged only once a crash
+// cannot lose it.
+func (s *Server) durable(r *http.Request, err error) error {
+	if err != nil {
+		return err
+	}
+	return durable(r.Context(), s.opts.Tools)
+}
+
 func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request) {
 	var in tools.CheckpointInput
 	if err := s.decodeBody(w, r, &in); err != nil {
@@ -38,7 +48,7 @@ func (s *Server) createCheckpoint(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	info, err := s.opts.Tools.CreateCheckpoint(r.Context(), tools.CheckpointActor, in.Name)
-	answer(w, info, err)
+	answer(w, info, s.durable(r, err))
 }
 
 func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +58,7 @@ func (s *Server) listCheckpoints(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) restore(w http.ResponseWriter, r *http.Request) {
 	info, err := s.opts.Tools.RestoreCheckpoint(r.Context(), tools.CheckpointActor, r.PathValue("ref"))
-	answer(w, tools.RestoreOutput{Restored: info}, err)
+	answer(w, tools.RestoreOutput{Restored: info}, s.durable(r, err))
 }
 
 func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
@@ -63,7 +73,7 @@ func (s *Server) diff(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) deleteCheckpoint(w http.ResponseWriter, r *http.Request) {
 	info, err := s.opts.Tools.DeleteCheckpoint(r.Context(), tools.CheckpointActor, r.PathValue("ref"))
-	answer(w, info, err)
+	answer(w, info, s.durable(r, err))
 }
 
 func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
@@ -77,5 +87,5 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) undo(w http.ResponseWriter, r *http.Request) {
 	res, err := s.opts.Tools.Undo(r.Context(), tools.UndoActor, r.PathValue("id"))
-	answer(w, res, err)
+	answer(w, res, s.durable(r, err))
 }

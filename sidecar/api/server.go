@@ -509,7 +509,7 @@ func (s *Server) importTar(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stats, err := s.opts.Tools.Import(r.Context(), dest, r.Body, opts)
-	if err != nil {
+	if err = s.durable(r, err); err != nil {
 		WriteError(w, err)
 		return
 	}

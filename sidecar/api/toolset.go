@@ -26,9 +26,14 @@ type tool struct {
 	name, title, desc string
 	readOnly          bool
 	destructive       bool
-	schema            *jsonschema.Schema // of the arguments, for MCP clients
-	resolved          *jsonschema.Resolved
-	run               func(ctx context.Context, s *tools.Service, args []byte) (Result, error)
+	// durable: its answer waits for the durable commit of its change, so
+	// nothing acknowledged is lost to a crash. exec's result waits for a
+	// commit already (its changes come from the audit trail), enough for a
+	// kill of the process, not for a power loss.
+	durable  bool
+	schema   *jsonschema.Schema // of the arguments, for MCP clients
+	resolved *jsonschema.Resolved
+	run      func(ctx context.Context, s *tools.Service, args []byte) (Result, error)
 }
 
 func def[In any, Out texter](name, title, desc string, readOnly, destructive bool, fn func(*tools.Service, context.Context, In) (Out, error)) tool {
@@ -41,7 +46,7 @@ func def[In any, Out texter](name, title, desc string, readOnly, destructive boo
 		panic(fmt.Sprintf("tool %s: %v", name, err))
 	}
 	return tool{
-		name: name, title: title, desc: desc, readOnly: readOnly, destructive: destructive,
+		name: name, title: title, desc: desc, readOnly: readOnly, destructive: destructive, durable: durableTools[name],
 		schema: schema, resolved: resolved,
 		run: func(ctx context.Context, s *tools.Service, args []byte) (Result, error) {
 			var in In
@@ -74,8 +79,23 @@ func (t tool) call(ctx context.Context, s *tools.Service, args []byte) (Result, 
 	if err := t.resolved.Validate(v); err != nil {
 		return Result{}, apiErr(codeBadJSON, "invalid arguments for %s: %v", t.name, err)
 	}
-	return t.run(ctx, s, args)
+	res, err := t.run(ctx, s, args)
+	if err == nil && t.durable {
+		err = durable(ctx, s)
+	}
+	return res, err
 }
+
+// durable waits for the durable commit of every change made so far.
+func durable(ctx context.Context, s *tools.Service) error {
+	if err := s.Sync(ctx); err != nil {
+		return fmt.Errorf("the change was made but is not yet durable (a crash may lose it): %w", err)
+	}
+	return nil
+}
+
+// durableTools are the tools whose answer waits for a durable commit.
+var durableTools = map[string]bool{"write": true, "edit": true, "delete": true, "checkpoint": true, "restore": true, "undo": true}
 
 const pathNote = " Paths are relative to the workspace root or absolute under /workspace; paths leaving the workspace are refused."
 

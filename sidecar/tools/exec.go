@@ -307,6 +307,16 @@ func (s *Service) Kill(id string) (ExecInfo, error) {
 	return s.ExecInfo(id)
 }
 
+// Sync returns once every change made so far is durable. Concurrent
+// callers share one commit (the core's group commit), so a burst of
+// acknowledged writes costs about one fsync.
+func (s *Service) Sync(ctx context.Context) error {
+	if s.core == nil {
+		return nil
+	}
+	return s.core.Sync(ctx)
+}
+
 // Wait cancels every running exec and waits until they have finished or
 // ctx ends; for a graceful shutdown.
 func (s *Service) Wait(ctx context.Context, cancelRunning bool) error {

@@ -4,6 +4,7 @@ package apitest
 
 import (
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -103,4 +104,14 @@ func CheckMCP(t *testing.T, cs *mcp.ClientSession) {
 			t.Errorf("%s: no structured content", tc.tool)
 		}
 	}
+}
+
+// Bearer is a RoundTripper adding "Authorization: Bearer Token" to every
+// request: an MCP client's HTTP transport to a server with a token.
+type Bearer struct{ Token string }
+
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.Token)
+	return http.DefaultTransport.RoundTrip(r)
 }
