@@ -178,3 +178,69 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestEventsStreamHibernates: a change stream does not keep its workspace
+// open: with only a watcher on it, the workspace hibernates when idle,
+// and the same stream, never reconnected, goes on with the changes made
+// after each wake, each once; removing the workspace ends it with
+// unknown_workspace.
+func TestEventsStreamHibernates(t *testing.T) {
+	e := serve(t, host.Options{IdleTimeout: 40 * time.Millisecond})
+	e.create("a")
+	c, err := api.DialWorkspace(e.t.Context(), e.url, "a", e.mint("a", 0).Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lines := make(chan api.ChangeLine, 100)
+	ended := make(chan error, 1)
+	go func() {
+		ended <- c.Events(t.Context(), tools.WatchOptions{After: 0}, func(l api.ChangeLine) error {
+			lines <- l
+			return nil
+		})
+	}()
+	next := func() api.ChangeLine {
+		t.Helper()
+		select {
+		case l := <-lines:
+			return l
+		case err := <-ended:
+			t.Fatalf("stream ended: %v", err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("no line in 20 s")
+		}
+		return api.ChangeLine{}
+	}
+	if l := next(); l.Type != "live" {
+		t.Fatalf("first line %+v, want live", l)
+	}
+	for round := range 3 {
+		e.waitState("a", "hibernated") // the open stream does not hold it
+		name := fmt.Sprintf("f%d.txt", round)
+		e.write("a", name, "x")
+		var got []string
+		for len(got) < 2 {
+			l := next()
+			if l.Type == "change" {
+				got = append(got, l.Op+" "+l.Path)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprintf("[create /%s write /%s]", name, name) {
+			t.Fatalf("round %d: %v", round, got)
+		}
+	}
+	e.waitState("a", "hibernated")
+	e.must(http.StatusOK, "DELETE", "/v1/workspaces/a", nil, nil)
+	select {
+	case err := <-ended:
+		var te *tools.Error
+		if !errors.As(err, &te) || te.Code != "unknown_workspace" {
+			t.Fatalf("stream of a removed workspace ended with %v, want unknown_workspace", err)
+		}
+	case l := <-lines:
+		t.Fatalf("after removal: %+v", l)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the stream of a removed workspace did not end")
+	}
+}

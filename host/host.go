@@ -102,6 +102,9 @@ type Host struct {
 	mu     sync.Mutex
 	open   map[string]*entry
 	closed bool
+	// woken[id] is closed at workspace id's next wake (or removal), for
+	// the change streams waiting while it hibernates.
+	woken map[string]chan struct{}
 
 	stopReaper context.CancelFunc
 	reaperDone chan struct{}
@@ -139,6 +142,10 @@ type entry struct {
 	stale    bool          // close once idle (its policy changed)
 	closing  chan struct{} // set when a close begins, closed when it ended
 	reason   string        // why it is closing
+	// stop is closed when a close begins: the change streams watching it
+	// let go (watchers), which the close waits for.
+	stop     chan struct{}
+	watchers sync.WaitGroup
 }
 
 // New returns a host over o.Opener and starts its idle reaper; Close stops
@@ -156,7 +163,7 @@ func New(o Options) *Host {
 	if o.rss == nil {
 		o.rss = residentBytes
 	}
-	h := &Host{o: o, open: map[string]*entry{}, reaperDone: make(chan struct{})}
+	h := &Host{o: o, open: map[string]*entry{}, woken: map[string]chan struct{}{}, reaperDone: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	h.stopReaper = cancel
 	go h.reap(ctx)
@@ -189,7 +196,7 @@ func (h *Host) Acquire(ctx context.Context, id string) (Workspace, func(), error
 				h.finishClose(v, h.o.CloseTimeout)
 				continue
 			}
-			e = &entry{id: id, ready: make(chan struct{}), refs: 1}
+			e = &entry{id: id, ready: make(chan struct{}), refs: 1, stop: make(chan struct{})}
 			h.open[id] = e
 			h.mu.Unlock()
 			h.wake(ctx, e)
@@ -244,6 +251,7 @@ func (h *Host) wake(ctx context.Context, e *entry) {
 		e.lastUsed = time.Now()
 		metrics.HostWakes.Inc()
 		metrics.HostWakeDuration.Observe(time.Since(start).Seconds())
+		h.signalWokenLocked(e.id)
 	}
 	h.gaugeLocked()
 	h.mu.Unlock()
@@ -284,13 +292,30 @@ func (h *Host) victimLocked() *entry {
 func (h *Host) beginCloseLocked(e *entry, reason string) {
 	e.closing = make(chan struct{})
 	e.reason = reason
+	if e.stop != nil {
+		close(e.stop)
+	}
+}
+
+// signalWokenLocked wakes the change streams waiting for workspace id.
+func (h *Host) signalWokenLocked(id string) {
+	if ch := h.woken[id]; ch != nil {
+		close(ch)
+		delete(h.woken, id)
+	}
+}
+
+// closeWorkspace closes e's workspace once its change streams let go.
+func closeWorkspace(ctx context.Context, e *entry) error {
+	e.watchers.Wait()
+	return e.ws.Close(ctx)
 }
 
 // finishClose closes a workspace whose close began, letting its execs run
 // for wait at most.
 func (h *Host) finishClose(e *entry, wait time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	err := e.ws.Close(ctx)
+	err := closeWorkspace(ctx, e)
 	cancel()
 	h.forget(e, err)
 }
@@ -450,6 +475,7 @@ func (h *Host) Remove(ctx context.Context, id string, force bool, remove func() 
 		err := remove()
 		h.mu.Lock()
 		delete(h.open, id)
+		h.signalWokenLocked(id)
 		h.mu.Unlock()
 		close(e.closing)
 		return err
@@ -471,12 +497,15 @@ func (h *Host) Remove(ctx context.Context, id string, force bool, remove func() 
 		wait = 0 // cancel running execs at once
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), wait)
-	if err := e.ws.Close(cctx); err != nil {
+	if err := closeWorkspace(cctx, e); err != nil {
 		h.o.Logger.Warn("closing a workspace being removed", "id", id, "err", err)
 	}
 	cancel()
 	err = remove()
 	h.forget(e, nil)
+	h.mu.Lock()
+	h.signalWokenLocked(id) // its streams end: it is gone
+	h.mu.Unlock()
 	return err
 }
 
@@ -522,6 +551,9 @@ func (h *Host) Close(ctx context.Context) error {
 	<-h.reaperDone
 	h.mu.Lock()
 	h.closed = true
+	for id := range h.woken {
+		h.signalWokenLocked(id) // their streams end: ErrClosed
+	}
 	var all []*entry
 	for _, e := range h.open {
 		all = append(all, e)
@@ -543,7 +575,7 @@ func (h *Host) Close(ctx context.Context) error {
 			}
 			h.beginCloseLocked(e, reasonShutdown)
 			h.mu.Unlock()
-			err := e.ws.Close(ctx)
+			err := closeWorkspace(ctx, e)
 			if err != nil {
 				errs[i] = fmt.Errorf("workspace %s: %w", e.id, err)
 			}

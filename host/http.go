@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -84,12 +85,25 @@ func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
 	s.mux.HandleFunc("POST /v1/workspaces/{id}/tokens", op(s.withID(s.mintToken)))
 	s.mux.HandleFunc("GET /v1/workspaces/{id}/tokens", op(s.withID(s.listTokens)))
 	s.mux.HandleFunc("DELETE /v1/workspaces/{id}/tokens/{token}", op(s.withID(s.revokeToken)))
+	s.mux.HandleFunc("GET /v1/workspaces/{id}/events", s.withID(s.member(s.events)))
 	s.mux.HandleFunc("/v1/workspaces/{id}/{rest...}", s.withID(s.member(s.forward)))
 	return s.mux
 }
 
 func writeError(w http.ResponseWriter, err error) {
-	var te *tools.Error
+	te, retry := toolsError(err)
+	if retry {
+		w.Header().Set("Retry-After", retryAfterSeconds)
+	}
+	b, st := api.ErrorOf(te)
+	if s, ok := hostStatus[te.Code]; ok {
+		st = s
+	}
+	api.WriteJSON(w, st, map[string]api.ErrorBody{"error": b})
+}
+
+// toolsError is err as the API reports it, and whether a retry may work.
+func toolsError(err error) (te *tools.Error, retry bool) {
 	switch {
 	case errors.As(err, &te):
 	case errors.Is(err, ErrBadID):
@@ -101,10 +115,8 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.Is(err, ErrBusy):
 		te = &tools.Error{Code: codeWorkspaceBusy, Msg: err.Error()}
 	case errors.Is(err, ErrTooManyOpen):
-		w.Header().Set("Retry-After", retryAfterSeconds)
 		te = &tools.Error{Code: codeTooManyOpen, Msg: err.Error() + "; retry in a moment"}
 	case errors.Is(err, ErrClosed):
-		w.Header().Set("Retry-After", retryAfterSeconds)
 		te = &tools.Error{Code: codeShuttingDown, Msg: err.Error()}
 	case errors.Is(err, os.ErrExist):
 		te = &tools.Error{Code: tools.CodeExists, Msg: err.Error()}
@@ -113,11 +125,7 @@ func writeError(w http.ResponseWriter, err error) {
 	default:
 		te = &tools.Error{Code: tools.CodeInternal, Msg: err.Error()}
 	}
-	b, st := api.ErrorOf(te)
-	if s, ok := hostStatus[te.Code]; ok {
-		st = s
-	}
-	api.WriteJSON(w, st, map[string]api.ErrorBody{"error": b})
+	return te, te.Code == codeTooManyOpen || te.Code == codeShuttingDown
 }
 
 func apiError(code tools.Code, msg string) error { return &tools.Error{Code: code, Msg: msg} }
@@ -184,6 +192,23 @@ func (s *handler) forward(w http.ResponseWriter, r *http.Request) {
 	u.RawPath = ""
 	r2.RequestURI = u.RequestURI()
 	ws.ServeHTTP(w, r2)
+}
+
+// events serves a workspace's change stream, which does not keep it open
+// (Host.Watch).
+func (s *handler) events(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if s.o.WorkspaceLabel {
+		metrics.HostWorkspaceRequests.WithLabelValues(id).Inc()
+	}
+	api.ServeEvents(w, r, cmp.Or(s.d.api.WriteTimeout, api.DefaultWriteTimeout), func(ctx context.Context, o tools.WatchOptions, emit func([]tools.ChangeEvent, int64) error) (int64, error) {
+		cursor, err := s.h.Watch(ctx, id, o, emit)
+		if err != nil {
+			te, _ := toolsError(err) // for the stream's error line
+			return cursor, te
+		}
+		return cursor, nil
+	}, writeError)
 }
 
 // HostHealth is the answer of the host's GET /v1/health.

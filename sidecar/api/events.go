@@ -59,22 +59,31 @@ func eventsQuery(r *http.Request) (tools.WatchOptions, error) {
 	return o, nil
 }
 
-// events streams the workspace's changes. A client too slow to take a
-// line within WriteTimeout is cut off; it resumes with after=.
+// WatchFunc streams changes as tools.Service.Watch does.
+type WatchFunc func(ctx context.Context, o tools.WatchOptions, emit func(ev []tools.ChangeEvent, next int64) error) (int64, error)
+
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	ServeEvents(w, r, s.opts.WriteTimeout, s.opts.Tools.Watch, WriteError)
+}
+
+// ServeEvents answers GET /v1/events with the changes watch streams; a
+// failure before the first line is answered by writeErr, a later one is
+// the stream's "error" line. A client too slow to take a line within
+// writeTimeout is cut off; it resumes with after=.
+func ServeEvents(w http.ResponseWriter, r *http.Request, writeTimeout time.Duration, watch WatchFunc, writeErr func(http.ResponseWriter, error)) {
 	o, err := eventsQuery(r)
 	if err != nil {
-		WriteError(w, err)
+		writeErr(w, err)
 		return
 	}
 	rc := http.NewResponseController(w)
 	enc := json.NewEncoder(w)
 	started, live := false, false
 	send := func(l ChangeLine) error {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
 		return enc.Encode(l)
 	}
-	cursor, err := s.opts.Tools.Watch(r.Context(), o, func(ev []tools.ChangeEvent, next int64) error {
+	cursor, err := watch(r.Context(), o, func(ev []tools.ChangeEvent, next int64) error {
 		if !started {
 			started = true
 			w.Header().Set("Content-Type", "application/x-ndjson")
@@ -97,7 +106,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		return rc.Flush()
 	})
 	if !started {
-		WriteError(w, err)
+		writeErr(w, err)
 		return
 	}
 	if err != nil && r.Context().Err() == nil {

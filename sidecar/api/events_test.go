@@ -11,10 +11,14 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -345,6 +349,90 @@ func TestWaitForChange(t *testing.T) {
 	for _, bad := range []string{`{"timeout_ms":-1}`, `{"timeout_ms":120001}`, `{"limit":-1}`, `{"after":-5}`, `{"path_prefix":"/etc"}`} {
 		if _, err := e.c.Call(ctx, "wait_for_change", []byte(bad)); err == nil {
 			t.Errorf("wait_for_change %s: no error", bad)
+		}
+	}
+}
+
+// TestEventsWatchersShareCommits: the commits watchers force are one
+// tick per workspace, shared by all of them: while a writer changes the
+// workspace every millisecond, 50 watchers whose clients each take their
+// own time commit no more often than one tick per 10 ms, as one does, and
+// each sees every change.
+func TestEventsWatchersShareCommits(t *testing.T) {
+	e := serve(t, Options{}, false)
+	for round, watchers := range []int{1, 50} {
+		dir := fmt.Sprintf("/r%d", round)
+		f := e.core.WithActor("writer")
+		if err := f.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		last, err := e.core.Store().LastAuditSeq(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		var live, done sync.WaitGroup
+		live.Add(watchers)
+		seen := make([]atomic.Int64, watchers) // the last change each saw
+		for w := range watchers {
+			done.Go(func() {
+				once := sync.OnceFunc(live.Done)
+				_, err := e.svc.Watch(ctx, tools.WatchOptions{After: last, PathPrefix: dir}, func(ev []tools.ChangeEvent, next int64) error {
+					if len(ev) == 0 {
+						once()
+					}
+					seen[w].Store(next)
+					// Each watcher's client takes its own time, as over a
+					// network, so their loops drift apart.
+					time.Sleep(time.Duration(rand.IntN(20_000)) * time.Microsecond)
+					return nil
+				})
+				once()
+				if !errors.Is(err, context.Canceled) {
+					t.Error(err)
+				}
+			})
+		}
+		live.Wait()
+		before := testutil.ToFloat64(metrics.StoreCommits)
+		start := time.Now()
+		for i := 0; time.Since(start) < 500*time.Millisecond; i++ {
+			if err := f.WriteFile(fmt.Sprintf("%s/%d", dir, i), []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		wrote := time.Since(start)
+		commits := testutil.ToFloat64(metrics.StoreCommits) - before
+		if err := e.core.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		end, err := e.core.Store().LastAuditSeq(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+			behind := 0
+			for w := range watchers {
+				if seen[w].Load() < end {
+					behind++
+				}
+			}
+			if behind == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d of %d watchers did not reach change %d in a minute", behind, watchers, end)
+			}
+		}
+		cancel()
+		done.Wait()
+		// A tick per 10 ms at most, whatever the count, and the writer's
+		// own commit each second.
+		bound := wrote.Seconds()*(100+1) + 3
+		t.Logf("%d watchers: %v commits in %v of writing (bound %.0f)", watchers, commits, wrote, bound)
+		if commits > bound {
+			t.Errorf("%d watchers forced %v commits in %v, more than one per 10 ms (%.0f)", watchers, commits, wrote, bound)
 		}
 	}
 }

@@ -59,6 +59,9 @@ type Options struct {
 // DefaultMaxConns is Options.MaxConns's default.
 const DefaultMaxConns = 256
 
+// DefaultWriteTimeout is Options.WriteTimeout's default.
+const DefaultWriteTimeout = 30 * time.Second
+
 // Server is the HTTP API of one workspace.
 type Server struct {
 	opts Options
@@ -74,7 +77,7 @@ func NewServer(o Options) *Server {
 		o.ReadTimeout = time.Minute
 	}
 	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 30 * time.Second
+		o.WriteTimeout = DefaultWriteTimeout
 	}
 	if o.Grace <= 0 {
 		o.Grace = 10 * time.Second

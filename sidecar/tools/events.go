@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
+	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -41,9 +43,50 @@ type WatchOptions struct {
 // trail in pages and holds at most one in memory.
 const watchPage = 512
 
-// minFlushGap spaces the commits a watcher asks for: under a stream of
-// changes it sees them in batches instead of forcing a commit for each.
+// minFlushGap spaces the commits watchers ask for: under a stream of
+// changes they see them in batches instead of forcing a commit for each.
 const minFlushGap = 10 * time.Millisecond
+
+// flushRounds is the one commit tick every watcher of a Service shares:
+// however many watch, changes force at most one commit per minFlushGap.
+type flushRounds struct {
+	mu        sync.Mutex
+	next      *flushRound // the round not yet begun, which callers join
+	lastBegan time.Time
+}
+
+type flushRound struct {
+	done chan struct{}
+	err  error
+}
+
+// flush returns once a commit that began after the call ended: the next
+// round, begun minFlushGap after the last one at the earliest.
+func (f *flushRounds) flush(ctx context.Context, core *sfs.FS) error {
+	f.mu.Lock()
+	r := f.next
+	if r == nil {
+		r = &flushRound{done: make(chan struct{})}
+		f.next = r
+		wait := minFlushGap - time.Since(f.lastBegan)
+		time.AfterFunc(max(wait, 0), func() {
+			f.mu.Lock()
+			f.next, f.lastBegan = nil, time.Now()
+			f.mu.Unlock()
+			// Not one watcher's context: others share the round. A
+			// closed core answers at once.
+			r.err = core.Flush(context.Background())
+			close(r.done)
+		})
+	}
+	f.mu.Unlock()
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
 
 // ErrEventsPruned is wrapped when changes a watcher asked for were pruned
 // from the audit trail (--audit-max-age, --audit-max-events).
@@ -77,7 +120,6 @@ func (s *Service) Watch(ctx context.Context, o WatchOptions, emit func(ev []Chan
 			return o.After, classify(err)
 		}
 	}
-	var lastFlush time.Time
 	var beat <-chan time.Time
 	if o.Heartbeat > 0 {
 		t := time.NewTicker(o.Heartbeat)
@@ -87,15 +129,7 @@ func (s *Service) Watch(ctx context.Context, o WatchOptions, emit func(ev []Chan
 	caughtUp := false
 	for {
 		changed := s.core.Changed() // before the query: nothing falls between
-		if wait := minFlushGap - time.Since(lastFlush); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-ctx.Done():
-				return cursor, ctx.Err()
-			}
-		}
-		lastFlush = time.Now()
-		if err := s.core.Flush(ctx); err != nil {
+		if err := s.flushes.flush(ctx, s.core); err != nil {
 			return cursor, classify(err)
 		}
 		for full := true; full; {

@@ -86,6 +86,7 @@ type Service struct {
 	coreAudit bool
 	backends  map[string]sidecar.Backend
 	opts      Options
+	flushes   flushRounds // the commits the watchers ask for
 
 	mu       sync.Mutex
 	running  map[string]*execEntry
