@@ -118,7 +118,7 @@ test: deps vet
 # internal/s3test, also when it fails) and the Helm chart's checks. make
 # test runs it after the fast suite; SQLFS_TEST_LONG=1 adds the long modes.
 INTEGRATION_TIMEOUT ?= 45m
-INTEGRATION_PKGS := ./internal/s3test/ ./internal/integration/ ./deploy/ ./fleet/
+INTEGRATION_PKGS := ./internal/s3test/ ./internal/integration/ ./deploy/ ./fleet/ ./replica/
 test-integration: deps tools-integration
 	$(GO) vet -tags '$(TAGS) integration' $(INTEGRATION_PKGS)
 	$(TEST_ENV) $(GO) test -tags '$(TAGS) integration' -p 1 -timeout $(INTEGRATION_TIMEOUT) $(INTEGRATION_PKGS)

@@ -43,10 +43,25 @@
 // (renamed to parked.sqlfs), out of the replicator's sight: Litestream
 // meeting a store behind its replica would snapshot it as the newest
 // state. Taking generation N, a host reuses its parked copy only when it
-// served generation N-1 itself (the generation it last served is in
-// DIR/ID/.fleet-generation): nobody served the workspace since. Otherwise
-// the copy is set aside as stale.sqlfs and the Opener (replica.Opener)
-// restores the workspace from the replica. So a holder that dies leaves
-// its workspaces' leases to expire, and the next host asked for each
-// restores it from the replica and serves it.
+// served generation N-1 itself (the generation it last served, and the
+// generation whose folder held the store, are in DIR/ID/.fleet-generation):
+// nobody served the workspace since, and the copy goes back to its folder,
+// its replica continuing. Otherwise the copy is set aside as stale.sqlfs,
+// and the Opener (replica.Opener) restores the workspace into DIR/ID/gen-N/,
+// from the newest generation below N the replica holds. Each holder thus
+// replicates to a path of its own (see package replica: a stale holder's
+// late uploads cannot reach what restores return), and one that lost its
+// lease closes the workspace without a final sync. So a holder that dies
+// leaves its workspaces' leases to expire, and the next host asked for
+// each restores it from the replica and serves it.
+//
+// # Unknown ids and deletion
+//
+// A workspace exists when this host has its folder or the fleet has a
+// lease record of it (a replica object alone is no evidence: a stale
+// holder's late upload after a delete must not bring it back). Fleet.Exists
+// settles that for an unknown id at a bounded cost (host.Known over the
+// lease prefix), before any lease is written: random ids cost neither a
+// restore nor a lease object. Fleet.Delete takes the workspace's lease,
+// deletes its replica, then its lease record.
 package fleet

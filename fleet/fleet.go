@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,8 +26,24 @@ import (
 const DefaultTTL = 15 * time.Second
 
 // markerName is the file in DIR/ID holding the generation of the lease
-// under which this host last served the workspace.
+// under which this host last served the workspace, and the generation
+// whose path its copy replicates to (see Opener).
 const markerName = ".fleet-generation"
+
+// Opener opens a workspace of DIR with its store in the folder of a lease
+// generation, host.Dir.GenerationStorePath(id, gen), which the replica
+// mirrors: a store missing there is restored from the newest generation
+// below gen the replica holds. replica.Opener is one; a *host.Dir is one
+// without a replica.
+type Opener interface {
+	OpenGeneration(ctx context.Context, id string, gen int64) (host.Workspace, error)
+}
+
+// fencedCloser is a workspace that closes without its final replication
+// (replica.Opener's): its holder lost the lease.
+type fencedCloser interface {
+	CloseFenced(ctx context.Context) error
+}
 
 // Options configure a Fleet.
 type Options struct {
@@ -33,7 +51,7 @@ type Options struct {
 	// Opener opens a workspace of DIR, restoring it from the replica when
 	// its store is missing there, and its workspaces' Close returns once
 	// the replica holds all they committed: replica.Opener.
-	Opener host.Opener
+	Opener Opener
 	// Dir is DIR: each workspace's generation marker lives in DIR/ID, and
 	// a stale local store is removed there so that Opener restores it.
 	Dir string
@@ -44,8 +62,12 @@ type Options struct {
 	// renews every TTL/3 and stops serving a workspace TTL/3 before its
 	// lease would expire unrenewed, so the hosts' clocks must agree to well
 	// within TTL/3.
-	TTL    time.Duration
-	Logger *slog.Logger
+	TTL time.Duration
+	// Replica is where the workspaces' stores are replicated
+	// (replica.Opener): deleting a workspace deletes it there, under the
+	// workspace's lease. Nil: no replica.
+	Replica host.Remote
+	Logger  *slog.Logger
 }
 
 // Fleet is a host.Opener that serves a workspace only under its lease,
@@ -56,17 +78,25 @@ type Fleet struct {
 	claim Claim
 	host  *host.Host
 
+	// known are the workspaces with a lease record: an id without one and
+	// without a local folder does not exist, and is never leased.
+	known *host.Known
+
 	mu   sync.Mutex
 	held map[string]*grant
 }
 
 // grant is a lease this host holds.
 type grant struct {
-	id     string
-	stop   context.CancelFunc // stops the renewals
-	done   chan struct{}      // closed when the renewals stopped
-	mu     sync.Mutex
-	rec    Record
+	id   string
+	stop context.CancelFunc // stops the renewals
+	done chan struct{}      // closed when the renewals stopped
+	mu   sync.Mutex
+	rec  Record
+	// path is the generation whose folder holds the store, and so its
+	// replica: rec's, or an earlier one of this host's own when nobody
+	// served the workspace in between.
+	path   int64
 	until  time.Time // serve only before this (monotonic)
 	lost   bool
 	closed bool // its workspace was opened and closed again
@@ -93,7 +123,42 @@ func New(o Options) (*Fleet, error) {
 		o:     o,
 		claim: Claim{Addr: o.Addr, Instance: strings.ToLower(rand.Text()[:16]), TTL: o.TTL},
 		held:  map[string]*grant{},
+		known: &host.Known{List: o.Lease.List, Lookup: func(ctx context.Context, id string) (bool, error) {
+			rec, err := o.Lease.Holder(ctx, id)
+			return rec.Generation > 0, err
+		}},
 	}, nil
+}
+
+// Exists says whether workspace id exists: this host has its folder, or
+// the fleet has leased it (a replica object without a lease record, such
+// as a stale holder's late upload after a DELETE, is no evidence).
+func (f *Fleet) Exists(ctx context.Context, id string) (bool, error) {
+	if fi, err := os.Lstat(filepath.Join(f.o.Dir, id)); err == nil && fi.IsDir() {
+		return true, nil
+	}
+	return f.known.Exists(ctx, id)
+}
+
+// Delete deletes workspace id from the fleet (the host holds it closed):
+// under its lease, taken for the purpose, its replica, then its lease
+// record, so that no host can serve it again.
+func (f *Fleet) Delete(ctx context.Context, id string) error {
+	rec, err := f.o.Lease.Acquire(ctx, id, f.claim)
+	if err != nil {
+		return fmt.Errorf("deleting workspace %s: %w", id, err)
+	}
+	if f.o.Replica != nil {
+		if err := f.o.Replica.Delete(ctx, id); err != nil {
+			return errors.Join(err, f.o.Lease.Release(context.WithoutCancel(ctx), rec))
+		}
+	}
+	if err := f.o.Lease.Delete(ctx, rec); err != nil {
+		return err
+	}
+	f.known.Add(id, false)
+	f.o.Logger.Info("deleted workspace from the fleet", "id", id, "generation", rec.Generation)
+	return nil
 }
 
 // checkAddr refuses an advertised address other hosts could not forward to.
@@ -128,6 +193,9 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 	if err := host.CheckID(id); err != nil {
 		return nil, err
 	}
+	if ok, err := f.Exists(ctx, id); err != nil || !ok {
+		return nil, cmp.Or(err, fmt.Errorf("%w: %s", host.ErrNotFound, id))
+	}
 	start := time.Now()
 	actx, cancel := context.WithTimeout(ctx, f.o.TTL)
 	rec, err := f.o.Lease.Acquire(actx, id, f.claim)
@@ -144,21 +212,22 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 	// Renewals run from now: a restore may outlast the TTL.
 	go f.renew(rctx, g)
 	fail := func(err error) (host.Workspace, error) {
-		if perr := f.park(id); perr != nil {
+		if perr := f.park(id, g.path); perr != nil {
 			// Left in the replicator's sight: let the lease lapse.
 			return nil, errors.Join(err, perr, f.giveUp(ctx, g, false))
 		}
 		return nil, errors.Join(err, f.giveUp(ctx, g, true))
 	}
-	local, err := f.unpark(id, rec)
+	local, path, err := f.unpark(id, rec)
 	if err != nil {
 		return fail(err)
 	}
-	ws, err := f.o.Opener.Open(ctx, id)
+	g.path = path
+	ws, err := f.o.Opener.OpenGeneration(ctx, id, path)
 	if err != nil {
 		return fail(err)
 	}
-	if err := f.mark(id, rec.Generation); err != nil {
+	if err := f.mark(id, rec.Generation, path); err != nil {
 		return fail(errors.Join(err, ws.Close(ctx)))
 	}
 	g.mu.Lock()
@@ -168,52 +237,76 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 		return fail(errors.Join(fmt.Errorf("workspace %s: %w while opening it", id, ErrLost), ws.Close(ctx)))
 	}
 	metrics.FleetAcquisitions.WithLabelValues(local).Inc()
-	f.o.Logger.Debug("leased workspace", "id", id, "generation", rec.Generation, "local", local)
+	f.o.Logger.Debug("leased workspace", "id", id, "generation", rec.Generation, "path_generation", path, "local", local)
 	return &leased{Workspace: ws, f: f, g: g}, nil
 }
 
 // A workspace this host does not hold has its local copy parked: its
-// files renamed from workspace.sqlfs to parked.sqlfs, out of the
+// files renamed from gen-G/workspace.sqlfs to host.ParkedName, out of the
 // replicator's sight. Litestream, meeting a store behind its replica
 // (a copy another host has served since), would upload a snapshot of it
 // as the newest state.
 const (
-	parkedName = "parked.sqlfs"
+	parkedName = host.ParkedName
 	staleName  = "stale.sqlfs"
 )
-
-var storeSuffixes = []string{"", "-wal", "-shm"}
-
-// moveStore renames the store files from to to, those that exist.
-func moveStore(dir, from, to string) error {
-	for _, suffix := range storeSuffixes {
-		err := os.Rename(filepath.Join(dir, from+suffix), filepath.Join(dir, to+suffix))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			// A leftover of an older copy must not join this one.
-			if err := os.Remove(filepath.Join(dir, to+suffix)); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 func exists(file string) bool {
 	_, err := os.Lstat(file)
 	return err == nil
 }
 
-// park puts workspace id's local copy out of the replicator's sight.
-func (f *Fleet) park(id string) error {
-	dir := filepath.Join(f.o.Dir, id)
-	if !exists(filepath.Join(dir, host.StoreName)) {
+// park puts workspace id's local copy, in generation gen's folder, out of
+// the replicator's sight.
+func (f *Fleet) park(id string, gen int64) error {
+	return parkStore(f.o.Dir, id, gen)
+}
+
+func parkStore(dir, id string, gen int64) error {
+	from := host.GenerationStore(dir, id, gen)
+	if !exists(from) {
 		return nil
 	}
-	if err := moveStore(dir, host.StoreName, parkedName); err != nil {
+	if err := host.MoveStore(from, filepath.Join(dir, id, parkedName)); err != nil {
 		return fmt.Errorf("workspace %s: parking the local copy: %w", id, err)
+	}
+	return nil
+}
+
+// liveStores are the generations whose folders in DIR/ID hold a store.
+func liveStores(dir, id string) ([]int64, error) {
+	ents, err := os.ReadDir(filepath.Join(dir, id))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var gens []int64
+	if exists(host.GenerationStore(dir, id, 0)) {
+		gens = append(gens, 0)
+	}
+	for _, e := range ents {
+		if g, ok := host.ParseGeneration(e.Name()); ok && e.IsDir() && exists(host.GenerationStore(dir, id, g)) {
+			gens = append(gens, g)
+		}
+	}
+	return gens, nil
+}
+
+// parkLive parks every store of workspace id in sight of the replicator
+// (a copy a host without a fleet made, a fork's, or one left by a crash),
+// the one of the generation this host served last, if any, winning.
+func parkLive(dir, id string) error {
+	gens, err := liveStores(dir, id)
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", id, err)
+	}
+	_, path, _ := readMark(dir, id)
+	if i := slices.Index(gens, path); i >= 0 {
+		gens = append(slices.Delete(gens, i, i+1), path) // parked last
+	}
+	for _, g := range gens {
+		if err := parkStore(dir, id, g); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -227,12 +320,8 @@ func ParkAll(dir string) error {
 	}
 	var errs []error
 	for _, e := range ents {
-		p := filepath.Join(dir, e.Name())
-		if !e.IsDir() || host.CheckID(e.Name()) != nil || !exists(filepath.Join(p, host.StoreName)) {
-			continue
-		}
-		if err := moveStore(p, host.StoreName, parkedName); err != nil {
-			errs = append(errs, fmt.Errorf("workspace %s: parking the local copy: %w", e.Name(), err))
+		if e.IsDir() && host.CheckID(e.Name()) == nil {
+			errs = append(errs, parkLive(dir, e.Name()))
 		}
 	}
 	return errors.Join(errs...)
@@ -242,41 +331,97 @@ func ParkAll(dir string) error {
 // generation just before rec (nobody else held it since), or nobody ever
 // held it, and otherwise sets it aside as stale.sqlfs (the last one only):
 // another host served the workspace later, so the Opener restores it
-// from the replica. It says which it found: current, stale or missing.
-func (f *Fleet) unpark(id string, rec Record) (string, error) {
+// from the replica. It says which it found (current, stale or missing)
+// and the generation whose folder the store goes to: the one the copy
+// replicated to before when current (its replica continues), rec's own
+// otherwise, which no other host ever replicates to. The folders of other
+// generations, with Litestream's state of their replicas, are removed.
+func (f *Fleet) unpark(id string, rec Record) (string, int64, error) {
 	dir := filepath.Join(f.o.Dir, id)
-	if exists(filepath.Join(dir, host.StoreName)) {
-		// Never parked (a host without a fleet before): the same rules.
-		if err := moveStore(dir, host.StoreName, parkedName); err != nil {
-			return "", fmt.Errorf("workspace %s: %w", id, err)
+	if err := parkLive(f.o.Dir, id); err != nil {
+		return "", 0, err
+	}
+	state, path := "missing", rec.Generation
+	if exists(filepath.Join(dir, parkedName)) {
+		mine, was, err := readMark(f.o.Dir, id)
+		if err != nil {
+			return "", 0, err
+		}
+		state = "stale"
+		if rec.Generation == 1 || mine == rec.Generation-1 {
+			state = "current"
+			if rec.Generation > 1 {
+				path = was
+			}
 		}
 	}
-	if !exists(filepath.Join(dir, parkedName)) {
-		return "missing", nil
+	if err := removeGenerations(dir, path); err != nil {
+		return "", 0, fmt.Errorf("workspace %s: %w", id, err)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, markerName))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("workspace %s: %w", id, err)
-	}
-	mine, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-	if rec.Generation == 1 || mine == rec.Generation-1 {
-		if err := moveStore(dir, parkedName, host.StoreName); err != nil {
-			return "", fmt.Errorf("workspace %s: %w", id, err)
+	switch state {
+	case "current":
+		to := host.GenerationStore(f.o.Dir, id, path)
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			return "", 0, fmt.Errorf("workspace %s: %w", id, err)
 		}
-		return "current", nil
+		if err := host.MoveStore(filepath.Join(dir, parkedName), to); err != nil {
+			return "", 0, fmt.Errorf("workspace %s: %w", id, err)
+		}
+	case "stale":
+		f.o.Logger.Info("local copy is stale: restoring the workspace from the replica", "id", id, "lease_generation", rec.Generation)
+		if err := host.MoveStore(filepath.Join(dir, parkedName), filepath.Join(dir, staleName)); err != nil {
+			return "", 0, fmt.Errorf("workspace %s: setting the stale local copy aside: %w", id, err)
+		}
 	}
-	f.o.Logger.Info("local copy is stale: restoring the workspace from the replica", "id", id, "served_generation", mine, "lease_generation", rec.Generation)
-	if err := moveStore(dir, parkedName, staleName); err != nil {
-		return "", fmt.Errorf("workspace %s: setting the stale local copy aside: %w", id, err)
-	}
-	return "stale", nil
+	return state, path, nil
 }
 
-// mark records that this host serves id under generation gen.
-func (f *Fleet) mark(id string, gen int64) error {
+// removeGenerations removes the generation folders in dir but keep's.
+func removeGenerations(dir string, keep int64) error {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if g, ok := host.ParseGeneration(e.Name()); ok && g != keep {
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readMark reads the generation this host last served workspace id under
+// and the one whose folder held its store (0, 0 when none; a marker of
+// one number, from before generations had folders, has its store at 0).
+func readMark(dir, id string) (served, path int64, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, id, markerName))
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("workspace %s: %w", id, err)
+	}
+	f := strings.Fields(string(b))
+	if len(f) > 0 {
+		served, _ = strconv.ParseInt(f[0], 10, 64)
+	}
+	if len(f) > 1 {
+		path, _ = strconv.ParseInt(f[1], 10, 64)
+	}
+	return served, path, nil
+}
+
+// mark records that this host serves id under generation gen, its store in
+// generation path's folder.
+func (f *Fleet) mark(id string, gen, path int64) error {
 	file := filepath.Join(f.o.Dir, id, markerName)
 	tmp := file + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strconv.FormatInt(gen, 10)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%d %d\n", gen, path)), 0o600); err != nil {
 		return fmt.Errorf("workspace %s: %w", id, err)
 	}
 	if err := os.Rename(tmp, file); err != nil {
@@ -433,12 +578,20 @@ func (w *leased) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 // workspace whose lease was lost, or whose close failed, is closed and
 // parked, and its lease left to lapse.
 func (w *leased) Close(ctx context.Context) error {
-	err := w.Workspace.Close(ctx)
-	if perr := w.f.park(w.g.id); perr != nil {
+	w.g.mu.Lock()
+	lost := w.g.lost
+	w.g.mu.Unlock()
+	var err error
+	if fc, ok := w.Workspace.(fencedCloser); ok && lost {
+		err = fc.CloseFenced(ctx)
+	} else {
+		err = w.Workspace.Close(ctx)
+	}
+	if perr := w.f.park(w.g.id, w.g.path); perr != nil {
 		err = errors.Join(err, perr)
 	}
 	w.g.mu.Lock()
-	lost := w.g.lost
+	lost = w.g.lost
 	w.g.mu.Unlock()
 	if err != nil && !lost {
 		metrics.FleetReleases.WithLabelValues("kept").Inc()

@@ -100,12 +100,11 @@ func (s *switchLease) Holder(ctx context.Context, id string) (fleet.Record, erro
 // restoring is the replica double's Opener wrapper.
 type restoring struct {
 	d       *host.Dir
-	dir     string
 	replica string
 }
 
-func (o restoring) Open(ctx context.Context, id string) (host.Workspace, error) {
-	store := filepath.Join(o.dir, id, host.StoreName)
+func (o restoring) OpenGeneration(ctx context.Context, id string, gen int64) (host.Workspace, error) {
+	store := o.d.GenerationStorePath(id, gen)
 	if _, err := os.Stat(store); errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(o.replica, id)); err == nil {
 			if err := os.MkdirAll(filepath.Dir(store), 0o700); err != nil {
@@ -116,7 +115,7 @@ func (o restoring) Open(ctx context.Context, id string) (host.Workspace, error) 
 			}
 		}
 	}
-	ws, err := o.d.Open(ctx, id)
+	ws, err := o.d.OpenGeneration(ctx, id, gen)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +168,7 @@ func (c *cluster) start() *member {
 	}
 	m := &member{t: t, url: "http://" + ln.Addr().String(), dir: dir, lease: &switchLease{Lease: s3l}}
 	m.fleet, err = fleet.New(fleet.Options{
-		Lease: m.lease, Opener: restoring{d: d, dir: dir, replica: c.replica}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
+		Lease: m.lease, Opener: restoring{d: d, replica: c.replica}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
 	})
 	if err != nil {
 		t.Fatal(err)

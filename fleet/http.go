@@ -59,6 +59,13 @@ func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		if ok, err := f.Exists(r.Context(), id); err != nil {
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "workspace "+id+": the lease store is unreachable: "+err.Error())
+			return
+		} else if !ok {
+			next.ServeHTTP(w, r) // the host answers 404
+			return
+		}
 		rec, err := f.o.Lease.Holder(r.Context(), id)
 		if err != nil {
 			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "workspace "+id+": the lease store is unreachable: "+err.Error())

@@ -25,6 +25,11 @@ type Lease interface {
 	// Holder is workspace id's record, the zero Record when it was never
 	// leased.
 	Holder(ctx context.Context, id string) (Record, error)
+	// List returns the id of every workspace with a record.
+	List(ctx context.Context) ([]string, error)
+	// Delete removes the record of a workspace deleted under r, a lease
+	// held; ErrLost as for Renew.
+	Delete(ctx context.Context, r Record) error
 }
 
 // Claim is who asks for a lease, and for how long.

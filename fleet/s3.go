@@ -24,6 +24,8 @@ import (
 type S3API interface {
 	GetObject(ctx context.Context, in *s3.GetObjectInput, opts ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	PutObject(ctx context.Context, in *s3.PutObjectInput, opts ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	ListObjectsV2(ctx context.Context, in *s3.ListObjectsV2Input, opts ...func(*s3.Options)) (*s3.ListObjectsV2Output, error)
+	DeleteObject(ctx context.Context, in *s3.DeleteObjectInput, opts ...func(*s3.Options)) (*s3.DeleteObjectOutput, error)
 }
 
 // S3Lease keeps each workspace's lease in the object PREFIX/ID.json of a
@@ -133,6 +135,41 @@ func (l *S3Lease) Holder(ctx context.Context, id string) (Record, error) {
 		return Record{}, fmt.Errorf("lease of %s: the server sent no ETag", id)
 	}
 	return s.Record, nil
+}
+
+// List returns the ids of the records under the prefix.
+func (l *S3Lease) List(ctx context.Context) ([]string, error) {
+	var ids []string
+	in := &s3.ListObjectsV2Input{Bucket: &l.bucket, Prefix: aws.String(l.prefix)}
+	for p := s3.NewListObjectsV2Paginator(l.client, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("listing leases: %w", err)
+		}
+		for _, obj := range page.Contents {
+			if id, ok := strings.CutSuffix(strings.TrimPrefix(aws.ToString(obj.Key), l.prefix), ".json"); ok && !strings.Contains(id, "/") {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids, nil
+}
+
+// Delete checks r still holds the lease, then deletes its object. S3
+// deletes are not conditional everywhere: a host taking the lease between
+// the check and the delete could only do so after r expired, TTL later.
+func (l *S3Lease) Delete(ctx context.Context, r Record) error {
+	cur, err := l.Holder(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if cur.Instance != r.Instance || cur.Generation != r.Generation || cur.Released {
+		return fmt.Errorf("deleting the lease of %s, generation %d: %w", r.ID, r.Generation, ErrLost)
+	}
+	if _, err := l.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &l.bucket, Key: aws.String(l.key(r.ID))}); err != nil {
+		return fmt.Errorf("deleting the lease of %s: %w", r.ID, err)
+	}
+	return nil
 }
 
 // Acquire takes workspace id's lease for c.

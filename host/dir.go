@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -144,11 +145,62 @@ func (s *served) Busy() bool {
 // Open opens the store of workspace id (creating it in a folder made by
 // Create) with the workspace's own policy.
 func (d *Dir) Open(ctx context.Context, id string) (Workspace, error) {
+	return d.OpenGeneration(ctx, id, 0)
+}
+
+// A fleet serving a workspace under lease generation G > 0 keeps its store
+// in DIR/ID/gen-G/ (GenerationStorePath), generation 0 being DIR/ID itself:
+// the replica mirrors DIR's layout, so each holder replicates to a path of
+// its own, and a holder that lost its lease cannot write where its
+// successor does.
+const generationPrefix = "gen-"
+
+// GenerationStorePath is where workspace id's store lives under lease
+// generation gen (0: StorePath).
+func (d *Dir) GenerationStorePath(id string, gen int64) string {
+	return GenerationStore(d.root, id, gen)
+}
+
+// GenerationStore is GenerationStorePath of the Dir at root.
+func GenerationStore(root, id string, gen int64) string {
+	if gen == 0 {
+		return filepath.Join(root, id, StoreName)
+	}
+	return filepath.Join(root, id, GenerationName(gen), StoreName)
+}
+
+// GenerationName is the folder of generation gen > 0 in DIR/ID, and in
+// the replica under PATH/ID.
+func GenerationName(gen int64) string { return generationPrefix + strconv.FormatInt(gen, 10) }
+
+// ParseGeneration is the generation a folder named name holds, or false
+// when it is not a generation's folder.
+func ParseGeneration(name string) (int64, bool) {
+	n, ok := strings.CutPrefix(name, generationPrefix)
+	if !ok || n == "" || n[0] == '0' {
+		return 0, false
+	}
+	gen, err := strconv.ParseInt(n, 10, 64)
+	return gen, err == nil && gen > 0
+}
+
+// OpenGeneration opens workspace id with its store at
+// GenerationStorePath(id, gen), making the generation's folder when
+// missing.
+func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspace, error) {
 	p, err := d.path(id)
 	if err != nil {
 		return nil, err
 	}
-	store := filepath.Join(p, StoreName)
+	if gen < 0 {
+		return nil, fmt.Errorf("workspace %s: generation %d", id, gen)
+	}
+	store := d.GenerationStorePath(id, gen)
+	if gen > 0 {
+		if err := os.Mkdir(filepath.Dir(store), 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("workspace %s: %w", id, err)
+		}
+	}
 	if fi, err := os.Lstat(store); err == nil && !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%w: %s: %s is not a regular file", ErrNotFound, id, store)
 	}
@@ -170,6 +222,29 @@ func (d *Dir) Open(ctx context.Context, id string) (Workspace, error) {
 	ao := d.api
 	ao.Tools = ws.Tools
 	return &served{ws: ws, api: api.NewServer(ao)}, nil
+}
+
+// ParkedName is the store of a workspace in DIR/ID while the replicator
+// must not see it: a hibernated workspace's (replica.Opener), one a fleet
+// host does not hold (fleet).
+const ParkedName = "parked.sqlfs"
+
+// MoveStore renames the store files from to to (the store, its WAL and
+// shared memory), those that exist, removing the leftovers of an older
+// copy at to.
+func MoveStore(from, to string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		err := os.Rename(from+suffix, to+suffix)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			if err := os.Remove(to + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // StorePath is where workspace id's store lives (id must pass CheckID).
@@ -322,14 +397,29 @@ func (d *Dir) Stat(id string) (Info, error) {
 		return in, err
 	}
 	for _, e := range ents {
-		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() {
+		if _, ok := ParseGeneration(e.Name()); ok && e.IsDir() {
+			g, err := os.ReadDir(filepath.Join(p, e.Name()))
+			if err != nil {
+				return in, err
+			}
+			for _, e := range g {
+				addFile(&in, e)
+			}
 			continue
 		}
-		in.Bytes += fi.Size()
-		if strings.HasPrefix(e.Name(), StoreName) && fi.ModTime().After(in.LastUsed) {
-			in.LastUsed = fi.ModTime()
-		}
+		addFile(&in, e)
 	}
 	return in, nil
+}
+
+// addFile counts the file of e in in.
+func addFile(in *Info, e os.DirEntry) {
+	fi, err := e.Info()
+	if err != nil || !fi.Mode().IsRegular() {
+		return
+	}
+	in.Bytes += fi.Size()
+	if (strings.HasPrefix(e.Name(), StoreName) || strings.HasPrefix(e.Name(), ParkedName)) && fi.ModTime().After(in.LastUsed) {
+		in.LastUsed = fi.ModTime()
+	}
 }

@@ -53,7 +53,20 @@ type HandlerOptions struct {
 	// sqlfs_host_workspace_requests_total{workspace}: one series per
 	// workspace, so off by default.
 	WorkspaceLabel bool
-	Logger         *slog.Logger
+	// Remote is where workspaces live beyond DIR (a replica, a fleet's
+	// leases); nil: nowhere. DELETE removes a workspace there too.
+	Remote Remote
+	Logger *slog.Logger
+}
+
+// Remote is where workspaces live beyond this host's disk.
+type Remote interface {
+	// Exists says whether workspace id exists there, at a bounded cost
+	// for unknown ids (Known).
+	Exists(ctx context.Context, id string) (bool, error)
+	// Delete deletes workspace id there for good; the host holds it
+	// closed meanwhile.
+	Delete(ctx context.Context, id string) error
 }
 
 type handler struct {
@@ -448,10 +461,28 @@ func (s *handler) remove(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if _, err := s.d.path(id); err != nil {
-		writeError(w, err)
-		return
+		if s.o.Remote == nil || !errors.Is(err, ErrNotFound) {
+			writeError(w, err)
+			return
+		}
+		if ok, rerr := s.o.Remote.Exists(r.Context(), id); rerr != nil || !ok {
+			writeError(w, cmp.Or(rerr, err))
+			return
+		}
 	}
-	if err := s.h.Remove(r.Context(), id, force, func() error { return s.d.Remove(id) }); err != nil {
+	remove := func() error {
+		err := s.d.Remove(id)
+		if errors.Is(err, ErrNotFound) {
+			err = nil // only elsewhere
+		}
+		if err == nil && s.o.Remote != nil {
+			// After the local copy, so that a failure here leaves
+			// nothing to serve locally but a DELETE to retry.
+			err = s.o.Remote.Delete(r.Context(), id)
+		}
+		return err
+	}
+	if err := s.h.Remove(r.Context(), id, force, remove); err != nil {
 		writeError(w, err)
 		return
 	}

@@ -42,13 +42,42 @@
 // workspace so that Close (hibernation, removal, shutdown) first closes
 // the store, with its final commit, then waits for that sync; an owner of
 // one store does the same at exit (Supervisor.Close syncs every store
-// before stopping litestream). Between syncs a host that dies loses at
+// before stopping litestream). Once synced, a hibernated workspace leaves
+// litestream (POST /unregister) and its store is renamed parked.sqlfs, out
+// of the directory watch's pattern, so that ten thousand hibernated
+// workspaces cost litestream nothing (it would hold a read transaction,
+// descriptors and a monitor for each); the next request renames it back.
+// A sync that failed (the object store down) leaves the store in sight,
+// for litestream to ship when it can. Between syncs a host that dies loses at
 // most what was committed in the last sync interval plus the upload time
 // (the lag sqlfs_replica_lag_seconds shows).
 //
-// # Layout in the bucket
+// # Layout in the bucket, and split brain
 //
 // A single store replicates to the URL's path; a host's workspace ID to
 // PATH/ID/workspace.sqlfs (Litestream's dir mode appends each store's path
-// relative to the directory), which WorkspaceURL names.
+// relative to the directory), which WorkspaceURL names. In a fleet the
+// holder of lease generation G keeps the store in DIR/ID/gen-G/, so it
+// replicates to PATH/ID/gen-G/workspace.sqlfs: a path no other holder
+// writes. A holder paused past its lease (SIGSTOP, a frozen VM) whose
+// litestream resumes and ships what it had, or flushes at close, writes
+// only its own generation's path; Litestream's LTX files of two writers
+// never meet under one path (their transaction ids would overlap and the
+// replica restore a mix). The next holder (generation N) restores from
+// the newest generation below N that holds anything (Opener), passing
+// over the empty ones of holders that died before their first upload but
+// never over an error. A host that served generation N-1 itself and takes
+// N keeps replicating to its own path, so a workspace waking on the host
+// that hibernated it uploads no new snapshot. A fenced holder closes its
+// workspace without a final sync (CloseFenced). RestoreWorkspace (restore
+// --workspace) takes the newest generation that holds the workspace at
+// the time asked. Older generations stay in the bucket: Litestream's
+// retention prunes only the path it replicates.
+//
+// # Unknown ids and deletion
+//
+// A request for an id this host has no folder of costs no restore unless
+// the replica lists the id (host.Known: a listing of PATH/ a second at
+// most, lookups of ids it missed rate-limited, misses remembered), and
+// Delete removes every object under PATH/ID/ (DELETE /v1/workspaces/ID).
 package replica

@@ -1,12 +1,15 @@
 package replica
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/sqlfs/sqlfs/host"
@@ -22,40 +25,121 @@ type Opener struct {
 	// Supervisor replicates Dir (StartDir); nil: restore only.
 	Supervisor *Supervisor
 	// Options name the host's replica: workspace ID is at
-	// URL/ID/workspace.sqlfs.
+	// URL/ID/workspace.sqlfs, or URL/ID/gen-G/workspace.sqlfs under lease
+	// generation G of a fleet.
 	Options Options
 	// SyncTimeout bounds the wait for the replica at Close. Default 1m.
 	SyncTimeout time.Duration
+	// S3 lists the replica; default NewS3Client(Options.URL,
+	// Options.Credentials).
+	S3 S3API
+
+	once   sync.Once
+	bucket bucket
+	known  *host.Known
 }
 
-// WorkspaceURL is where a host's replica u keeps workspace id's store.
-func WorkspaceURL(u URL, id string) URL { return u.Join(id, host.StoreName) }
+// WorkspaceURL is where a host's replica u keeps workspace id's store under
+// lease generation gen (0: a host without a fleet).
+func WorkspaceURL(u URL, id string, gen int64) URL {
+	if gen == 0 {
+		return u.Join(id, host.StoreName)
+	}
+	return u.Join(id, host.GenerationName(gen), host.StoreName)
+}
 
 // Open opens workspace id, restoring its store first when it has none
-// locally and the replica has one.
+// locally and the replica has one. An id this host has no folder of costs
+// no restore unless the replica lists it (Exists).
 func (o *Opener) Open(ctx context.Context, id string) (host.Workspace, error) {
 	if err := host.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: %w", host.ErrNotFound, err)
 	}
+	if ok, err := o.Exists(ctx, id); err != nil || !ok {
+		return nil, cmp.Or(err, fmt.Errorf("%w: %s", host.ErrNotFound, id))
+	}
 	store := o.Dir.StorePath(id)
+	parked := filepath.Join(filepath.Dir(store), host.ParkedName)
+	if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) && o.Supervisor != nil {
+		// Hibernated: back in the replicator's sight, which picks it up.
+		if err := host.MoveStore(parked, store); err != nil {
+			return nil, fmt.Errorf("workspace %s: waking its store: %w", id, err)
+		}
+	}
+	ws, err := o.OpenGeneration(ctx, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	ws.(*synced).parked = parked
+	return ws, nil
+}
+
+// Exists says whether workspace id exists: this host has its folder, or
+// the replica holds objects of it (host.Known bounds the listings and
+// lookups this costs).
+func (o *Opener) Exists(ctx context.Context, id string) (bool, error) {
+	if fi, err := os.Lstat(filepath.Join(o.Dir.Root(), id)); err == nil && fi.IsDir() {
+		return true, nil
+	}
+	o.init()
+	return o.known.Exists(ctx, id)
+}
+
+// Delete deletes every object of workspace id from the replica (the host
+// holds it closed, and in a fleet under its lease).
+func (o *Opener) Delete(ctx context.Context, id string) error {
+	o.init()
+	n, err := o.bucket.deleteAll(ctx, id)
+	if err != nil {
+		return err
+	}
+	o.known.Add(id, false)
+	o.Options.Logger.Info("deleted workspace from the replica", "id", id, "objects", n)
+	return nil
+}
+
+// OpenGeneration opens workspace id under lease generation gen, its store
+// at Dir.GenerationStorePath(id, gen), which replicates to WorkspaceURL(id,
+// gen): a store missing there is restored first from the newest generation
+// below gen the replica holds anything of (any generation when gen is 0).
+// A generation the replica holds nothing of (its holder died before its
+// first upload) is passed over; any other failure is an error, never a
+// reason to restore an older generation.
+func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host.Workspace, error) {
+	if err := host.CheckID(id); err != nil {
+		return nil, fmt.Errorf("%w: %w", host.ErrNotFound, err)
+	}
+	store := o.Dir.GenerationStorePath(id, gen)
 	if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) {
-		if err := o.restore(ctx, id, store); err != nil && !errors.Is(err, ErrNoReplica) {
+		if err := o.restore(ctx, id, gen, store); err != nil && !errors.Is(err, ErrNoReplica) {
 			return nil, fmt.Errorf("workspace %s: %w", id, err)
 		}
 	}
-	ws, err := o.Dir.Open(ctx, id)
+	ws, err := o.Dir.OpenGeneration(ctx, id, gen)
 	if err != nil {
 		return nil, err
 	}
 	return &synced{Workspace: ws, o: o, store: store}, nil
 }
 
+func (o *Opener) init() {
+	o.once.Do(func() {
+		if o.S3 == nil {
+			o.S3 = NewS3Client(o.Options.URL, o.Options.Credentials)
+		}
+		o.bucket = newBucket(o.S3, o.Options.URL)
+		o.known = &host.Known{List: o.bucket.ids, Lookup: func(ctx context.Context, id string) (bool, error) {
+			gens, err := o.bucket.generations(ctx, id)
+			return len(gens) > 0, err
+		}}
+	})
+}
+
 // restore brings workspace id's store from the replica into place,
 // making its folder when the host has none. The host opens one id at a
 // time, so no two restores of one id race.
-func (o *Opener) restore(ctx context.Context, id, store string) error {
-	ro := o.Options
-	ro.URL = WorkspaceURL(o.Options.URL, id)
+func (o *Opener) restore(ctx context.Context, id string, gen int64, store string) error {
+	o.init()
 	// Restored beside DIR's workspaces (one filesystem, so the move into
 	// place is a link), under a name no workspace can have.
 	tmpDir := filepath.Join(o.Dir.Root(), ".restore")
@@ -64,20 +148,71 @@ func (o *Opener) restore(ctx context.Context, id, store string) error {
 	}
 	tmp := filepath.Join(tmpDir, id+".sqlfs")
 	_ = os.Remove(tmp)
-	if err := Restore(ctx, ro, tmp, time.Time{}); err != nil {
+	below := gen
+	if gen == 0 {
+		below = math.MaxInt64
+	}
+	from, err := restoreNewest(ctx, o.bucket, o.Options, id, below, tmp, time.Time{})
+	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp)
-	if _, err := os.Lstat(filepath.Dir(store)); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Lstat(filepath.Join(o.Dir.Root(), id)); errors.Is(err, fs.ErrNotExist) {
 		if err := o.Dir.Create(id, nil); err != nil && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
 	}
+	if err := os.MkdirAll(filepath.Dir(store), 0o700); err != nil {
+		return err
+	}
 	if err := os.Link(tmp, store); err != nil {
 		return fmt.Errorf("restore into place: %w", err)
 	}
-	ro.Logger.Info("restored workspace from the replica", "id", id, "replica", ro.URL.Redacted())
+	o.Options.Logger.Info("restored workspace from the replica", "id", id, "generation", gen, "from_generation", from, "replica", o.Options.URL.Redacted())
 	return nil
+}
+
+// RestoreWorkspace restores workspace id of the host replica o.URL, as it
+// was at the second at (zero: the latest), to the new file out: from the
+// newest lease generation that holds it then.
+func RestoreWorkspace(ctx context.Context, o Options, id string, out string, at time.Time) error {
+	if err := host.CheckID(id); err != nil {
+		return err
+	}
+	if o.URL.u == nil {
+		return fmt.Errorf("%w: none given", ErrBadURL)
+	}
+	_, err := restoreNewest(ctx, newBucket(NewS3Client(o.URL, o.Credentials), o.URL), o, id, math.MaxInt64, out, at)
+	return err
+}
+
+// restoreNewest restores workspace id from the newest generation below
+// below that holds it at at (zero: the latest) into out, and says which.
+// Only an empty generation, or one begun after at, is passed over.
+func restoreNewest(ctx context.Context, b bucket, o Options, id string, below int64, out string, at time.Time) (int64, error) {
+	gens, err := b.generations(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	last := fmt.Errorf("%s: %w", WorkspaceURL(o.URL, id, 0).Redacted(), ErrNoReplica)
+	for _, g := range gens {
+		if g >= below {
+			continue
+		}
+		ro := o
+		ro.URL = WorkspaceURL(o.URL, id, g)
+		err := Restore(ctx, ro, out, at)
+		if err == nil {
+			return g, nil
+		}
+		if !errors.Is(err, ErrNoReplica) && !errors.Is(err, ErrTooEarly) {
+			return 0, err
+		}
+		if !errors.Is(last, ErrTooEarly) {
+			last = err
+		}
+	}
+	return 0, last
 }
 
 // synced is an open workspace whose Close waits for the replica.
@@ -85,6 +220,10 @@ type synced struct {
 	host.Workspace
 	o     *Opener
 	store string
+	// parked, when set, is where the store rests while hibernated: out of
+	// the replicator's sight, so that a hibernated workspace costs
+	// litestream nothing (a fleet parks its own).
+	parked string
 }
 
 // Tools is the workspace's tool service (the host forks through it).
@@ -108,5 +247,17 @@ func (s *synced) Close(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
-	return errors.Join(err, s.o.Supervisor.Sync(sctx, s.store))
+	if serr := s.o.Supervisor.Sync(sctx, s.store); serr != nil || s.parked == "" {
+		// Left in sight, litestream ships the rest when it can.
+		return errors.Join(err, serr)
+	}
+	if rerr := s.o.Supervisor.Release(sctx, s.store); rerr != nil {
+		s.o.Options.Logger.Warn("litestream did not release a hibernated store; it will when the store leaves its sight", "store", s.store, "err", rerr)
+	}
+	return errors.Join(err, host.MoveStore(s.store, s.parked))
 }
+
+// CloseFenced closes the workspace without waiting for the replica: its
+// holder lost the lease, and what it ships now lands in its own
+// generation's path, which the next holder's restores no longer read.
+func (s *synced) CloseFenced(ctx context.Context) error { return s.Workspace.Close(ctx) }

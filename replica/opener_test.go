@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,8 +40,9 @@ func toolsOf(t *testing.T, ws host.Workspace) *tools.Service {
 
 // TestHibernatedWorkspaceIsInTheReplica writes to a workspace and closes
 // it at once, as a host hibernating it does: its last write is in the
-// replica when Close returns. A second host without the workspace then
-// restores it on first open.
+// replica when Close returns, and litestream lets the store go, so the
+// host's death right then loses nothing. A second host without the
+// workspace then restores it on first open.
 func TestHibernatedWorkspaceIsInTheReplica(t *testing.T) {
 	ctx := context.Background()
 	s3 := newS3(t)
@@ -67,11 +69,25 @@ func TestHibernatedWorkspaceIsInTheReplica(t *testing.T) {
 		if err := ws.Close(ctx); err != nil {
 			t.Fatalf("close %d: %v", i, err)
 		}
+		// Hibernated, it is out of litestream's hands: no read
+		// transaction, descriptors or monitor kept for it.
+		sts, err := sup.Status(ctx)
+		if err != nil || len(sts) != 0 {
+			t.Fatalf("litestream still replicates %v (%v) after the hibernation", sts, err)
+		}
+	}
+	// The host dies right after the hibernation: its litestream too.
+	pid, err := sup.pid(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
 	}
 	// Straight from the object store, without the host's help.
 	out := filepath.Join(t.TempDir(), "check.sqlfs")
 	ro := o
-	ro.URL = WorkspaceURL(o.URL, "ws-1")
+	ro.URL = WorkspaceURL(o.URL, "ws-1", 0)
 	if err := Restore(ctx, ro, out, time.Time{}); err != nil {
 		t.Fatal(err)
 	}

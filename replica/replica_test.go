@@ -49,7 +49,7 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 	u, _ := ParseURL("s3://b/host?endpoint=http://127.0.0.1:1&forcePathStyle=true")
-	if got, want := WorkspaceURL(u, "ws-1").String(), "s3://b/host/ws-1/workspace.sqlfs?endpoint=http://127.0.0.1:1&forcePathStyle=true"; got != want {
+	if got, want := WorkspaceURL(u, "ws-1", 0).String(), "s3://b/host/ws-1/workspace.sqlfs?endpoint=http://127.0.0.1:1&forcePathStyle=true"; got != want {
 		t.Errorf("WorkspaceURL = %s, want %s", got, want)
 	}
 }

@@ -496,6 +496,22 @@ func (s *Supervisor) Sync(ctx context.Context, path string) error {
 	}
 }
 
+// Release stops replicating the store at path, once synced (Sync): its
+// owner closed it, and a store litestream keeps holds a read transaction,
+// file descriptors and a monitor of its own. The store must leave the
+// replicated directory's pattern next (a rename), or the directory watch
+// takes it up again at its next write.
+func (s *Supervisor) Release(ctx context.Context, path string) error {
+	p, err := realPath(path)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		Status string `json:"status"`
+	}
+	return s.call(ctx, http.MethodPost, "/unregister", map[string]any{"path": p}, &r)
+}
+
 // Status is how far a store's replica is behind.
 type Status struct {
 	Path string `json:"path"`

@@ -12,9 +12,10 @@ import (
 
 // joinFleet makes the host a fleet member (--fleet-lease): opener wrapped
 // so that each workspace is opened under its lease, and the handler
-// wrapped so that requests for the workspaces other hosts hold reach them.
+// wrapped so that requests for the workspaces other hosts hold reach them;
+// deleting a workspace deletes it from replica (nil: none) too.
 // The local copies were parked before (fleet.ParkAll).
-func joinFleet(ctx context.Context, o hostOptions, dir *host.Dir, opener host.Opener) (*fleet.Fleet, error) {
+func joinFleet(ctx context.Context, o hostOptions, dir *host.Dir, opener fleet.Opener, replica host.Remote) (*fleet.Fleet, error) {
 	if strings.HasPrefix(o.listen, "unix:") || o.listen == "" || o.token == "" {
 		return nil, errors.New("--fleet-lease needs --listen HOST:PORT and --token-file: the hosts forward requests to each other over TCP")
 	}
@@ -22,7 +23,7 @@ func joinFleet(ctx context.Context, o hostOptions, dir *host.Dir, opener host.Op
 	if err != nil {
 		return nil, err
 	}
-	fo.Opener, fo.Dir, fo.Logger = opener, dir.Root(), o.logger
+	fo.Opener, fo.Dir, fo.Replica, fo.Logger = opener, dir.Root(), replica, o.logger
 	return fleet.New(fo)
 }
 

@@ -51,7 +51,14 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 		return fail("serve", err)
 	}
 	defer dir.Close()
-	var opener host.Opener = dir
+	// base opens a workspace's store, in the folder of a lease generation
+	// when in a fleet.
+	var base interface {
+		host.Opener
+		fleet.Opener
+	} = dir
+	// remote is where workspaces live beyond DIR, deleted with them.
+	var remote host.Remote
 	if o.fleet.Enabled() {
 		// No lease is held yet: every local copy leaves the replicator's
 		// sight until this host takes its lease.
@@ -74,8 +81,10 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 				code = 1
 			}
 		}()
-		opener = &replica.Opener{Dir: dir, Supervisor: sup, Options: ro}
+		rop := &replica.Opener{Dir: dir, Supervisor: sup, Options: ro}
+		base, remote = rop, rop
 	}
+	var opener host.Opener = base
 	addr := o.listen
 	if addr == "" {
 		addr = "unix:" + filepath.Clean(o.dir) + ".sock"
@@ -86,10 +95,10 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 	}
 	var member *fleet.Fleet
 	if o.fleet.Enabled() {
-		if member, err = joinFleet(ctx, o, dir, opener); err != nil {
+		if member, err = joinFleet(ctx, o, dir, base, remote); err != nil {
 			return fail("serve", errors.Join(err, ln.Close()))
 		}
-		opener = member
+		opener, remote = member, member
 	}
 	h := host.New(host.Options{Opener: opener, MaxOpen: o.maxOpen, IdleTimeout: o.idle, MemoryHigh: o.memoryHigh, Logger: o.logger})
 	if o.metricsAddr != "" {
@@ -99,7 +108,7 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 			}
 		}()
 	}
-	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Logger: o.logger})
+	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Remote: remote, Logger: o.logger})
 	if member != nil {
 		handler = fleetHandler(member, h, dir, o, handler)
 		o.logger.Info("in a fleet", "advertise", member.Addr())

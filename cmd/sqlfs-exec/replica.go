@@ -29,7 +29,8 @@ Restores the store the replica URL holds (what an owner started with
 the second, within the owner's --replica-retention; default: the latest),
 and checks it (SQLite's integrity and sqlfs's invariants) before giving it
 the name OUT. With --workspace ID, URL is a host's replica (serve
---workspaces DIR --replica URL) and ID picks its workspace. OUT must not
+--workspaces DIR --replica URL) and ID picks its workspace, from the
+newest lease generation holding it at T when a fleet served it. OUT must not
 exist. Keys come from the environment (AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY) or --replica-credentials; litestream must be on PATH.
 
@@ -63,7 +64,6 @@ func runRestore(ctx context.Context, args []string) int {
 		if err := host.CheckID(*id); err != nil {
 			return fail("restore", err)
 		}
-		u = replica.WorkspaceURL(u, *id)
 	}
 	var at time.Time
 	if *timestamp != "" {
@@ -78,7 +78,12 @@ func runRestore(ctx context.Context, args []string) int {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	out := fs.Arg(0)
 	start := time.Now()
-	err = replica.Restore(ctx, replica.Options{URL: u, Credentials: c, Logger: log}, out, at)
+	ro := replica.Options{URL: u, Credentials: c, Logger: log}
+	if *id != "" {
+		err = replica.RestoreWorkspace(ctx, ro, *id, out, at)
+	} else {
+		err = replica.Restore(ctx, ro, out, at)
+	}
 	if errors.Is(err, replica.ErrNoReplica) && *id != "" {
 		err = fmt.Errorf("%w (no workspace %s there)", err, *id)
 	}

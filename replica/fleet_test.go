@@ -1,0 +1,252 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/fleet"
+	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sqlstore"
+)
+
+// cuttable is a lease store a test can cut a host off from.
+type cuttable struct {
+	fleet.Lease
+	cut atomic.Bool
+}
+
+var errCut = errors.New("cut off from the lease store")
+
+func (c *cuttable) Renew(ctx context.Context, r fleet.Record) (fleet.Record, error) {
+	if c.cut.Load() {
+		return fleet.Record{}, errCut
+	}
+	return c.Lease.Renew(ctx, r)
+}
+
+func (c *cuttable) Acquire(ctx context.Context, id string, cl fleet.Claim) (fleet.Record, error) {
+	if c.cut.Load() {
+		return fleet.Record{}, errCut
+	}
+	return c.Lease.Acquire(ctx, id, cl)
+}
+
+// server is the S3 server of a test: the in-process fake, or weed in
+// the integration suite.
+type server struct {
+	url  func(prefix string) string
+	keys Credentials
+}
+
+func fakeServer(t *testing.T) server {
+	s := newS3(t)
+	return server{url: s.URL, keys: testKeys}
+}
+
+// base is the replica URL of prefix p.
+func (s server) base(t *testing.T, p string) URL {
+	t.Helper()
+	u, err := ParseURL(s.url(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// member is a fleet host replicating to the shared replica.
+type member struct {
+	dir     *host.Dir
+	sup     *Supervisor
+	opener  *Opener
+	lease   *cuttable
+	fleet   *fleet.Fleet
+	host    *host.Host
+	handler http.Handler
+}
+
+func startMember(t *testing.T, srv server, base URL, ttl time.Duration) *member {
+	t.Helper()
+	ctx := context.Background()
+	o := options(t, base)
+	o.Credentials = srv.keys
+	m := &member{dir: openDir(t)}
+	var err error
+	if m.sup, err = StartDir(ctx, m.dir.Root(), host.StoreName, o); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.sup.Close(ctx) })
+	l, err := fleet.OpenS3Lease(ctx, srv.url("leases"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.lease = &cuttable{Lease: l}
+	m.opener = &Opener{Dir: m.dir, Supervisor: m.sup, Options: o, SyncTimeout: 2 * time.Minute}
+	m.fleet, err = fleet.New(fleet.Options{Lease: m.lease, Opener: m.opener, Replica: m.opener, Dir: m.dir.Root(), Addr: "http://127.0.0.1:1", TTL: ttl, Logger: o.Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.host = host.New(host.Options{Opener: m.fleet, IdleTimeout: time.Hour, Logger: o.Logger})
+	m.fleet.Bind(m.host)
+	t.Cleanup(func() { m.host.Close(ctx) })
+	m.handler = m.fleet.Handler(host.Handler(m.host, m.dir, host.HandlerOptions{Remote: m.fleet, Logger: o.Logger}), fleet.HandlerOptions{Dir: m.dir})
+	return m
+}
+
+// do sends m a request, returning the status.
+func (m *member) do(t *testing.T, method, path string) int {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.handler.ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+	return rec.Code
+}
+
+// write writes path in workspace id on m and commits it.
+func (m *member) write(t *testing.T, id, path, content string) {
+	t.Helper()
+	ws, release, err := m.host.Acquire(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	ts := toolsOf(t, ws)
+	if _, err := ts.Write(context.Background(), tools.WriteInput{Path: path, Content: content}); err != nil {
+		t.Fatal(err)
+	}
+	// A query of the audit trail commits first.
+	if _, err := ts.Audit(context.Background(), sqlstore.AuditFilter{Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// read checks path in workspace id on m holds content.
+func (m *member) read(t *testing.T, id, path, content string) {
+	t.Helper()
+	ws, release, err := m.host.Acquire(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	got, err := toolsOf(t, ws).Read(context.Background(), tools.ReadInput{Path: path})
+	if err != nil || !strings.Contains(got.Content, content) {
+		t.Fatalf("%s reads %q, %v; want %q", path, got.Content, err, content)
+	}
+}
+
+// synced waits until the replica holds all workspace id's store on m
+// committed.
+func (m *member) synced(t *testing.T, id string) {
+	t.Helper()
+	stores, _ := filepath.Glob(filepath.Join(m.dir.Root(), id, "*", host.StoreName))
+	stores = append(stores, m.dir.StorePath(id))
+	for _, s := range stores {
+		if _, err := os.Stat(s); err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := m.sup.Sync(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("no store of %s in %v", id, stores)
+}
+
+// TestStaleHolderCannotChangeTheReplica is a split brain: host A's
+// litestream is paused with a commit not shipped, A loses its lease, B
+// takes the workspace over from the replica and writes, then A's
+// litestream resumes and ships what it had (its final sync, its close
+// flush). A restore must still return exactly B's tree, and pass check.
+func TestStaleHolderCannotChangeTheReplica(t *testing.T) {
+	ctx := context.Background()
+	srv := fakeServer(t)
+	base := srv.base(t, "fleet")
+	const ttl = 3 * time.Second
+	a, b := startMember(t, srv, base, ttl), startMember(t, srv, base, ttl)
+	if err := a.dir.Create("ws", nil); err != nil {
+		t.Fatal(err)
+	}
+	a.write(t, "ws", "one.txt", "from A, shipped\n")
+	a.synced(t, "ws")
+
+	pid, err := a.sup.pid(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(resume)
+	// More commits than B makes: shipped into B's path they would be
+	// its newest transactions.
+	for _, name := range []string{"stale1.txt", "stale2.txt", "stale3.txt", "stale4.txt", "stale5.txt"} {
+		a.write(t, "ws", name, "from A, never shipped before B took over\n")
+	}
+	a.lease.cut.Store(true)
+
+	// A fences itself; once its lease expired B takes the workspace.
+	var held *fleet.HeldError
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		_, release, err := b.host.Acquire(ctx, "ws")
+		if err == nil {
+			release()
+			break
+		}
+		if !errors.As(err, &held) || time.Now().After(deadline) {
+			t.Fatalf("B acquiring the workspace: %v", err)
+		}
+	}
+	if a.fleet.Serving("ws") {
+		t.Fatal("A still serves the workspace B holds")
+	}
+	b.read(t, "ws", "one.txt", "from A, shipped\n")
+	b.write(t, "ws", "two.txt", "from B\n")
+	b.synced(t, "ws")
+	// A resumes: whatever it ships now must not reach what restores return.
+	resume()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if st, _ := a.host.State("ws"); st == "hibernated" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("A never closed the workspace it lost")
+		}
+	}
+	// What A's litestream still had in flight, its close flush included.
+	time.Sleep(2 * time.Second)
+
+	out := filepath.Join(t.TempDir(), "restored.sqlfs")
+	if err := RestoreWorkspace(ctx, options(t, base), "ws", out, time.Time{}); err != nil {
+		t.Fatalf("restore after the stale holder resumed: %v", err)
+	}
+	g := openFS(t, out)
+	got := map[string]string{}
+	for p := range tree(t, g) {
+		b, err := g.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[p] = string(b)
+	}
+	want := map[string]string{"/one.txt": "from A, shipped\n", "/two.txt": "from B\n"}
+	if !maps.Equal(got, want) {
+		t.Fatalf("the stale holder changed the replica:\n got %q\nwant %q", got, want)
+	}
+}
