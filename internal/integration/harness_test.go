@@ -51,16 +51,21 @@ func runErr(t testing.TB, s3 *s3test.Server, args ...string) (string, error) {
 // owner is a `sqlfs-exec serve --store` process replicating its store.
 type owner struct {
 	*exectest.Process
-	store, metrics string
+	metricsURL
+	store string
 }
+
+// metricsURL is where a process serves /metrics, with the token it takes.
+type metricsURL struct{ url, token string }
 
 // startOwner serves store, replicated to url, with its metrics on a port
 // of its own, and waits until its socket answers. It is stopped at
 // cleanup (SIGTERM, SIGKILL after 60 s) if still running.
 func startOwner(t testing.TB, s3 *s3test.Server, store, url string, extra ...string) *owner {
 	t.Helper()
-	o := &owner{store: store, metrics: freeAddr(t)}
-	args := append([]string{"serve", "--store", store, "--replica", url, "--metrics-addr", o.metrics}, extra...)
+	addr := freeAddr(t)
+	o := &owner{store: store, metricsURL: metricsURL{url: "http://" + addr + "/metrics"}}
+	args := append([]string{"serve", "--store", store, "--replica", url, "--metrics-addr", addr}, extra...)
 	cmd := exec.Command(exectest.Binary(t), args...)
 	cmd.Env = s3.Env(os.Environ())
 	o.Process = exectest.StartOwner(t, store, cmd)
@@ -77,11 +82,14 @@ func (o *owner) client(t testing.TB) *api.Client {
 	return c
 }
 
-// scrape reads the owner's /metrics: every sample by its name with labels.
-func (o *owner) scrape(ctx context.Context) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.metrics+"/metrics", nil)
+// scrape reads /metrics: every sample by its name with labels.
+func (o metricsURL) scrape(ctx context.Context) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.url, nil)
 	if err != nil {
 		return nil, err
+	}
+	if o.token != "" {
+		req.Header.Set("Authorization", "Bearer "+o.token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -112,7 +120,7 @@ func (o *owner) scrape(ctx context.Context) (map[string]float64, error) {
 	return out, sc.Err()
 }
 
-func (o *owner) metric(t testing.TB, name string) float64 {
+func (o metricsURL) metric(t testing.TB, name string) float64 {
 	t.Helper()
 	m, err := o.scrape(t.Context())
 	if err != nil {
@@ -120,7 +128,7 @@ func (o *owner) metric(t testing.TB, name string) float64 {
 	}
 	v, ok := m[name]
 	if !ok {
-		t.Fatalf("the owner exports no %s", name)
+		t.Fatalf("%s exports no %s", o.url, name)
 	}
 	return v
 }
@@ -184,9 +192,9 @@ func (h histogram) quantile(q float64) (float64, float64) {
 	return math.Inf(1), total
 }
 
-// waitSynced waits until the owner's replica holds everything committed
+// waitSynced waits until the process's replica holds everything committed
 // at least up to since: its last full sync is newer than that.
-func (o *owner) waitSynced(t testing.TB, since time.Time, timeout time.Duration) time.Duration {
+func (o metricsURL) waitSynced(t testing.TB, since time.Time, timeout time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	var last float64
