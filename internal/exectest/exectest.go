@@ -7,6 +7,7 @@ package exectest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -158,19 +159,29 @@ func StartHost(t testing.TB, cmd *exec.Cmd, url, token string) *Process {
 	p := Start(t, cmd)
 	t.Cleanup(p.Kill)
 	p.waitFor(t, "answer at "+url, func() bool {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url+"/v1/health", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		st, _ := Call(t, url, token, http.MethodGet, "/v1/health", "")
+		return st == http.StatusOK
 	})
 	return p
+}
+
+// Call sends an HTTP request with token as its bearer and returns the
+// status and body: status 0 and the error's text when no answer came (a
+// host down is an answer the tests look for).
+func Call(t testing.TB, url, token, method, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(token))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // waitFor polls ready until it holds, failing t if p exits first or

@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -83,26 +82,14 @@ func (f *fleetSetup) start(name string) *fleetHost {
 // call sends a request with the operator's token, returning status and
 // body (status 0 and the error when it got no answer).
 func (f *fleetSetup) call(h *fleetHost, method, path string, body any) (int, string) {
-	var r io.Reader
+	b := []byte{}
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
 			f.t.Fatal(err)
 		}
-		r = strings.NewReader(string(b))
 	}
-	req, err := http.NewRequestWithContext(f.t.Context(), method, h.url+path, r)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+f.op)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return exectest.Call(f.t, h.url, f.op, method, path, string(b))
 }
 
 // corpus is what the test writes: n workspaces of files files each of
