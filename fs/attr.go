@@ -158,7 +158,7 @@ type Statfs struct {
 func (f *FS) Statfs() (Statfs, error) {
 	c := f.c
 	c.mu.Lock()
-	used, files := c.used, int64(len(c.inodes))
+	used, files := c.used, c.files
 	c.mu.Unlock()
 	const bs = 4096
 	var host syscall.Statfs_t

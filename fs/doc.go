@@ -1,5 +1,6 @@
-// Package fs is the sqlfs filesystem core: a RAM copy of all metadata over a
-// sqlstore.Store, POSIX semantics, open handles and the data path. The FUSE
+// Package fs is the sqlfs filesystem core: a RAM copy of the metadata over
+// a sqlstore.Store, read on demand, POSIX semantics, open handles and the
+// data path. The FUSE
 // frontends (fs/fuse) and every sidecar backend use this Go API; none of
 // them speaks SQL.
 //
@@ -19,7 +20,45 @@
 // partly overwrites, a read fetching chunks, the read-ahead, and the
 // writer goroutine's Commit; and by waitForRoom while a writer waits for
 // the dirty data to drain. A truncation keeps core.mu throughout, reading
-// the one tail chunk it may need under it.
+// the one tail chunk it may need under it, and so does reading metadata
+// into RAM (below): a directory is loaded whole in one step. Store reads
+// under core.mu use the read pool; nothing holds a pool connection while
+// it waits for core.mu, so they cannot deadlock.
+//
+// # The lazy metadata cache
+//
+// Opening a store reads the root, the totals and the inodes left without
+// a name, each by key or a small index (sqlstore.OpenState): the cost of
+// opening, and of waking a hibernated workspace, does not grow with the
+// tree. A directory's entries, with the inodes they name and their
+// extended attributes, are read the first time anything needs them (a
+// lookup, a listing, a change in it: loadDir) and then kept, so warm
+// paths never touch the store. The invariants:
+//
+//   - What is in RAM is authoritative. What is not was never touched since
+//     the store opened (a change reaches its inode through a loaded
+//     directory), so the store's committed rows are its current state,
+//     and a commit in flight never writes them.
+//   - inode.children is nil until loaded. Every entry of a loaded directory
+//     names an inode in RAM; a directory in RAM has every directory above
+//     it in RAM and loaded, so ".." and paths never read the store.
+//   - An entry read from the store whose inode is in RAM already (another
+//     name of a hard link, or a directory a restore moved) keeps the RAM
+//     inode. A name of an inode in RAM that lies in a directory not loaded
+//     yet is found through the store's entries of that inode (dirAt,
+//     namesInStore), which loads the directories above it first.
+//   - The counters (Usage, Statfs, the quota) are the store's totals, kept
+//     by triggers in every transaction, read at open and after a restore,
+//     and followed in RAM by each create and reclaim in between: no
+//     operation counts by walking the tree.
+//   - An inode read from the store starts its data generation past any an
+//     earlier inode of its number had (restores << 40): only a restore
+//     brings a number back, and it bumps the count first.
+//   - A restore changes only what is in RAM (inodes, and the entries of
+//     loaded directories, reading from the restored store the inodes those
+//     now name); the rest is read from the restored store when needed.
+//     Files unlinked but open at a checkpoint come back unnamed and are
+//     reclaimed unless still open.
 //
 // # The chunk protocol
 //
@@ -73,7 +112,8 @@
 // succeeds. Close makes a last synced commit; once Close has begun every
 // change, a write through a handle still open included, fails with EIO
 // rather than land after that commit's snapshot. Files unlinked while open
-// are reclaimed at the next open.
+// are reclaimed at the next open, found through an index of the inodes
+// with nlink 0.
 //
 // # The kernel's dirty pages
 //
@@ -113,7 +153,7 @@
 //     the dirty set before it), holding core.mu throughout, so no change
 //     lands half before and half after. It reads only what changed since the
 //     checkpoint (rows born after it, history rows it saw), and the RAM copy
-//     is brought in line from that list alone. An inode that existed at the
+//     is brought in line from that list alone, for what of it is in RAM. An inode that existed at the
 //     checkpoint is restored in place (same number): a handle open on it
 //     reads the restored file, like a file rewritten by another process. An
 //     inode created since loses its names; one still open (a File, or

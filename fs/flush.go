@@ -57,7 +57,10 @@ func (x Inodes) Names(ino uint64) []DirName {
 			}
 		}
 	}
-	return names
+	// The names in directories not loaded yet; on a failed read, those
+	// found (the error is logged).
+	more, _ := c.namesInStore(ino)
+	return append(names, more...)
 }
 
 // DirName is one name of an inode: the directory holding it and the name.

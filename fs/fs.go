@@ -95,6 +95,7 @@ type core struct {
 	inodes  map[uint64]*inode
 	nextIno uint64
 	used    int64 // bytes of regular file data (sum of sizes)
+	files   int64 // inodes, in RAM or not (the store's totals after each commit)
 	handles int
 
 	dirty      dirtySet
@@ -125,8 +126,8 @@ type core struct {
 	changed  chan struct{} // closed at the next audit event (Changed)
 }
 
-// Open opens (creating if missing) the store at path and loads its
-// metadata into RAM.
+// Open opens (creating if missing) the store at path. Its metadata is
+// read into RAM as it is first needed.
 func Open(ctx context.Context, path string, opts Options) (*FS, error) {
 	st, err := sqlstore.Open(ctx, path, sqlstore.Options{
 		Socket: opts.Socket, ChunkSize: opts.ChunkSize, AuditRetention: opts.AuditRetention,
@@ -171,76 +172,34 @@ func New(ctx context.Context, st *sqlstore.Store, opts Options) (*FS, error) {
 	return &FS{c: c, who: Caller{Uid: opts.Uid, Gid: opts.Gid}}, nil
 }
 
-// load reads every inode and entry into RAM, the two tables in parallel.
+// load reads what serving the store needs first: the root, the totals
+// and the inodes left without a name. Everything else is read when first
+// needed (lazy.go), so opening costs the same whatever the tree holds.
 func (c *core) load(ctx context.Context) error {
-	var dentries []sqlstore.Dentry
-	scanned := make(chan error, 1)
-	go func() {
-		scanned <- c.store.ScanDentries(ctx, func(d sqlstore.Dentry) error {
-			dentries = append(dentries, d)
-			return nil
-		})
-	}()
-	orphans := 0
-	err := c.store.ScanInodes(ctx, func(r sqlstore.Inode) error {
-		if r.Ino >= c.nextIno {
-			c.nextIno = r.Ino + 1
-		}
-		if r.Nlink == 0 && r.Ino != sqlstore.Root {
-			// Unlinked while open when the last owner stopped: reclaim.
-			if !c.opts.ReadOnly {
-				c.dirty.dead[r.Ino] = struct{}{}
-				orphans++
-			}
-			return nil
-		}
-		n := inodeFromRow(r)
-		c.inodes[n.ino] = n
-		if n.isRegular() {
-			c.used += n.size
-		}
-		return nil
-	})
-	if serr := <-scanned; err == nil {
-		err = serr
-	}
+	st, err := c.store.OpenState(ctx)
 	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
-	if orphans > 0 {
-		c.log.Info("reclaiming files unlinked while open", "count", orphans)
-	}
-	hist, err := c.store.MaxHistIno(ctx)
-	if err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	c.nextIno = max(c.nextIno, hist+1)
-	root := c.inodes[sqlstore.Root]
-	if root == nil || !root.isDir() {
-		return fmt.Errorf("load: root directory missing: %w", sqlstore.ErrStoreCorrupt)
+	root := c.adopt(st.Root)
+	for _, x := range st.RootXattrs {
+		root.addXattr(x)
 	}
 	root.parent = sqlstore.Root
-	for _, d := range dentries {
-		p, n := c.inodes[d.Parent], c.inodes[d.Ino]
-		if p == nil || !p.isDir() || n == nil {
-			return fmt.Errorf("load: entry %q in %d names inode %d: %w", d.Name, d.Parent, d.Ino, sqlstore.ErrStoreCorrupt)
+	c.nextIno = st.MaxIno + 1
+	c.files, c.used = st.Totals.Inodes, st.Totals.Bytes
+	for _, r := range st.Unlinked {
+		// Unlinked while open when the last owner stopped: not part of the
+		// tree, and reclaimed by the first commit.
+		c.files--
+		if r.Mode&syscall.S_IFMT == syscall.S_IFREG {
+			c.used -= r.Size
 		}
-		p.addChild(d.Name, d.Ino)
-		if n.isDir() {
-			n.parent = d.Parent
+		if !c.opts.ReadOnly {
+			c.dirty.dead[r.Ino] = struct{}{}
 		}
 	}
-	err = c.store.ScanXattrs(ctx, func(x sqlstore.Xattr) error {
-		if n := c.inodes[x.Ino]; n != nil {
-			if n.xattrs == nil {
-				n.xattrs = make(map[string][]byte)
-			}
-			n.xattrs[x.Name] = x.Value
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("load xattrs: %w", err)
+	if n := len(st.Unlinked); n > 0 && !c.opts.ReadOnly {
+		c.log.Info("reclaiming files unlinked while open", "count", n)
 	}
 	return nil
 }
@@ -343,7 +302,7 @@ type Usage struct {
 func (f *FS) Usage() Usage {
 	f.c.mu.Lock()
 	defer f.c.mu.Unlock()
-	return Usage{Inodes: int64(len(f.c.inodes)), Bytes: f.c.used, Open: f.c.handles}
+	return Usage{Inodes: f.c.files, Bytes: f.c.used, Open: f.c.handles}
 }
 
 // ChunkSize is the store's data chunk size.

@@ -31,7 +31,9 @@ type inode struct {
 	// before use: how the inode-keyed API (node.go) finds a path to audit.
 	hintParent uint64
 	hintName   string
-	children   map[string]uint64 // directories only; changed only by addChild and removeChild
+	// children is a directory's entries, nil until read from the store
+	// (loadDir); changed only by addChild and removeChild.
+	children map[string]uint64
 	// sortedNames is children's names in order, built by list when first
 	// needed and dropped by any change: a listing read in many requests
 	// (READDIRPLUS pages) sorts once instead of once a page.
@@ -85,9 +87,7 @@ func inodeFromRow(r sqlstore.Inode) *inode {
 		atime: r.Atime, mtime: r.Mtime, ctime: r.Ctime, rdev: r.Rdev, target: r.Target,
 		truncFrom: noTrunc,
 	}
-	if n.isDir() {
-		n.children = make(map[string]uint64)
-	}
+	// A directory's children stay nil until loadDir reads them.
 	return n
 }
 

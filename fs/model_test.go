@@ -273,7 +273,14 @@ type harness struct {
 	m       *model
 	handles []*handle
 	ck      ckptModel
+	// cold counts the ops after a reopen still to run before the next
+	// whole-tree comparison, which reads every directory: until then the
+	// ops meet a store whose metadata is read lazily, as they reach it.
+	cold int
 }
+
+// coldOps is how many ops follow a reopen before the tree is compared.
+const coldOps = 8
 
 type handle struct {
 	fl  *sfs.File
@@ -480,11 +487,47 @@ func (h *harness) apply(o op) string {
 		if err != nil {
 			return fmt.Sprintf("reopen: %v", err)
 		}
+		h.cold = coldOps + 1
 	}
 	if e := errnoOf(got); e != want {
 		return fmt.Sprintf("error %v (%v), model says %v", e, got, want)
 	}
+	if h.cold > 0 {
+		h.cold--
+		return h.usage() // the counters come from the store's totals, not a walk
+	}
 	return h.compare()
+}
+
+// usage checks the core's counters against the model: every object a
+// path or an open handle holds, and the bytes of the files among them. A
+// file only a handle holds counts its size as the handle sees it: a
+// restore rolls back an unlinked file that a checkpoint saw unlinked too,
+// which the model leaves alone.
+func (h *harness) usage() string {
+	objs := map[*mobj]bool{}
+	var bytes int64
+	for _, o := range h.m.paths {
+		if !objs[o] && o.kind == 'f' {
+			bytes += int64(len(o.data))
+		}
+		objs[o] = true
+	}
+	for _, hd := range h.handles {
+		if objs[hd.obj] {
+			continue
+		}
+		objs[hd.obj] = true
+		a, err := hd.fl.Stat()
+		if err != nil {
+			return fmt.Sprintf("stat of a handle: %v", err)
+		}
+		bytes += a.Size
+	}
+	if u := h.f.Usage(); u.Inodes != int64(len(objs)) || u.Bytes != bytes {
+		return fmt.Sprintf("usage %d inodes of %d bytes, model %d of %d", u.Inodes, u.Bytes, len(objs), bytes)
+	}
+	return ""
 }
 
 // fileErr is the error of opening p as a regular file, creating it if create.
@@ -680,45 +723,29 @@ func checkAppended(data, old []byte, o op) string {
 	return ""
 }
 
-// compare checks the whole tree against the model.
-func (h *harness) compare() string { return compareTree(h.f, h.m) }
-
-// compareTree checks the whole tree of f against m.
-func compareTree(f *sfs.FS, m *model) string {
-	var fsPaths []string
-	var walk func(dir string) string
-	walk = func(dir string) string {
-		ents, err := f.ReadDir(dir)
-		if err != nil {
-			return fmt.Sprintf("readdir %s: %v", dir, err)
-		}
-		for _, e := range ents {
-			p := path.Join(dir, e.Name)
-			fsPaths = append(fsPaths, p)
-			if e.Mode == syscall.S_IFDIR {
-				if msg := walk(p); msg != "" {
-					return msg
-				}
-			}
-		}
-		return ""
-	}
-	if msg := walk("/"); msg != "" {
+// compare checks the whole tree and the counters against the model.
+func (h *harness) compare() string {
+	if msg := compareTree(h.f, h.m); msg != "" {
 		return msg
 	}
+	return h.usage()
+}
+
+// compareTree checks the whole tree of f against m: every path the model
+// has, looked up deepest first (so that in a store reopened cold each
+// lookup meets directories not read yet), then the listings.
+func compareTree(f *sfs.FS, m *model) string {
 	var modelPaths []string
 	for p := range m.paths {
 		if p != "/" {
 			modelPaths = append(modelPaths, p)
 		}
 	}
-	sort.Strings(fsPaths)
 	sort.Strings(modelPaths)
-	if !slices.Equal(fsPaths, modelPaths) {
-		return fmt.Sprintf("tree:\n  fs    %q\n  model %q", fsPaths, modelPaths)
-	}
 	nlinks := m.nlinks()
-	for _, p := range append(modelPaths, "/") {
+	byDepth := slices.Clone(modelPaths)
+	slices.SortStableFunc(byDepth, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	for _, p := range append(byDepth, "/") {
 		o := m.paths[p]
 		a, err := f.Lstat(p)
 		if err != nil {
@@ -743,6 +770,31 @@ func compareTree(f *sfs.FS, m *model) string {
 			}
 		}
 	}
+	var fsPaths []string
+	var walk func(dir string) string
+	walk = func(dir string) string {
+		ents, err := f.ReadDir(dir)
+		if err != nil {
+			return fmt.Sprintf("readdir %s: %v", dir, err)
+		}
+		for _, e := range ents {
+			p := path.Join(dir, e.Name)
+			fsPaths = append(fsPaths, p)
+			if e.Mode == syscall.S_IFDIR {
+				if msg := walk(p); msg != "" {
+					return msg
+				}
+			}
+		}
+		return ""
+	}
+	if msg := walk("/"); msg != "" {
+		return msg
+	}
+	sort.Strings(fsPaths)
+	if !slices.Equal(fsPaths, modelPaths) {
+		return fmt.Sprintf("tree:\n  fs    %q\n  model %q", fsPaths, modelPaths)
+	}
 	return ""
 }
 
@@ -755,6 +807,9 @@ func runOps(t testing.TB, api string, ops []op) (int, string) {
 		if msg := h.apply(o); msg != "" {
 			return i, msg
 		}
+	}
+	if msg := h.compare(); msg != "" && len(ops) > 0 {
+		return len(ops) - 1, "at the end: " + msg
 	}
 	return -1, ""
 }
@@ -808,6 +863,9 @@ func testModel(t *testing.T, api string) {
 			if failed = h.apply(o); failed != "" {
 				break
 			}
+		}
+		if failed == "" {
+			failed = h.compare()
 		}
 		h.close()
 		total += len(ops)

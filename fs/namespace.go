@@ -119,6 +119,9 @@ func now() int64 { return time.Now().UnixNano() }
 
 // newInode creates an inode named name in parent. Called with c.mu held.
 func (c *core) newInode(who Caller, parent *inode, name string, mode uint32, rdev uint64, target string) (*inode, error) {
+	if err := c.loadDir(parent); err != nil {
+		return nil, err
+	}
 	if _, ok := parent.children[name]; ok {
 		return nil, syscall.EEXIST
 	}
@@ -138,6 +141,7 @@ func (c *core) newInode(who Caller, parent *inode, name string, mode uint32, rde
 		}
 	}
 	c.nextIno++
+	c.files++
 	if n.isDir() {
 		n.nlink = 2
 		n.children = make(map[string]uint64)
@@ -187,6 +191,7 @@ func (c *core) maybeDestroy(n *inode) {
 	if n.isRegular() {
 		c.used -= n.size
 	}
+	c.files--
 	c.dirty.dead[n.ino] = struct{}{}
 }
 
@@ -302,6 +307,9 @@ func (c *core) link(src, parent *inode, base string) error {
 	case src.nlink >= maxLinks:
 		return syscall.EMLINK
 	}
+	if err := c.loadDir(parent); err != nil {
+		return err
+	}
 	if _, ok := parent.children[base]; ok {
 		return syscall.EEXIST
 	}
@@ -353,11 +361,17 @@ const (
 // unlink(2) and rmdir(2); the path and the inode API both remove through
 // it. Called with c.mu held.
 func (c *core) removeName(who Caller, parent *inode, name string, kind removeKind, m *mutation) error {
+	if err := c.loadDir(parent); err != nil {
+		return err
+	}
 	ino, ok := parent.children[name]
 	if !ok {
 		return syscall.ENOENT
 	}
 	n := c.inodes[ino]
+	if err := c.loadDir(n); err != nil {
+		return err
+	}
 	switch {
 	case n.isDir() && kind == removeFile:
 		return syscall.EISDIR
@@ -437,6 +451,12 @@ func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) 
 	if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
 		return syscall.EINVAL
 	}
+	if err := c.loadDir(op); err != nil {
+		return err
+	}
+	if err := c.loadDir(np); err != nil {
+		return err
+	}
 	srcIno, ok := op.children[on]
 	if !ok {
 		return syscall.ENOENT
@@ -482,6 +502,9 @@ func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) 
 	} else {
 		if exists {
 			dst := c.inodes[dstIno]
+			if err := c.loadDir(dst); err != nil {
+				return err
+			}
 			switch {
 			case src.isDir() && !dst.isDir():
 				return syscall.ENOTDIR
@@ -575,6 +598,9 @@ func (f *FS) ReadDir(name string) ([]DirEntry, error) {
 	if !n.isDir() {
 		return nil, pathError("readdir", name, syscall.ENOTDIR)
 	}
+	if err := c.loadDir(n.inode); err != nil {
+		return nil, pathError("readdir", name, err)
+	}
 	// Hidden names are those of the directory reached, not of the name
 	// it was reached by.
 	names := f.list(n.inode, func() string { return n.path }, 0, len(n.children))
@@ -586,7 +612,7 @@ func (f *FS) ReadDir(name string) ([]DirEntry, error) {
 }
 
 // list is directory n's names from index from on, at most max of them,
-// sorted, without hidden ones; dir gives its path when the policy hides
+// sorted, without hidden ones (n's entries loaded); dir gives its path when the policy hides
 // names. The slice is the directory's own: read it under c.mu, do not
 // change it. Called with c.mu held.
 func (f *FS) list(n *inode, dir func() string, from, max int) []string {

@@ -29,9 +29,10 @@ type SetAttr struct {
 }
 
 // nameOf finds a directory holding n and n's name there: the hint when it
-// still holds, else a directory's parent link, else a scan of the tree (a
-// file renamed across directories outside the kernel). ok is false for an
-// unlinked inode. Called with c.mu held.
+// still holds, else a directory's parent link, else a scan of the tree in
+// RAM (a file renamed across directories outside the kernel), else the
+// store's names of n in directories not loaded yet (a hard link). ok is
+// false for an unlinked inode. Called with c.mu held.
 func (c *core) nameOf(n *inode) (dir *inode, name string, ok bool) {
 	if p := c.inodes[n.hintParent]; p != nil && p.children[n.hintName] == n.ino {
 		return p, n.hintName, true
@@ -58,6 +59,9 @@ func (c *core) nameOf(n *inode) (dir *inode, name string, ok bool) {
 				return remember(p, name)
 			}
 		}
+	}
+	if names, err := c.namesInStore(n.ino); err == nil && len(names) > 0 {
+		return remember(c.inodes[names[0].Dir], names[0].Name)
 	}
 	return nil, "", false
 }
@@ -142,6 +146,9 @@ func (x Inodes) Lookup(dir uint64, name string) (Attr, error) {
 		if r := c.rules.check(path.Join(c.pathOf(d), name), false); r != nil {
 			return Attr{}, x.f.refusedRead("lookup", r)
 		}
+	}
+	if err := c.loadDir(d); err != nil {
+		return Attr{}, err
 	}
 	ino, ok := d.children[name]
 	if !ok {
@@ -371,6 +378,9 @@ func (x Inodes) ReadDir(ino uint64, from, max int) ([]DirEntry, []Attr, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d, err := c.dirNode(ino)
+	if err == nil {
+		err = c.loadDir(d)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -484,6 +494,9 @@ func (x Inodes) Locate(p string) (dir, ino uint64) {
 	d, err := c.walk(path.Dir(p), true, nil)
 	if err != nil || !d.isDir() {
 		return 0, 0
+	}
+	if c.loadDir(d) != nil {
+		return d.ino, 0
 	}
 	return d.ino, d.children[path.Base(p)]
 }

@@ -2,6 +2,7 @@ package fs_test
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -9,10 +10,12 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 )
 
-// BenchmarkOpen100k times opening a store of 100k files: the start-up of a
-// mount, all metadata loaded into RAM.
-func BenchmarkOpen100k(b *testing.B) {
-	store := filepath.Join(b.TempDir(), "ws.db")
+// benchTree makes a store and a native directory of the same tree: 100
+// directories of files/100 one-byte files each.
+func benchTree(b *testing.B, files int) (store, native string) {
+	b.Helper()
+	store = filepath.Join(b.TempDir(), "ws.db")
+	native = b.TempDir()
 	f, err := sfs.Open(b.Context(), store, sfs.Options{NoAudit: true, CommitInterval: time.Hour})
 	if err != nil {
 		b.Fatal(err)
@@ -22,8 +25,15 @@ func BenchmarkOpen100k(b *testing.B) {
 		if err := f.Mkdir(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		for i := range 1000 {
-			if err := f.WriteFile(fmt.Sprintf("%s/file-%d.js", dir, i), []byte("x"), 0o644); err != nil {
+		if err := os.Mkdir(native+dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for i := range files / 100 {
+			name := fmt.Sprintf("%s/file-%d.js", dir, i)
+			if err := f.WriteFile(name, []byte("x"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(native+name, []byte("x"), 0o644); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -31,14 +41,87 @@ func BenchmarkOpen100k(b *testing.B) {
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	b.ResetTimer()
-	for b.Loop() {
-		f, err := sfs.Open(b.Context(), store, sfs.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		f.Close()
-		b.StartTimer()
+	return store, native
+}
+
+// BenchmarkMetadata measures the metadata cache on trees of 10k and 100k
+// files, each beside a native directory of the same tree:
+//
+//   - wake: what waking a hibernated workspace costs the core, opening its
+//     store and the first stat of a file in it (the native stat has
+//     nothing to open);
+//   - warmwalk: a walk of the whole tree once its metadata is in RAM,
+//     listing every directory with attributes as ls -lR does (natively:
+//     readdir and lstat of each entry), which lazy loading must not slow.
+func BenchmarkMetadata(b *testing.B) {
+	const name = "/d50/file-7.js"
+	for _, files := range []int{10_000, 100_000} {
+		store, native := benchTree(b, files)
+		b.Run(fmt.Sprintf("files=%d/wake/sqlfs", files), func(b *testing.B) {
+			for b.Loop() {
+				f, err := sfs.Open(b.Context(), store, sfs.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := f.Stat(name); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				f.Close()
+				b.StartTimer()
+			}
+		})
+		b.Run(fmt.Sprintf("files=%d/wake/native", files), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := os.Stat(native + name); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("files=%d/warmwalk/sqlfs", files), func(b *testing.B) {
+			f, err := sfs.Open(b.Context(), store, sfs.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			walk := func() int {
+				seen := 0
+				var dir func(p string)
+				dir = func(p string) {
+					ents, _, err := f.ReadDirAttrs(p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for _, e := range ents {
+						seen++
+						if e.Mode == 0o040000 {
+							dir(filepath.Join(p, e.Name))
+						}
+					}
+				}
+				dir("/")
+				return seen
+			}
+			if got := walk(); got != files+100 { // the first walk reads the tree
+				b.Fatalf("walk saw %d entries, want %d", got, files+100)
+			}
+			for b.Loop() {
+				walk()
+			}
+		})
+		b.Run(fmt.Sprintf("files=%d/warmwalk/native", files), func(b *testing.B) {
+			for b.Loop() {
+				err := filepath.WalkDir(native, func(p string, d os.DirEntry, err error) error {
+					if err != nil {
+						return err
+					}
+					_, err = d.Info()
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -241,8 +241,9 @@ func (t PathTree) Link(n PathNode) (string, bool, error) {
 	return target, err == nil, err
 }
 
-// The metadata cache is complete while the store is open, so lookups never
-// miss: they find a name (dentry hits) or learn it is absent (negative hits).
+// A lookup in a directory whose entries are in RAM finds a name (a dentry
+// hit) or learns it is absent (a negative hit); reading a directory's
+// entries from the store counts as a dentry miss.
 var (
 	dentryCache   = metrics.Cache("dentry")
 	negativeCache = metrics.Cache("negative")
@@ -274,6 +275,9 @@ func (ns inodes) Lookup(dir reached, name string) (reached, error) {
 	// Every directory above p was reached, and checked, on the way here.
 	if r := ns.c.rules.checkOne(p); r != nil {
 		return reached{}, r
+	}
+	if err := ns.c.loadDir(dir.inode); err != nil {
+		return reached{}, err
 	}
 	ino, ok := dir.children[name]
 	if !ok {

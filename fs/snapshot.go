@@ -383,69 +383,60 @@ func (c *core) restoreQuota(res *sqlstore.RestoreResult) error {
 	if q <= 0 {
 		return nil
 	}
-	used := c.used
-	for _, r := range res.Inodes {
-		if r.Mode&syscall.S_IFMT == syscall.S_IFREG {
-			used += r.Size
-		}
-		if n := c.inodes[r.Ino]; n != nil && n.isRegular() {
-			used -= n.size
-		}
-	}
-	kept := make(map[uint64]bool, len(res.ProtectedGone))
-	for _, ino := range res.ProtectedGone {
-		kept[ino] = true
-	}
-	for _, ino := range res.GoneInodes {
-		if n := c.inodes[ino]; n != nil && n.isRegular() && !kept[ino] {
-			used -= n.size
-		}
-	}
-	if used > q && used > c.used {
+	// The store's totals include the batch committed with the restore:
+	// they are what RAM will hold.
+	if used := res.Totals.Bytes; used > q && used > c.used {
 		RuleQuota.count()
-		return fmt.Errorf("the restored tree holds %d bytes, over the quota of %d: %w", used, q, syscall.ENOSPC)
+		return fmt.Errorf("the restored tree holds %d bytes, over the quota of %d: %w", res.Totals.Bytes, q, syscall.ENOSPC)
 	}
 	return nil
 }
 
 // applyRestore brings the RAM copy in line with what a restore changed in
-// the store and returns what the kernel must forget. Called with c.mu held.
+// the store and returns what the kernel must forget. Only what is in RAM is
+// changed: the rest is read from the store, now the restored tree, when
+// first needed. Called with c.mu held.
 func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
+	// An inode read from the store from now on starts at a generation no
+	// chunk cached for an earlier inode of the same number (or a read-ahead
+	// still running for it) can have (adopt).
 	c.restores++
-	// An inode built afresh starts at a generation no chunk cached for an
-	// earlier inode of the same number (or a read-ahead still running for
-	// it) can have.
-	fresh := c.restores << 40
+	// The restore committed the dirty set in its transaction: the store's
+	// totals are the tree's.
+	c.used, c.files = res.Totals.Bytes, res.Totals.Inodes
 	var stale []Change
 	touched := map[uint64]bool{}
 	for _, r := range res.Inodes {
+		c.nextIno = max(c.nextIno, r.Ino+1)
 		n := c.inodes[r.Ino]
 		if n == nil {
-			n = inodeFromRow(r)
-			n.dataGen = fresh
-			c.inodes[r.Ino] = n
-		} else {
-			if n.isRegular() {
-				c.used -= n.size
-			}
-			m := inodeFromRow(r)
-			if n.children == nil {
-				n.children = m.children // a removed directory restored
-			}
-			if n.mode != m.mode {
-				// Written only when it changed: a handle reads its type bits
-				// without the lock (an inode's type never changes).
-				n.mode = m.mode
-			}
-			n.uid, n.gid, n.nlink, n.size = m.uid, m.gid, m.nlink, m.size
-			n.atime, n.mtime, n.ctime, n.rdev, n.target = m.atime, m.mtime, m.ctime, m.rdev, m.target
-			n.dataGen++
+			continue
 		}
-		if n.isRegular() {
-			c.used += n.size
+		m := inodeFromRow(r)
+		if n.mode != m.mode {
+			// Written only when it changed: a handle reads its type bits
+			// without the lock (an inode's type never changes).
+			n.mode = m.mode
 		}
-		c.nextIno = max(c.nextIno, r.Ino+1)
+		n.uid, n.gid, n.nlink, n.size = m.uid, m.gid, m.nlink, m.size
+		n.atime, n.mtime, n.ctime, n.rdev, n.target = m.atime, m.mtime, m.ctime, m.rdev, m.target
+		n.dataGen++
 		touched[r.Ino] = true
+	}
+	for _, r := range res.Inodes {
+		// A file the checkpoint saw unlinked but open is back with no name:
+		// reclaimed now unless still open here, as at open.
+		if n := c.inodes[r.Ino]; r.Nlink == 0 && r.Ino != rootIno && (n == nil || n.open == 0) {
+			if n != nil {
+				c.maybeDestroy(n)
+				continue
+			}
+			c.files--
+			if r.Mode&syscall.S_IFMT == syscall.S_IFREG {
+				c.used -= r.Size
+			}
+			c.dirty.dead[r.Ino] = struct{}{}
+		}
 	}
 	for _, ino := range res.ChunkInodes {
 		if n := c.inodes[ino]; n != nil {
@@ -461,10 +452,7 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 	}
 	for _, x := range res.Xattrs {
 		if n := c.inodes[x.Ino]; n != nil {
-			if n.xattrs == nil {
-				n.xattrs = make(map[string][]byte)
-			}
-			n.xattrs[x.Name] = x.Value
+			n.addXattr(x)
 		}
 	}
 	kept := make(map[uint64]bool, len(res.ProtectedGone))
@@ -483,15 +471,13 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 			continue
 		}
 		delete(c.inodes, ino)
-		if n.isRegular() {
-			c.used -= n.size
-		}
 	}
 	// Names: those that went, then those now live (a directory's parent
-	// link follows its one name).
+	// link follows its one name), in the directories whose entries are in
+	// RAM: the others are read from the store when needed.
 	for _, d := range res.GoneDentries {
 		p := c.inodes[d.Parent]
-		if p == nil || !p.isDir() {
+		if p == nil || p.children == nil {
 			continue
 		}
 		old, ok := p.children[d.Name]
@@ -501,10 +487,16 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 		p.removeChild(d.Name)
 		stale = append(stale, Change{Path: path.Join(c.pathOf(p), d.Name), Name: true, Ino: old})
 	}
+	var elsewhere []sqlstore.Dentry
 	for _, d := range res.Dentries {
-		p, n := c.inodes[d.Parent], c.inodes[d.Ino]
-		if p == nil || n == nil || !p.isDir() {
-			c.log.Error("restore: entry names an inode not in RAM", "parent", d.Parent, "name", d.Name, "ino", d.Ino)
+		p := c.inodes[d.Parent]
+		if p == nil || p.children == nil {
+			elsewhere = append(elsewhere, d)
+			continue
+		}
+		n, err := c.readInode(d.Ino)
+		if n == nil {
+			c.log.Error("restore: entry names an inode not in the store", "parent", d.Parent, "name", d.Name, "ino", d.Ino, "err", err)
 			continue
 		}
 		p.addChild(d.Name, d.Ino)
@@ -512,8 +504,26 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 			n.parent = p.ino
 		}
 	}
+	// An inode in RAM named in a directory whose entries are not must be
+	// found under that name: the directory is read, from the restored
+	// store now that the directories in RAM are restored (it then holds
+	// the entry).
+	for _, d := range elsewhere {
+		n := c.inodes[d.Ino]
+		if n == nil {
+			continue
+		}
+		p, err := c.dirAt(d.Parent)
+		if err != nil {
+			c.log.Error("restore: entry in a directory not found", "parent", d.Parent, "name", d.Name, "ino", d.Ino, "err", err)
+			continue
+		}
+		if n.isDir() {
+			n.parent = p.ino
+		}
+	}
 	for _, d := range res.Dentries {
-		if p := c.inodes[d.Parent]; p != nil {
+		if p := c.inodes[d.Parent]; p != nil && p.children != nil {
 			stale = append(stale, Change{Path: path.Join(c.pathOf(p), d.Name), Name: true})
 		}
 	}
@@ -629,13 +639,23 @@ func (f *FS) restorePaths(ctx context.Context, ref string, paths []string, ok fu
 
 // restorableLocked refuses sets that cannot be put back whole: a live
 // non-directory where the checkpoint had a directory above a path, or
-// data past the quota. Called with c.mu held.
+// data past the quota. It reads from the store every directory the
+// restore will change, so that restoreSetLocked finds them in RAM.
+// Called with c.mu held.
 func (c *core) restorableLocked(sets []restoreSet) error {
 	var added, freed int64
 	for _, set := range sets {
-		if parent, name, ok := c.physicalParent(set.root); ok {
-			if n := c.inodes[parent.children[name]]; n != nil && n.isRegular() && n.nlink == 1 {
+		parent, name, err := c.physicalParent(set.root)
+		if err != nil {
+			return err
+		}
+		if parent != nil {
+			n := c.inodes[parent.children[name]]
+			if n != nil && n.isRegular() && n.nlink == 1 {
 				freed += n.size
+			}
+			if err := c.loadTree(n); err != nil {
+				return err
 			}
 		}
 		if set.tree == nil {
@@ -643,6 +663,9 @@ func (c *core) restorableLocked(sets []restoreSet) error {
 		}
 		dir := c.inodes[sqlstore.Root]
 		for _, a := range set.above {
+			if err := c.loadDir(dir); err != nil {
+				return err
+			}
 			n := c.inodes[dir.children[path.Base(a.Path)]]
 			if n == nil {
 				break // made by the restore
@@ -651,6 +674,9 @@ func (c *core) restorableLocked(sets []restoreSet) error {
 				return fmt.Errorf("%s is not a directory now: %w", a.Path, syscall.ENOTDIR)
 			}
 			dir = n
+		}
+		if err := c.loadDir(dir); err != nil {
+			return err
 		}
 		seen := map[uint64]bool{}
 		for _, e := range set.tree {
@@ -672,7 +698,9 @@ func (c *core) restorableLocked(sets []restoreSet) error {
 func (c *core) restoreSetLocked(who Caller, set restoreSet) []Change {
 	t := now()
 	var stale []Change
-	if parent, name, ok := c.physicalParent(set.root); ok {
+	// restorableLocked read every directory this changes: no store read
+	// fails here.
+	if parent, name, _ := c.physicalParent(set.root); parent != nil {
 		if ino, ok := parent.children[name]; ok {
 			c.removeTree(parent, name, t)
 			stale = append(stale, Change{Path: set.root, Name: true, Ino: ino})
@@ -752,22 +780,42 @@ func (c *core) restoreInode(who Caller, parent *inode, name string, e sqlstore.T
 
 // physicalParent finds the directory holding p's last name without
 // following any symlink (a restore puts back the path named, not what a
-// link now leads to); ok is false when there is none.
-func (c *core) physicalParent(p string) (*inode, string, bool) {
+// link now leads to), its entries loaded; nil when there is none.
+func (c *core) physicalParent(p string) (*inode, string, error) {
 	dir := c.inodes[sqlstore.Root]
 	names := strings.Split(strings.Trim(p, "/"), "/")
 	for _, name := range names[:len(names)-1] {
+		if err := c.loadDir(dir); err != nil {
+			return nil, "", err
+		}
 		n := c.inodes[dir.children[name]]
 		if n == nil || !n.isDir() {
-			return nil, "", false
+			return nil, "", nil
 		}
 		dir = n
 	}
-	return dir, names[len(names)-1], true
+	return dir, names[len(names)-1], c.loadDir(dir)
+}
+
+// loadTree reads the entries of directory n and of every one below it
+// (nothing for another kind of file, or nil). Called with c.mu held.
+func (c *core) loadTree(n *inode) error {
+	if n == nil || !n.isDir() {
+		return nil
+	}
+	if err := c.loadDir(n); err != nil {
+		return err
+	}
+	for _, ino := range n.children {
+		if err := c.loadTree(c.inodes[ino]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // removeTree removes name from parent and, for a directory, everything
-// below it first. Called with c.mu held.
+// below it first (loaded by loadTree). Called with c.mu held.
 func (c *core) removeTree(parent *inode, name string, t int64) {
 	n := c.inodes[parent.children[name]]
 	if n != nil && n.isDir() {

@@ -70,8 +70,8 @@ const (
 var openQueries = []string{qInode, qInodeXattrs, qTotals, qUnlinked, qMaxIno, qMaxHistIno}
 
 // Reads counts the metadata reads (OpenState, ReadDir, ReadInode,
-// NamesOf, the Scan functions): queries run and rows returned. Tests use
-// it to pin how much a step reads.
+// NamesOf, and Check's scans of whole tables): queries run and rows
+// returned. Tests use it to pin how much a step reads.
 type Reads struct {
 	Queries, Rows int64
 }

@@ -39,9 +39,9 @@ type Xattr struct {
 }
 
 // scanRaw runs query on a read connection and calls fn with each row's
-// values as the driver gives them (int64, []byte, string, nil). Loading a
-// store reads every inode and entry; skipping database/sql's conversions
-// halves that time.
+// values as the driver gives them (int64, []byte, string, nil): the check
+// of every chunk's checksum reads the whole table, and skipping
+// database/sql's conversions halves that time.
 func (s *Store) scanRaw(ctx context.Context, query string, fn func(row []driver.Value) error) error {
 	s.reads.queries.Add(1)
 	conn, err := s.r.Conn(ctx)
@@ -73,62 +73,6 @@ func (s *Store) scanRaw(ctx context.Context, query string, fn func(row []driver.
 func asInt(v driver.Value) int64 {
 	i, _ := v.(int64)
 	return i
-}
-
-func asString(v driver.Value) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case []byte:
-		return string(t)
-	}
-	return ""
-}
-
-// ScanInodes calls fn for every inode.
-func (s *Store) ScanInodes(ctx context.Context, fn func(Inode) error) error {
-	err := s.scanRaw(ctx, `SELECT ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns, rdev, target FROM inodes`,
-		func(r []driver.Value) error {
-			return fn(Inode{
-				Ino: uint64(asInt(r[0])), Mode: uint32(asInt(r[1])), Uid: uint32(asInt(r[2])), Gid: uint32(asInt(r[3])),
-				Nlink: uint32(asInt(r[4])), Size: asInt(r[5]), Atime: asInt(r[6]), Mtime: asInt(r[7]), Ctime: asInt(r[8]),
-				Rdev: uint64(asInt(r[9])), Target: asString(r[10]),
-			})
-		})
-	if err != nil {
-		return fmt.Errorf("scan inodes: %w", err)
-	}
-	return nil
-}
-
-// ScanDentries calls fn for every directory entry.
-func (s *Store) ScanDentries(ctx context.Context, fn func(Dentry) error) error {
-	err := s.scanRaw(ctx, `SELECT parent, name, ino FROM dentries`, func(r []driver.Value) error {
-		return fn(Dentry{Parent: uint64(asInt(r[0])), Name: asString(r[1]), Ino: uint64(asInt(r[2]))})
-	})
-	if err != nil {
-		return fmt.Errorf("scan dentries: %w", err)
-	}
-	return nil
-}
-
-// ScanXattrs calls fn for every extended attribute.
-func (s *Store) ScanXattrs(ctx context.Context, fn func(Xattr) error) error {
-	rows, err := s.r.QueryContext(ctx, `SELECT ino, name, value FROM xattrs`)
-	if err != nil {
-		return s.classify(fmt.Errorf("scan xattrs: %w", err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var x Xattr
-		if err := rows.Scan(&x.Ino, &x.Name, &x.Value); err != nil {
-			return s.classify(fmt.Errorf("scan xattrs: %w", err))
-		}
-		if err := fn(x); err != nil {
-			return err
-		}
-	}
-	return s.classify(rows.Err())
 }
 
 func chunkKey(ino uint64, idx int64) int64 { return int64(ino)<<chunkIdxBits | idx }

@@ -560,13 +560,3 @@ func readInode(ctx context.Context, q querier, ino uint64) (Inode, bool, error) 
 	}
 	return r, err == nil, err
 }
-
-// MaxHistIno is the highest inode number a checkpoint holds (0: none), so
-// that new inodes never take the number of one a restore may bring back.
-func (s *Store) MaxHistIno(ctx context.Context) (uint64, error) {
-	var n int64
-	if err := s.r.QueryRowContext(ctx, `SELECT coalesce(max(ino), 0) FROM inodes_hist`).Scan(&n); err != nil {
-		return 0, s.classify(fmt.Errorf("read checkpoints' inodes: %w", err))
-	}
-	return uint64(n), nil
-}
