@@ -16,7 +16,7 @@ BIN        := bin
 # make fio, and the reference tools the shell backend's corpus compares with.
 DEB_PKGS   := fuse3 libfuse3-dev libfuse-dev pkg-config gcc sqlite3 busybox-static \
               libseccomp-dev prometheus fio tar gzip git bash coreutils grep sed mawk \
-              diffutils jq file util-linux tree nodejs curl
+              diffutils jq file util-linux tree nodejs npm curl
 TEST_TIMEOUT ?= 20m
 # The packages with real concurrency (the core's writer and read-ahead, FUSE
 # request threads, the store's background writer, exec backends, the API)
@@ -30,6 +30,8 @@ PLAIN_PKGS := ./cmd/... ./bench/... ./fio/...
 # pinned versions and is on PATH for the tests.
 TOOLS      ?= /var/cache/sqlfs-tools
 export PATH := $(PATH):$(TOOLS)/bin
+# sidecar/js's real-package corpus: npm ci of its lockfile, once, in here.
+export SQLFS_TOOLS := $(TOOLS)
 # test-long sets SQLFS_TEST_LONG for the long randomized runs (200 SIGKILL
 # rounds of the crash test, the core's long model-based run).
 LONG_TIMEOUT ?= 3h

@@ -68,7 +68,9 @@ func New(shell sidecar.Backend, opts Options) *Backend {
 	if cfg.maxHeapBytes <= 0 {
 		cfg.maxHeapBytes = DefaultMaxHeapBytes
 	}
-	return &Backend{shell: shell, cfg: cfg}
+	b := &Backend{shell: shell, cfg: cfg}
+	b.cfg.scope = b
+	return b
 }
 
 // Name implements sidecar.Backend.

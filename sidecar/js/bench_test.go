@@ -3,7 +3,9 @@ package js
 import (
 	"context"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
@@ -57,6 +59,55 @@ func benchProgram(b *testing.B, code string) {
 			cmd := exec.Command(node, "-e", code)
 			cmd.Dir = dir
 			if out, err := cmd.CombinedOutput(); err != nil {
+				b.Fatalf("node: %v\n%s", err, out)
+			}
+		}
+	})
+}
+
+// BenchmarkRequireTypeScript loads TypeScript's compiler (8.6 MiB of
+// JavaScript) in each exec: cold in a new worker pool (nothing compiled
+// yet), warm in a worker that served the backend's previous exec (its
+// compiled programs cached), and with node on a native directory.
+func BenchmarkRequireTypeScript(b *testing.B) {
+	const code = `const ts = require('typescript'); if (!ts.transpileModule) throw new Error('no ts')`
+	_, sh, _, dir := newPackagesBackend(b, Options{})
+	exec := func(b *testing.B, be *Backend) {
+		res, err := be.Exec(context.Background(), sidecar.Request{Command: code, Stdout: io.Discard})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("exit %d: %v", res.ExitCode, err)
+		}
+	}
+	b.Run("store-cold", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			w := NewWorkers(1, nil)
+			w.waitIdle()
+			cold := New(sh, Options{Runner: w})
+			b.StartTimer()
+			exec(b, cold)
+		}
+	})
+	b.Run("store-warm", func(b *testing.B) {
+		w := NewWorkers(1, nil)
+		warm := New(sh, Options{Runner: w})
+		exec(b, warm)
+		for b.Loop() {
+			b.StopTimer()
+			w.waitWarm()
+			b.StartTimer()
+			exec(b, warm)
+		}
+	})
+	b.Run("native", func(b *testing.B) {
+		root := b.TempDir()
+		linkPackages(b, dir, root)
+		run := filepath.Join(root, "run")
+		if err := os.Mkdir(run, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if out, err := nodeIn(b, run, "-e", code).CombinedOutput(); err != nil {
 				b.Fatalf("node: %v\n%s", err, out)
 			}
 		}

@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
@@ -49,17 +47,7 @@ func runCorpus(t *testing.T, node string, scripts []string, runner Runner) {
 			cmd := exec.Command(node, "-e", string(code))
 			cmd.Dir = dir
 			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + dir, "LANG=C.UTF-8"}
-			var nodeOut bytes.Buffer
-			cmd.Stdout = &nodeOut
-			cmd.Stderr = &bytes.Buffer{}
-			nodeExit := 0
-			if err := cmd.Run(); err != nil {
-				ee, ok := err.(*exec.ExitError)
-				if !ok {
-					t.Fatalf("node: %v", err)
-				}
-				nodeExit = ee.ExitCode()
-			}
+			nodeOut, _, nodeExit := runHost(t, cmd)
 
 			if err := fsys.Mkdir("/"+name, 0o755); err != nil {
 				t.Fatal(err)
@@ -68,8 +56,8 @@ func runCorpus(t *testing.T, node string, scripts []string, runner Runner) {
 			if out.ExitCode != nodeExit {
 				t.Errorf("exit %d, node %d; stderr:\n%s", out.ExitCode, nodeExit, out.stderr)
 			}
-			if out.stdout != nodeOut.String() {
-				t.Errorf("stdout differs\n--- sqlfs\n%s--- node\n%s--- stderr\n%s", out.stdout, nodeOut.String(), out.stderr)
+			if out.stdout != nodeOut {
+				t.Errorf("stdout differs\n--- sqlfs\n%s--- node\n%s--- stderr\n%s", out.stdout, nodeOut, out.stderr)
 			}
 			if got, want := storeTree(t, fsys, "/"+name), nativeTree(t, dir); got != want {
 				t.Errorf("tree differs\n--- sqlfs\n%s--- node\n%s", got, want)
@@ -79,58 +67,28 @@ func runCorpus(t *testing.T, node string, scripts []string, runner Runner) {
 }
 
 // A tree is listed one entry a line: path, type, and contents or target.
-func nativeTree(t *testing.T, root string) string {
-	var lines []string
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || p == root {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		switch {
-		case d.Type()&os.ModeSymlink != 0:
-			target, _ := os.Readlink(p)
-			lines = append(lines, fmt.Sprintf("%s -> %s", rel, target))
-		case d.IsDir():
-			lines = append(lines, rel+"/")
-		default:
-			data, _ := os.ReadFile(p)
-			lines = append(lines, fmt.Sprintf("%s %q", rel, data))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return joinSorted(lines)
-}
+func nativeTree(t *testing.T, root string) string { return treeText(hostEntries(t, root), quoted) }
 
 func storeTree(t *testing.T, fsys *sfs.FS, root string) string {
-	var lines []string
-	var walk func(dir string)
-	walk = func(dir string) {
-		ents, err := fsys.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			p := path.Join(dir, e.Name)
-			rel := strings.TrimPrefix(p, root+"/")
-			switch e.Mode & syscall.S_IFMT {
-			case syscall.S_IFLNK:
-				target, _ := fsys.Readlink(p)
-				lines = append(lines, fmt.Sprintf("%s -> %s", rel, target))
-			case syscall.S_IFDIR:
-				lines = append(lines, rel+"/")
-				walk(p)
-			default:
-				data, _ := fsys.ReadFile(p)
-				lines = append(lines, fmt.Sprintf("%s %q", rel, data))
-			}
-		}
-	}
-	walk(root)
-	return joinSorted(lines)
+	return treeText(storeEntries(t, fsys, root), quoted)
 }
+
+// runHost runs cmd and returns its output and exit status.
+func runHost(t testing.TB, cmd *exec.Cmd) (stdout, stderr string, exit int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("%s: %v", cmd.Path, err)
+		}
+		exit = ee.ExitCode()
+	}
+	return out.String(), errb.String(), exit
+}
+
+func quoted(data []byte) string { return fmt.Sprintf("%q", data) }
 
 func joinSorted(lines []string) string {
 	sort.Strings(lines)

@@ -15,7 +15,13 @@ import (
 // it; all are closed when the test ends.
 func newTestBackend(t testing.TB, opts Options) (*Backend, *shell.Backend, *sfs.FS) {
 	t.Helper()
-	fsys, err := sfs.Open(context.Background(), filepath.Join(t.TempDir(), "ws.db"), sfs.Options{})
+	return backendOn(t, filepath.Join(t.TempDir(), "ws.db"), opts)
+}
+
+// backendOn opens the store db with a shell and a js backend over it.
+func backendOn(t testing.TB, db string, opts Options) (*Backend, *shell.Backend, *sfs.FS) {
+	t.Helper()
+	fsys, err := sfs.Open(context.Background(), db, sfs.Options{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -1,12 +1,12 @@
 package js
 
 import (
-	"bytes"
 	"embed"
 	"errors"
 	iofs "io/fs"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -129,6 +129,13 @@ func (v *vm) nativeModules() map[string]require.ModuleLoader {
 	for _, name := range unsupportedModules {
 		mods[name] = func(*goja.Runtime, *goja.Object) { panic(v.unsupported("node:" + name)) }
 	}
+	mods["buffer"] = func(rt *goja.Runtime, module *goja.Object) {
+		buffer.Require(rt, module)
+		patch, _ := goja.AssertFunction(rt.Get("__patchBuffer"))
+		if _, err := patch(goja.Undefined(), module.Get("exports").ToObject(rt).Get("Buffer")); err != nil {
+			panic(err)
+		}
+	}
 	mods["console"] = reexportGlobal("console")
 	mods["process"] = reexportGlobal("process")
 	return mods
@@ -156,17 +163,51 @@ func (v *vm) loadSource(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch path.Ext(name) {
-	case ".json", ".js", ".cjs":
-		if path.Ext(name) == ".json" || (!esmSyntax.Match(data) && !bytes.Contains(data, []byte("await"))) {
-			return data, nil
-		}
+	if path.Ext(name) == ".json" {
+		return data, nil
 	}
-	out, err := transform(name, stripShebang(string(data)))
+	prg, err := programs.compile(name, data, func() (*goja.Program, error) { return compileModule(name, data) })
 	if err != nil {
 		return nil, err
 	}
-	return []byte(out), nil
+	// goja_nodejs compiles what this returns into the module function: a
+	// call to the cached program's, with the same arguments.
+	v.modulePrograms = append(v.modulePrograms, prg)
+	return []byte("return __sqlfsModule(" + strconv.Itoa(len(v.modulePrograms)-1) + ").apply(this, arguments)"), nil
+}
+
+// runModule runs the compiled program loadSource handed over as id and
+// returns its module function.
+func (v *vm) runModule(id int) goja.Value {
+	if id < 0 || id >= len(v.modulePrograms) || v.modulePrograms[id] == nil {
+		panic(v.rt.NewTypeError("no such module program"))
+	}
+	prg := v.modulePrograms[id]
+	v.modulePrograms[id] = nil
+	fn, err := v.rt.RunProgram(prg)
+	if err != nil {
+		panic(err)
+	}
+	return fn
+}
+
+// compileModule compiles a module file as a CommonJS module function:
+// as it is when goja can, else lowered by esbuild (ES modules,
+// TypeScript, syntax goja lacks). goja refuses an import or export
+// statement in a function body where it meets the first one, at the top
+// of most modules; a big CommonJS file is not parsed twice over.
+func compileModule(file string, data []byte) (*goja.Program, error) {
+	src := string(data)
+	if ext := path.Ext(file); ext == ".js" || ext == ".cjs" {
+		if prg, err := goja.Compile(file, wrapModule(src), false); err == nil {
+			return prg, nil
+		}
+	}
+	out, err := lower(file, stripShebang(src), loaderOf(file))
+	if err != nil {
+		return nil, err
+	}
+	return goja.Compile(file, wrapModule(out), false)
 }
 
 // execSync runs a command line in the shell that runs this program, with

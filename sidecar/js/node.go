@@ -32,6 +32,7 @@ type config struct {
 	publish      PublishFunc
 	checkpoint   CheckpointFunc
 	actor        string // whom publish records in the audit trail
+	scope        any    // Program.scope
 }
 
 type configKey struct{}
@@ -111,7 +112,7 @@ done:
 	cfg := configFrom(ctx)
 	return cfg.runner.Run(ctx, env, Program{
 		File: file, Code: code, Print: print, Argv: argv,
-		Fetch: cfg.fetch, MaxHeapBytes: cfg.maxHeapBytes, Publish: cfg.publish, Checkpoint: cfg.checkpoint, Actor: cfg.actor,
+		Fetch: cfg.fetch, MaxHeapBytes: cfg.maxHeapBytes, Publish: cfg.publish, Checkpoint: cfg.checkpoint, Actor: cfg.actor, scope: cfg.scope,
 	})
 }
 
@@ -147,12 +148,17 @@ func runProgram(ctx context.Context, env *builtin.Env, svc services, p Program) 
 	if p.Print {
 		code = "__printResult(eval(" + jsString(code) + "))"
 	}
-	src, err := transform(file, code)
-	if err != nil {
-		fmt.Fprintf(v.stderr, "%s\n\nNode.js %s\n", err, nodeVersion)
+	main, err := programs.compile(file, []byte(code), func() (*goja.Program, error) {
+		src, err := transform(file, code)
+		if err != nil {
+			return nil, transformError{err}
+		}
+		return goja.Compile(file, wrapModule(src), false)
+	})
+	if te, ok := errors.AsType[transformError](err); ok {
+		fmt.Fprintf(v.stderr, "%s\n\nNode.js %s\n", te.error, nodeVersion)
 		return 1
 	}
-	main, err := goja.Compile(file, wrapModule(src), false)
 	if err != nil {
 		return v.finish(err)
 	}
@@ -190,6 +196,10 @@ func (v *vm) finish(err error) int {
 	}
 	return v.report(err)
 }
+
+// transformError is esbuild's message on a program it cannot transform,
+// printed as it is.
+type transformError struct{ error }
 
 // wrapModule makes a CommonJS module function of src.
 func wrapModule(src string) string {

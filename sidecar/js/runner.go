@@ -30,6 +30,10 @@ type Program struct {
 	Publish      PublishFunc
 	Checkpoint   CheckpointFunc
 	Actor        string // whom publish and checkpoints record in the audit trail
+
+	// scope is whose execs may share a worker (the Backend's, one
+	// workspace's); nil: a worker of its own.
+	scope any
 }
 
 // A Runner runs programs. The shell's `node` command (and so every js

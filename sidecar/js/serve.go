@@ -28,6 +28,7 @@ type server struct {
 	stopped atomic.Bool
 	scratch []byte
 	onCall  func(wire.Op) // Workers.onCall
+	exit    *wire.Msg     // the worker's OpExit
 }
 
 // serve answers calls until the worker exits (its status) or the
@@ -48,6 +49,7 @@ func (s *server) serve() int {
 		}
 		switch m.Op {
 		case wire.OpExit:
+			s.exit = m
 			return int(m.N)
 		case wire.OpWrite:
 			w := s.env.Stdout

@@ -18,27 +18,39 @@ var esmSyntax = regexp.MustCompile(`(?m)^\s*(import\s*[\w{*'"]|export\s)`)
 // plain scripts pass untouched (and fast).
 func transform(file, code string) (string, error) {
 	ext := path.Ext(file)
-	loader := api.LoaderJS
-	switch ext {
-	case ".ts", ".mts", ".cts":
-		loader = api.LoaderTS
-	case ".tsx":
-		loader = api.LoaderTSX
-	case ".jsx":
-		loader = api.LoaderJSX
-	case ".json":
+	if ext == ".json" {
 		return code, nil
-	case "", ".js]", "]":
-		// -e, -p and stdin: the prompt takes TypeScript too.
-		loader = api.LoaderTS
 	}
+	loader := loaderOf(file)
 	if (loader == api.LoaderJS || strings.HasSuffix(file, "]")) && ext != ".mjs" && !esmSyntax.MatchString(code) && !strings.Contains(code, "await") {
-		if _, err := goja.Parse(file, code); err == nil {
+		if _, err := goja.Compile(file, code, false); err == nil {
 			return code, nil
 		}
-		// What goja cannot parse may be TypeScript typed at the prompt.
+		// What goja cannot compile may be TypeScript typed at the prompt,
+		// or syntax it lacks (async generators).
 		loader = api.LoaderTS
 	}
+	return lower(file, code, loader)
+}
+
+// loaderOf is the esbuild loader for a file's extension.
+func loaderOf(file string) api.Loader {
+	switch path.Ext(file) {
+	case ".ts", ".mts", ".cts":
+		return api.LoaderTS
+	case ".tsx":
+		return api.LoaderTSX
+	case ".jsx":
+		return api.LoaderJSX
+	case "", ".js]", "]":
+		// -e, -p and stdin: the prompt takes TypeScript too.
+		return api.LoaderTS
+	}
+	return api.LoaderJS
+}
+
+// lower has esbuild turn code into CommonJS goja runs.
+func lower(file, code string, loader api.Loader) (string, error) {
 	tla := hasTopLevelAwait(code)
 	if tla {
 		// CommonJS has no top-level await: strip the types, then wrap the
@@ -70,12 +82,26 @@ func esbuild(file, code string, loader api.Loader, format api.Format) (string, e
 		return "", fmt.Errorf("SyntaxError: %s", m.Text)
 	}
 	out := string(res.Code)
+	if format == api.FormatCommonJS {
+		out = esmInterop.Replace(out)
+	}
 	if format == api.FormatCommonJS && strings.Contains(out, importMeta) {
 		// On the first line, so that line numbers stay the source's.
 		out = "var " + importMeta + "={url:require('url').pathToFileURL(__filename).href,filename:__filename,dirname:__dirname};" + out
 	}
 	return out, nil
 }
+
+// esmInterop patches esbuild's helpers for Node's rule on a default
+// import from an .mjs file: module.exports of a CommonJS module, but the
+// default export of an ES module, which here is CommonJS too. Lowered ES
+// modules are marked, and only unmarked ones give module.exports.
+var esmInterop = strings.NewReplacer(
+	`isNodeMode || !mod || !mod.__esModule ?`,
+	`!mod || !mod.__esModule || isNodeMode && !mod[Symbol.for("sqlfs.esm")] ?`,
+	`__defProp({}, "__esModule", { value: true })`,
+	`__defProp(__defProp({}, "__esModule", { value: true }), Symbol.for("sqlfs.esm"), { value: true })`,
+)
 
 // importMeta stands for import.meta in a module lowered to CommonJS.
 const importMeta = "__sqlfsImportMeta"

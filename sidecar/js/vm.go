@@ -42,6 +42,9 @@ type vm struct {
 	rejections map[*goja.Promise]struct{} // rejected with no handler yet
 	exitCode   int
 	files      fdTable
+	start      time.Time // hrtime's origin: the program's start, as a process's
+
+	modulePrograms []*goja.Program // compiled modules loadSource handed to goja_nodejs
 }
 
 // exitRequest is the interrupt value process.exit uses to unwind the
@@ -91,6 +94,7 @@ func newVM(ctx context.Context, env *builtin.Env, svc services, p Program) *vm {
 		stderr:     env.Stderr,
 		live:       map[int64]*timer{},
 		rejections: map[*goja.Promise]struct{}{},
+		start:      time.Now(),
 	}
 	v.rt.SetFieldNameMapper(goja.UncapFieldNameMapper())
 	v.rt.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {
@@ -137,6 +141,9 @@ func (v *vm) setup() error {
 	// Every module's require is this one (goja_nodejs hands modules the
 	// global), so resolve is everywhere.
 	if err := v.rt.Get("require").ToObject(v.rt).Set("resolve", v.requireResolve); err != nil {
+		return err
+	}
+	if err := v.rt.GlobalObject().DefineDataProperty("__sqlfsModule", v.rt.ToValue(v.runModule), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_FALSE); err != nil {
 		return err
 	}
 
@@ -187,7 +194,7 @@ func (v *vm) natives() map[string]any {
 		"chdir":        v.chdir,
 		"argv":         func() []string { return v.argv },
 		"env":          v.environ,
-		"hrtime":       func() int64 { return time.Since(processStart).Nanoseconds() },
+		"hrtime":       func() int64 { return time.Since(v.start).Nanoseconds() },
 		"fs":           v.fsNatives(),
 		"execSync":     v.execSync,
 		"fetchAllowed": func() bool { return v.svc.network() },
@@ -220,8 +227,6 @@ func (v *vm) natives() map[string]any {
 		},
 	}
 }
-
-var processStart = time.Now()
 
 func (v *vm) environ() map[string]string {
 	out := map[string]string{}

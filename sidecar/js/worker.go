@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,7 +40,8 @@ type Workers struct {
 	log  *slog.Logger
 
 	mu       sync.Mutex
-	ready    []*worker
+	ready    []*worker // started, never used
+	warm     []*worker // served an exec of their scope; oldest first
 	starting int
 	netns    atomic.Bool // spawning with CLONE_NEWNET works here
 
@@ -47,6 +49,10 @@ type Workers struct {
 	// onCall of each call a worker makes.
 	onStart func(pid int)
 	onCall  func(wire.Op)
+
+	// cacheHits and cacheMisses count the compiled-program cache's
+	// answers in the workers' jobs.
+	cacheHits, cacheMisses atomic.Int64
 }
 
 // worker is one started worker process.
@@ -57,6 +63,9 @@ type worker struct {
 	stderr *tailWriter
 	done   chan struct{} // closed once the process is reaped
 	abi    int           // the Landlock ABI it confined itself with
+	jobs   int           // execs it was given
+	scope  any           // whose execs it serves once warm
+	expire *time.Timer   // ends it once warm too long
 }
 
 // DefaultWorkers is the process's worker pool, started on first use.
@@ -80,26 +89,41 @@ func NewWorkers(idle int, log *slog.Logger) *Workers {
 
 // Run implements Runner.
 func (w *Workers) Run(ctx context.Context, env *builtin.Env, p Program) int {
-	wk, err := w.get(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return 124
-		}
-		fmt.Fprintf(env.Stderr, "node: cannot start a JavaScript worker: %v\n", err)
-		return 126
-	}
-	defer wk.kill()
-	if w.onStart != nil {
-		w.onStart(wk.cmd.Process.Pid)
-	}
 	limit := p.MaxHeapBytes
 	if limit <= 0 {
 		limit = DefaultMaxHeapBytes
 	}
-	if err := wk.limit(ctx, limit); err != nil {
-		fmt.Fprintf(env.Stderr, "node: cannot limit the JavaScript worker: %v\n", err)
+	wk, err := w.get(ctx, p.scope)
+	for err == nil {
+		if err = wk.limit(ctx, limit); err == nil || wk.jobs == 0 {
+			break
+		}
+		// A warm worker whose limits cannot be set again: take a fresh one.
+		wk.kill()
+		wk, err = w.get(ctx, nil)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return 124
+		}
+		if wk != nil {
+			wk.kill()
+			fmt.Fprintf(env.Stderr, "node: cannot limit the JavaScript worker: %v\n", err)
+			return 126
+		}
+		fmt.Fprintf(env.Stderr, "node: cannot start a JavaScript worker: %v\n", err)
 		return 126
 	}
+	kept := false
+	defer func() {
+		if !kept {
+			wk.kill()
+		}
+	}()
+	if w.onStart != nil {
+		w.onStart(wk.cmd.Process.Pid)
+	}
+	wk.jobs++
 	job := workerJob{
 		File: p.File, Code: p.Code, Print: p.Print, Argv: p.Argv, Dir: env.Dir,
 		AllowNetwork: p.Fetch != nil, MaxHeapBytes: limit, Stdin: env.Stdin != nil,
@@ -119,10 +143,18 @@ func (w *Workers) Run(ctx context.Context, env *builtin.Env, p Program) int {
 	result := make(chan int, 1)
 	go func() { result <- s.serve() }()
 	overMemory := make(chan struct{})
-	go wk.watchRSS(limit, overMemory)
+	stopWatch := make(chan struct{})
+	defer close(stopWatch)
+	go wk.watchRSS(limit, overMemory, stopWatch)
 	select {
 	case code := <-result:
 		if code >= 0 {
+			w.cacheHits.Add(s.exit.T[0])
+			w.cacheMisses.Add(s.exit.T[1])
+			if p.scope != nil && ctx.Err() == nil && wk.jobs < maxJobsPerWorker {
+				kept = true
+				go w.park(wk, p.scope)
+			}
 			return code
 		}
 		// The connection broke: the worker died. Say why once it is reaped.
@@ -145,6 +177,49 @@ func (w *Workers) Run(ctx context.Context, env *builtin.Env, p Program) int {
 	}
 }
 
+// A worker serves several execs of one scope (a Backend: one workspace)
+// so that what it compiled stays compiled (see programs). Each exec gets
+// a fresh runtime, as in a new worker; the worker's limits are set anew.
+// An exec that timed out, was cancelled, died or passed its memory ends
+// its worker instead, so does the last of maxJobsPerWorker. Workers
+// are kept warm up to the pool's idle count, for warmTTL each.
+const (
+	maxJobsPerWorker = 100
+	warmTTL          = 2 * time.Minute
+)
+
+// park waits for the worker to say it has given back the memory of its
+// job, then keeps it for the next exec of scope, unless it stays too big.
+func (w *Workers) park(wk *worker, scope any) {
+	slow := time.AfterFunc(5*time.Second, wk.kill)
+	m, err := wk.conn.Recv()
+	slow.Stop()
+	if err != nil || m.Op != wire.OpReady || wk.rss() > warmRSSMax {
+		wk.kill()
+		return
+	}
+	wk.scope = scope
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warm = append(w.warm, wk)
+	for len(w.warm) > max(w.idle, 1) {
+		w.warm[0].kill()
+		w.warm = w.warm[1:]
+	}
+	wk.expire = time.AfterFunc(warmTTL, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if i := slices.Index(w.warm, wk); i >= 0 {
+			w.warm = slices.Delete(w.warm, i, i+1)
+			wk.kill()
+		}
+	})
+}
+
+// warmRSSMax is the resident size past which a worker is not kept warm:
+// an idle worker's (about 115 MiB) and a full program cache, with room.
+const warmRSSMax = 192<<20 + ProgramCacheBytes
+
 func memoryExit(env *builtin.Env, limit int64) int {
 	fmt.Fprintf(env.Stderr, "FATAL ERROR: JavaScript heap out of memory: the exec's memory limit of %d MiB (--js-memory) is spent; its worker was stopped\n", limit>>20)
 	return 134
@@ -162,21 +237,31 @@ type workerJob struct {
 	Stdin        bool
 }
 
-// get takes a started worker, or starts one, and has another started for
-// the next exec.
-func (w *Workers) get(ctx context.Context) (*worker, error) {
+// get takes a warm worker of scope, else a started one, else starts one,
+// and has another started for the next exec.
+func (w *Workers) get(ctx context.Context, scope any) (*worker, error) {
 	w.mu.Lock()
 	var wk *worker
+	for i := len(w.warm) - 1; i >= 0 && scope != nil && wk == nil; i-- {
+		if c := w.warm[i]; c.scope == scope {
+			w.warm = slices.Delete(w.warm, i, i+1)
+			c.expire.Stop()
+			if !c.dead() {
+				wk = c
+			}
+		}
+	}
 	for len(w.ready) > 0 && wk == nil {
 		wk = w.ready[0]
 		w.ready = w.ready[1:]
-		select {
-		case <-wk.done: // died idle
+		if wk.dead() { // died idle
 			wk = nil
-		default:
 		}
 	}
 	w.mu.Unlock()
+	if wk != nil && wk.jobs > 0 {
+		return wk, nil
+	}
 	w.fill()
 	if wk != nil {
 		return wk, nil
@@ -231,6 +316,19 @@ func (w *Workers) waitIdle() {
 		n := len(w.ready)
 		w.mu.Unlock()
 		if n >= w.idle {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitWarm waits until a worker is warm (benchmarks).
+func (w *Workers) waitWarm() {
+	for {
+		w.mu.Lock()
+		n := len(w.warm)
+		w.mu.Unlock()
+		if n > 0 {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -296,6 +394,15 @@ func (w *Workers) start() (*worker, error) {
 	return wk, nil
 }
 
+func (wk *worker) dead() bool {
+	select {
+	case <-wk.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // kill ends the worker (SIGKILL) and reaps it off the caller's path: the
 // kernel runs none of its code once the signal is sent (what is left is
 // the threads' teardown, which on a loaded machine waits for CPU), and
@@ -314,66 +421,102 @@ func (wk *worker) kill() {
 // deadline, no core files.
 func (wk *worker) limit(ctx context.Context, heap int64) error {
 	pid := wk.cmd.Process.Pid
+	// The soft limits: the kernel enforces RLIMIT_DATA's, and the worker
+	// ends itself at RLIMIT_CPU's SIGXCPU. The hard ones stay where they
+	// were, so the next job of a warm worker may get higher soft limits
+	// without CAP_SYS_RESOURCE.
 	set := func(res int, v uint64) error {
-		return unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
+		var old unix.Rlimit
+		if err := unix.Prlimit(pid, res, nil, &old); err != nil {
+			return err
+		}
+		return unix.Prlimit(pid, res, &unix.Rlimit{Cur: min(v, old.Max), Max: old.Max}, nil)
 	}
 	if !raceEnabled {
 		if err := set(unix.RLIMIT_DATA, uint64(dataLimit(heap))); err != nil {
 			return fmt.Errorf("RLIMIT_DATA: %w", err)
 		}
 	}
+	// CPU time counts from the worker's start: what its earlier jobs
+	// used, plus this one's deadline.
+	cpu := uint64(unix.RLIM_INFINITY)
 	if dl, ok := ctx.Deadline(); ok {
-		if err := set(unix.RLIMIT_CPU, uint64(time.Until(dl)/time.Second)+2); err != nil {
-			return fmt.Errorf("RLIMIT_CPU: %w", err)
-		}
+		cpu = uint64(wk.cpuSeconds()) + uint64(time.Until(dl)/time.Second) + 2
 	}
-	return set(unix.RLIMIT_CORE, 0)
+	if err := set(unix.RLIMIT_CPU, cpu); err != nil {
+		return fmt.Errorf("RLIMIT_CPU: %w", err)
+	}
+	return unix.Prlimit(pid, unix.RLIMIT_CORE, &unix.Rlimit{}, nil)
 }
 
 // dataLimit is the RLIMIT_DATA of a worker whose heap may reach heap: the
 // heap twice over (the collector's headroom) plus what an idle worker
 // maps (about 115 MiB: runtime, compiled library files). RLIMIT_AS would
 // not do: the Go runtime reserves 1.5 GiB of address space up front.
-func dataLimit(heap int64) int64 { return 2*heap + 256<<20 }
+func dataLimit(heap int64) int64 { return 2*heap + 256<<20 + ProgramCacheBytes }
 
 // rssLimit is the resident size past which the owner kills a worker: the
 // backstop where RLIMIT_DATA cannot be used (race builds) and for growth the
 // worker's own heap check cannot interrupt (inside one native call).
 func rssLimit(heap int64) int64 {
 	if raceEnabled {
-		return 3*heap + 512<<20
+		return 3*heap + 512<<20 + ProgramCacheBytes
 	}
-	return heap + 256<<20
+	return heap + 256<<20 + ProgramCacheBytes
 }
 
 // watchRSS closes over once the worker's resident memory passes its
-// limit; it returns when the worker is gone.
-func (wk *worker) watchRSS(heap int64, over chan<- struct{}) {
-	statm := "/proc/" + strconv.Itoa(wk.cmd.Process.Pid) + "/statm"
+// limit; it returns when the worker is gone or stop is closed.
+func (wk *worker) watchRSS(heap int64, over chan<- struct{}, stop <-chan struct{}) {
 	limit := rssLimit(heap)
-	page := int64(os.Getpagesize())
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
 		case <-wk.done:
 			return
+		case <-stop:
+			return
 		case <-t.C:
 		}
-		b, err := os.ReadFile(statm)
-		if err != nil {
+		rss := wk.rss()
+		if rss < 0 {
 			return
 		}
-		f := strings.Fields(string(b))
-		if len(f) < 2 {
-			return
-		}
-		pages, _ := strconv.ParseInt(f[1], 10, 64)
-		if pages*page > limit {
+		if rss > limit {
 			close(over)
 			return
 		}
 	}
+}
+
+// rss is the worker's resident size, -1 once it is gone.
+func (wk *worker) rss() int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(wk.cmd.Process.Pid) + "/statm")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return -1
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// cpuSeconds is the CPU time the worker used so far, rounded up.
+func (wk *worker) cpuSeconds() int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(wk.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return (utime+stime)/100 + 1 // procfs counts in USER_HZ, 100 a second
 }
 
 // deathReport says why a worker died before its program ended, once it is

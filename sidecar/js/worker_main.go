@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
 	"path"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar/js/wire"
@@ -25,29 +27,58 @@ func init() {
 	os.Exit(workerMain())
 }
 
-// workerMain runs the job the owner sends over fd 3 and reports its exit
-// status. A broken connection means the owner is gone: the worker ends.
+// workerMain runs the jobs the owner sends over fd 3, one at a time, and
+// reports each one's exit status. A broken connection means the owner is
+// gone: the worker ends.
 func workerMain() int {
 	c := &client{conn: wire.NewConn(os.NewFile(3, "owner"), wire.MaxWorkerFrame)}
+	// Past the soft RLIMIT_CPU the owner set for the job, the kernel sends
+	// SIGXCPU, which Go would ignore: end as the hard limit would.
+	xcpu := make(chan os.Signal, 1)
+	signal.Notify(xcpu, syscall.SIGXCPU)
+	go func() {
+		<-xcpu
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}()
 	_ = time.Local.String() // load the zone now, as the program will
 	warmUp()
 	if err := c.conn.Send(&wire.Msg{Op: wire.OpReady, N: int64(landlockABI())}); err != nil {
 		return 75
 	}
-	m, err := c.conn.Recv()
-	if err != nil || m.Op != wire.OpJob {
-		return 75
+	for {
+		m, err := c.conn.Recv()
+		if err != nil || m.Op != wire.OpJob {
+			return 75
+		}
+		var job workerJob
+		if err := json.Unmarshal(m.Data, &job); err != nil {
+			fmt.Fprintf(os.Stderr, "sqlfs js worker: bad job: %v\n", err)
+			return 75
+		}
+		hits, misses := programs.stats()
+		code := runJob(c, job)
+		h, m2 := programs.stats()
+		if err := c.conn.Send(&wire.Msg{Op: wire.OpExit, N: int64(code), T: [2]int64{h - hits, m2 - misses}}); err != nil {
+			return 75
+		}
+		// The runtime of the job is garbage now: give its memory back
+		// before saying the worker can take another (the owner decides).
+		debug.FreeOSMemory()
+		if err := c.conn.Send(&wire.Msg{Op: wire.OpReady, N: int64(landlockABI())}); err != nil {
+			return 75
+		}
 	}
-	var job workerJob
-	if err := json.Unmarshal(m.Data, &job); err != nil {
-		fmt.Fprintf(os.Stderr, "sqlfs js worker: bad job: %v\n", err)
-		return 75
-	}
+}
+
+// runJob runs one job in a fresh runtime: nothing of an earlier job's
+// program is reachable from it (the compiled-program cache holds
+// immutable programs, keyed by file name and content).
+func runJob(c *client, job workerJob) int {
 	// Soft pressure: the collector works harder as the heap nears the
 	// limit, which the program's own heap check and the kernel enforce.
 	// A quarter above it, so the check interrupts the program before the
 	// collector thrashes.
-	debug.SetMemoryLimit(job.MaxHeapBytes + job.MaxHeapBytes/4)
+	debug.SetMemoryLimit(job.MaxHeapBytes + job.MaxHeapBytes/4 + ProgramCacheBytes)
 	env := &builtin.Env{
 		Stdout:  stream{c, 1},
 		Stderr:  stream{c, 2},
@@ -59,9 +90,7 @@ func workerMain() int {
 		env.Stdin = stdin{c}
 	}
 	p := Program{File: job.File, Code: job.Code, Print: job.Print, Argv: job.Argv, MaxHeapBytes: job.MaxHeapBytes}
-	code := runProgram(context.Background(), env, remoteServices{c, job.AllowNetwork}, p)
-	_ = c.conn.Send(&wire.Msg{Op: wire.OpExit, N: int64(code)})
-	return code
+	return runProgram(context.Background(), env, remoteServices{c, job.AllowNetwork}, p)
 }
 
 // warmUp runs an empty program before the worker says it is ready, so

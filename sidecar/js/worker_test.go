@@ -1,15 +1,19 @@
 package js
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,10 +120,22 @@ func TestHostileProgramsInWorkers(t *testing.T) {
 			// rescales the user/system split as the teardown's system time
 			// grows, which can move a tick or two; a program still running
 			// would gain a hundred a second.
+			// A program that ended by itself leaves its worker warm for the
+			// next exec: idle once it is back in the pool.
 			first := userTicks(p)
 			for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 				now := userTicks(p)
 				if now < 0 {
+					break
+				}
+				if w.isWarm(p) {
+					if first = userTicks(p); first < 0 {
+						break
+					}
+					time.Sleep(300 * time.Millisecond)
+					if now := userTicks(p); now > first+2 {
+						t.Errorf("warm worker %d ran %d ticks of user CPU while idle", p, now-first)
+					}
 					break
 				}
 				if now > first+2 {
@@ -138,6 +154,13 @@ func TestHostileProgramsInWorkers(t *testing.T) {
 	if out := run(t, b, sidecar.Request{Command: `console.log(6 * 7)`}); out.stdout != "42\n" || out.ExitCode != 0 {
 		t.Errorf("after the hostile programs: exit %d, stdout %q, stderr %q", out.ExitCode, out.stdout, out.stderr)
 	}
+}
+
+// isWarm tells whether the worker pid waits, warm, for another exec.
+func (w *Workers) isWarm(pid int) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.ContainsFunc(w.warm, func(wk *worker) bool { return wk.cmd.Process.Pid == pid })
 }
 
 // userTicks is a process's user CPU time in clock ticks, -1 once it is
@@ -277,5 +300,35 @@ EFBIG write EFBIG: file too large, write
 	// the owner kept.
 	if calls[wire.OpOpen] != 2 || calls[wire.OpWriteFile] != 13 || calls[wire.OpReadFile] != 9 || calls[wire.OpLstat] > 2 {
 		t.Errorf("calls by op: %v", calls)
+	}
+}
+
+// TestWorkerCPULimit: a job's CPU time is capped by the soft RLIMIT_CPU
+// (the hard one stays, so that a warm worker's next job can be given
+// more); past it the worker ends itself with SIGKILL even when no owner
+// stops it.
+func TestWorkerCPULimit(t *testing.T) {
+	w := NewWorkers(1, nil)
+	wk, err := w.start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wk.kill()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := wk.limit(ctx, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := json.Marshal(workerJob{File: "/workspace/[eval]", Code: "for (;;) {}", Dir: "/workspace", MaxHeapBytes: 64 << 20})
+	if err := wk.conn.Send(&wire.Msg{Op: wire.OpJob, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-wk.done:
+	case <-time.After(60 * time.Second): // CPU seconds take longer on a loaded machine
+		t.Fatal("the worker still runs a minute after its CPU limit of about 3 s")
+	}
+	if st, _ := wk.cmd.ProcessState.Sys().(syscall.WaitStatus); !st.Signaled() || st.Signal() != syscall.SIGKILL {
+		t.Errorf("worker ended with %v, want SIGKILL", wk.cmd.ProcessState)
 	}
 }

@@ -290,6 +290,10 @@ func (r *run) runPath(ctx context.Context, env *builtin.Env, args []string) int 
 		env.Errorf("sh", "%s: %s", name, strerror(err))
 		return 126
 	}
+	if interp, ok := shebang(data); ok && isNode(interp) && r.isCommand("node") {
+		// A package's CLI (node_modules/.bin/*): the js backend's node.
+		return r.runArgs(ctx, env, append([]string{"node", p}, args[1:]...))
+	}
 	if interp, ok := shebang(data); ok && !isShell(interp) {
 		env.Errorf("sh", "%s: cannot execute: interpreter %q is not available in the shell backend "+
 			"(use the container backend for a full userland)", name, strings.Join(interp, " "))
@@ -313,26 +317,36 @@ func shebang(data []byte) ([]string, bool) {
 	return strings.Fields(string(line)), true
 }
 
+// isNode reports whether an interpreter line names node, directly or
+// through env.
+func isNode(words []string) bool { return interpreter(words) == "node" }
+
 // isShell reports whether an interpreter line names a POSIX shell, directly
 // or through env.
 func isShell(words []string) bool {
 	if len(words) == 0 {
 		return true
 	}
-	if path.Base(words[0]) == "env" {
-		words = words[1:]
-		for len(words) > 0 && strings.HasPrefix(words[0], "-") {
-			words = words[1:]
-		}
-		if len(words) == 0 {
-			return false
-		}
-	}
-	switch path.Base(words[0]) {
+	switch interpreter(words) {
 	case "sh", "bash", "dash", "ash":
 		return true
 	}
 	return false
+}
+
+// interpreter is the program an interpreter line runs, past env and its
+// options.
+func interpreter(words []string) string {
+	if len(words) > 0 && path.Base(words[0]) == "env" {
+		words = words[1:]
+		for len(words) > 0 && strings.HasPrefix(words[0], "-") {
+			words = words[1:]
+		}
+	}
+	if len(words) == 0 {
+		return ""
+	}
+	return path.Base(words[0])
 }
 
 func readFile(fsys builtin.FS, name string) ([]byte, error) {

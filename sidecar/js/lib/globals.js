@@ -1,6 +1,7 @@
 // The globals every program starts with. Modules load lazily: most
 // programs touch only console and maybe fs.
 const g = globalThis;
+g.global = g;
 let util;
 const lazyUtil = () => util || (util = require('util'));
 
@@ -28,9 +29,9 @@ const lazyGlobal = (name, load) => Object.defineProperty(g, name, {
   },
   set(v) { Object.defineProperty(g, name, { value: v, writable: true, configurable: true, enumerable: false }); },
 });
-lazyGlobal('Buffer', () => {
-  const B = require('buffer').Buffer;
-  // What Node has and goja_nodejs lacks.
+// What Node's Buffer has and goja_nodejs's lacks, added when the buffer
+// module loads (packages require it before touching the global).
+g.__patchBuffer = (B) => {
   B.prototype.slice = function slice(start, end) { return this.subarray(start, end); };
   if (!B.byteLength) B.byteLength = (s, enc) => (typeof s === 'string' ? B.from(s, enc).length : s.byteLength);
   if (!B.isBuffer) B.isBuffer = (b) => b instanceof B;
@@ -101,8 +102,8 @@ lazyGlobal('Buffer', () => {
     }
     return write.call(this, s, offset, length, encoding);
   };
-  return B;
-});
+};
+lazyGlobal('Buffer', () => require('buffer').Buffer);
 lazyGlobal('URL', () => require('url').URL);
 lazyGlobal('crypto', () => require('crypto').webcrypto);
 const perfOrigin = Date.now() - native.hrtime() / 1e6;

@@ -414,7 +414,72 @@ const types = {
   isAsyncFunction: (v) => typeof v === 'function' && v.constructor && v.constructor.name === 'AsyncFunction',
 };
 
+// parseArgs as Node's: long and short options (grouped -abc, -ofile,
+// --name=value), '--' ending options, defaults and multiple values; strict
+// mode throws on unknown options and misused types.
+const argError = (code, msg) => { const e = new TypeError(msg); e.code = code; return e; };
+function parseArgs(config = {}) {
+  const { args = process.argv.slice(2), options = {}, strict = true, tokens: wantTokens = false } = config;
+  const allowPositionals = config.allowPositionals ?? !strict;
+  const values = { __proto__: null }, positionals = [], tokens = [];
+  const byShort = {};
+  for (const [name, o] of Object.entries(options)) {
+    if (o.type !== 'string' && o.type !== 'boolean') throw argError('ERR_INVALID_ARG_VALUE', `The property 'options.${name}.type' must be one of: 'string', 'boolean'. Received ${inspect(o.type)}`);
+    if (o.short !== undefined) byShort[o.short] = name;
+  }
+  const store = (name, value, raw, index, inline) => {
+    const o = options[name];
+    if (strict) {
+      if (!o) throw argError('ERR_PARSE_ARGS_UNKNOWN_OPTION', `Unknown option '${raw}'${allowPositionals ? `. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- ${JSON.stringify(raw)}` : ''}`);
+      if (o.type === 'string' && typeof value !== 'string') throw argError('ERR_PARSE_ARGS_INVALID_OPTION_VALUE', `Option '${o.short ? `-${o.short}, ` : ''}--${name} <value>' argument missing`);
+      if (o.type === 'boolean' && inline) throw argError('ERR_PARSE_ARGS_INVALID_OPTION_VALUE', `Option '${o.short ? `-${o.short}, ` : ''}--${name}' does not take an argument`);
+    }
+    const v = value === undefined ? true : value;
+    if (o && o.multiple) (values[name] ||= []).push(v);
+    else values[name] = v;
+    tokens.push({ kind: 'option', name, rawName: raw, index, value, inlineValue: value === undefined ? undefined : inline });
+  };
+  const takesValue = (name) => options[name] && options[name].type === 'string';
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--') {
+      tokens.push({ kind: 'option-terminator', index: i });
+      for (const p of args.slice(i + 1)) { positionals.push(p); tokens.push({ kind: 'positional', index: ++i, value: p }); }
+      break;
+    }
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=');
+      const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
+      if (eq >= 0) store(name, a.slice(eq + 1), `--${name}`, i, true);
+      else if (takesValue(name) && i + 1 < args.length) store(name, args[++i], a, i - 1, false);
+      else store(name, undefined, a, i, false);
+      continue;
+    }
+    if (a.startsWith('-') && a !== '-') {
+      for (let j = 1; j < a.length; j++) {
+        const name = byShort[a[j]] ?? a[j];
+        if (takesValue(name)) {
+          if (j + 1 < a.length) store(name, a.slice(j + 1), `-${a[j]}`, i, true);
+          else if (i + 1 < args.length) store(name, args[++i], `-${a[j]}`, i - 1, false);
+          else store(name, undefined, `-${a[j]}`, i, false);
+          break;
+        }
+        store(name, undefined, `-${a[j]}`, i, false);
+      }
+      continue;
+    }
+    if (strict && !allowPositionals) throw argError('ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL', `Unexpected argument '${a}'. This command does not take positional arguments`);
+    positionals.push(a);
+    tokens.push({ kind: 'positional', index: i, value: a });
+  }
+  for (const [name, o] of Object.entries(options)) {
+    if (o.default !== undefined && values[name] === undefined) values[name] = o.default;
+  }
+  return wantTokens ? { values, positionals, tokens } : { values, positionals };
+}
+
 module.exports = {
+  parseArgs,
   format, formatWithOptions, inspect, promisify, callbackify, inherits, isDeepStrictEqual, types,
   TextEncoder: globalThis.TextEncoder, TextDecoder: globalThis.TextDecoder,
   isArray: Array.isArray,
