@@ -59,6 +59,8 @@ type Dir struct {
 	// (POST or PATCH) adds to Workspace.FS.Policy.
 	workspace workspace.Options
 	api       api.Options
+	// tokenCache: the token files as last read.
+	tokenCache tokenCache
 }
 
 // OpenDir takes the workspaces under root (created when missing, mode
@@ -349,6 +351,7 @@ func (d *Dir) Remove(id string) error {
 	if err := os.RemoveAll(p); err != nil {
 		return err
 	}
+	d.forgetTokens(p)
 	metrics.AddHostTotal(-1)
 	return nil
 }

@@ -260,3 +260,63 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestTokenFileChangedOutside: the cached token file is read again once
+// anything changes it, so a token removed from it outside the host (a
+// rename, an edit in place, a deletion, a malformed file, the workspace
+// removed and made again) stops working at the next request.
+func TestTokenFileChangedOutside(t *testing.T) {
+	e := serve(t, host.Options{})
+	e.create("a")
+	file := filepath.Join(e.dir, "a", "tokens.json")
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T)
+	}{
+		{"renamed over", func(t *testing.T) {
+			if err := os.WriteFile(file+".new", []byte("[]"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(file+".new", file); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"edited in place", func(t *testing.T) {
+			f, err := os.OpenFile(file, os.O_WRONLY|os.O_TRUNC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString("[]"); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}},
+		{"deleted", func(t *testing.T) {
+			if err := os.Remove(file); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"malformed", func(t *testing.T) {
+			if err := os.WriteFile(file, []byte("{not json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"workspace made again", func(t *testing.T) {
+			e.must(http.StatusOK, "DELETE", "/v1/workspaces/a", nil, nil)
+			e.create("a")
+			e.mint("a", 0) // a token file again, without the old token
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := e.mint("a", 0).Secret
+			if st, b := e.do("GET", "/v1/workspaces/a/tools", tok, nil); st != http.StatusOK {
+				t.Fatalf("fresh token: %d %s", st, b)
+			}
+			tc.change(t)
+			if st, _ := e.do("GET", "/v1/workspaces/a/tools", tok, nil); st != http.StatusUnauthorized {
+				t.Fatalf("a token removed outside the host: %d, want 401", st)
+			}
+			os.Remove(file) // the next case mints into a fresh file
+		})
+	}
+}

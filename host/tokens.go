@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sqlfs/sqlfs/sidecar/api"
@@ -42,11 +43,44 @@ func hashToken(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// tokenCache keeps each workspace's token file as last read, keyed by
+// its folder, so a request costs a stat, not a read and a parse. A file
+// rewritten (always by rename: a new inode) or touched by anyone is read
+// again, so a revocation takes effect at the next request.
+type tokenCache struct {
+	mu sync.Mutex
+	m  map[string]cachedTokens
+}
+
+type cachedTokens struct {
+	ino   uint64
+	mtime time.Time
+	size  int64
+	ts    []Token
+}
+
+// tokens is the tokens of the workspace in folder p; the caller must not
+// change the slice.
 func (d *Dir) tokens(p string) ([]Token, error) {
-	b, err := os.ReadFile(filepath.Join(p, tokensName))
+	file := filepath.Join(p, tokensName)
+	fi, err := os.Lstat(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	key := cachedTokens{mtime: fi.ModTime(), size: fi.Size()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		key.ino = st.Ino
+	}
+	d.tokenCache.mu.Lock()
+	c, ok := d.tokenCache.m[p]
+	d.tokenCache.mu.Unlock()
+	if ok && c.ino == key.ino && c.mtime.Equal(key.mtime) && c.size == key.size {
+		return c.ts, nil
+	}
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +88,21 @@ func (d *Dir) tokens(p string) ([]Token, error) {
 	if err := json.Unmarshal(b, &ts); err != nil {
 		return nil, fmt.Errorf("token file of %s: %w", filepath.Base(p), err)
 	}
+	key.ts = ts
+	d.tokenCache.mu.Lock()
+	if d.tokenCache.m == nil {
+		d.tokenCache.m = map[string]cachedTokens{}
+	}
+	d.tokenCache.m[p] = key
+	d.tokenCache.mu.Unlock()
 	return ts, nil
+}
+
+// forgetTokens drops the cached tokens of the workspace in folder p.
+func (d *Dir) forgetTokens(p string) {
+	d.tokenCache.mu.Lock()
+	delete(d.tokenCache.m, p)
+	d.tokenCache.mu.Unlock()
 }
 
 func (d *Dir) saveTokens(p string, ts []Token) error {
@@ -62,6 +110,9 @@ func (d *Dir) saveTokens(p string, ts []Token) error {
 	if err != nil {
 		return err
 	}
+	// Forgotten before and after: a request meanwhile reads the file.
+	d.forgetTokens(p)
+	defer d.forgetTokens(p)
 	return writeFileAtomic(filepath.Join(p, tokensName), b)
 }
 
@@ -89,7 +140,7 @@ func (d *Dir) MintToken(id string, ttl time.Duration) (Token, string, error) {
 		t.Expires = &exp
 	}
 	// Expired tokens are dropped here, so the file stays small.
-	ts = slices.DeleteFunc(ts, func(t Token) bool { return t.Expired(now) })
+	ts = slices.DeleteFunc(slices.Clone(ts), func(t Token) bool { return t.Expired(now) })
 	if err := d.saveTokens(p, append(ts, t)); err != nil {
 		return Token{}, "", err
 	}
@@ -106,6 +157,7 @@ func (d *Dir) Tokens(id string) ([]Token, error) {
 		return nil, err
 	}
 	ts, err := d.tokens(p)
+	ts = slices.Clone(ts)
 	for i := range ts {
 		ts[i].Hash = ""
 	}
@@ -128,7 +180,7 @@ func (d *Dir) RevokeToken(id, tid string) error {
 		return err
 	}
 	n := len(ts)
-	ts = slices.DeleteFunc(ts, func(t Token) bool { return t.ID == tid })
+	ts = slices.DeleteFunc(slices.Clone(ts), func(t Token) bool { return t.ID == tid })
 	if len(ts) == n {
 		return fmt.Errorf("%w: %q of workspace %s", ErrNoToken, tid, id)
 	}
