@@ -406,8 +406,8 @@ func cmdFetch(s *session, args []string) error {
 // cmdPull fetches the current branch's upstream remote and fast-forwards
 // the branch to its upstream.
 func cmdPull(s *session, args []string) error {
-	var quiet, ffOnly, ff bool
-	rest, err := flags("pull", args, map[string]*bool{"-q": &quiet, "--quiet": &quiet, "--ff-only": &ffOnly, "--ff": &ff})
+	var quiet, ffOnly, ff, noRebase bool
+	rest, err := flags("pull", args, map[string]*bool{"-q": &quiet, "--quiet": &quiet, "--ff-only": &ffOnly, "--ff": &ff, "--no-rebase": &noRebase})
 	if err != nil {
 		return err
 	} else if len(rest) > 0 {
@@ -443,7 +443,23 @@ func cmdPull(s *session, args []string) error {
 	if quiet {
 		r.out = io.Discard
 	}
-	return r.mergeTo(h, up, ffOnly, "pull", "pull: Fast-forward")
+	url, _, err := r.remoteURL(b.Remote)
+	if err != nil {
+		return err
+	}
+	o := mergeOpts{cmd: "pull", ffOnly: ffOnly, reflog: strings.Join(append([]string{"pull"}, args...), " "),
+		message: "Merge branch '" + b.Merge.Short() + "' of " + strings.TrimSuffix(url, ".git") + into(h.branch)}
+	rebase, rebaseSet := r.configValue("pull.rebase")
+	pullFF, ffSet := r.configValue("pull.ff")
+	switch {
+	case rebaseSet && rebase != "false" && !noRebase && !ffOnly:
+		return unsupported("git pull with pull.rebase")
+	case pullFF == "only" && !noRebase && !ff:
+		o.ffOnly = true
+	case !noRebase && !ff && !ffOnly && !rebaseSet && !ffSet:
+		o.divergent = pullHint
+	}
+	return r.mergeTo(h, up, o)
 }
 
 // cmdPush updates a network remote's branches from local ones.

@@ -67,26 +67,10 @@ func pick(s *session, args []string, cmd string) error {
 	if err != nil {
 		return err
 	}
-	result := make(snapshot, len(ours))
-	for p, b := range ours {
-		result[p] = b
-	}
 	changes := compare(base, theirs)
-	for _, ch := range changes {
-		p := ch.path()
-		cur, now := ours[p]
-		switch {
-		case same(cur, now, ch.to):
-			// HEAD already has the commit's version.
-		case same(cur, now, ch.from):
-			if ch.to == nil {
-				delete(result, p)
-			} else {
-				result[p] = ch.to
-			}
-		default:
-			return unsupported("git " + cmd + " that needs a content merge (" + p + " changed on both sides)")
-		}
+	result, both := applyChanges(ours, changes)
+	if len(both) > 0 {
+		return unsupported("git " + cmd + " that needs a content merge (" + both[0] + " changed on both sides)")
 	}
 	if len(compare(ours, result)) == 0 {
 		return unsupported("git " + cmd + " whose result is empty")

@@ -592,11 +592,7 @@ func cmdCommit(s *session, args []string) error {
 		r.statusLong(s.out, st, "Initial commit")
 		return &exitError{code: 1}
 	}
-	committer, err := r.signature("COMMITTER")
-	if err != nil {
-		return err
-	}
-	author, err := r.signature("AUTHOR")
+	author, committer, err := r.identities()
 	if err != nil {
 		return err
 	}

@@ -93,6 +93,7 @@ func init() {
 		"push":        cmdPush,
 		"cherry-pick": cmdCherryPick,
 		"revert":      cmdRevert,
+		"grep":        cmdGrep,
 	}
 }
 

@@ -205,17 +205,18 @@ func TestAudited(t *testing.T) {
 // with exit status 1 and change nothing.
 func TestUnsupportedForms(t *testing.T) {
 	b, _ := newStore(t)
-	if res := runBuiltin(t, b, "git init -q && echo a > a && git add a && git commit -q -m a && git branch side && echo b > b && git add b && git commit -q -m b && git checkout -q side && echo c > c && git add c && git commit -q -m c"); res.code != 0 {
+	if res := runBuiltin(t, b, "git init -q && echo a > a && git add a && git commit -q -m a && git branch side && echo b >> a && git commit -q -am b && git checkout -q side && echo c >> a && echo c > c && git add . && git commit -q -m c"); res.code != 0 {
 		t.Fatalf("setup: %d %s", res.code, res.stderr)
 	}
 	before := runBuiltin(t, b, "git log --all --format=%H && git status --porcelain=v2 -b && git ls-files -s")
 	for _, cmd := range []string{
-		"git merge master",     // needs a merge commit
+		"git merge master",     // a changed on both sides: needs a content merge
+		"git pull --rebase",    // option not implemented
 		"git commit",           // no editor
 		"git status -z",        // option not implemented
 		"git log --graph",      // option not implemented
 		"git add '*.txt'",      // pathspec magic
-		"git stash",            // command not implemented
+		"git rebase master",    // command not implemented
 		"git log --format=%G?", // placeholder not implemented
 	} {
 		got := runBuiltin(t, b, cmd)

@@ -159,3 +159,14 @@ func parseTZ(tz string) (*time.Location, error) {
 	}
 	return time.FixedZone("", off), nil
 }
+
+// identities are the author and committer of a new commit.
+func (r *repo) identities() (author, committer *object.Signature, err error) {
+	if committer, err = r.signature("COMMITTER"); err != nil {
+		return nil, nil, err
+	}
+	if author, err = r.signature("AUTHOR"); err != nil {
+		return nil, nil, err
+	}
+	return author, committer, nil
+}

@@ -34,7 +34,9 @@ const (
 // testUser's basic auth, and counting the requests it saw.
 type gitServer struct {
 	*httptest.Server
-	root     string
+	// root is the directory served; a test may point the same server
+	// (the same URL, which merge messages name) at another between runs.
+	root     atomic.Pointer[string]
 	requests atomic.Int64
 	authSeen atomic.Int64 // requests that carried an Authorization header
 }
@@ -44,8 +46,8 @@ func newGitServer(t testing.TB, root string) *gitServer {
 	if _, err := os.Stat(httpBackend); err != nil {
 		fusetest.Require(t, "git http-backend", err)
 	}
-	gs := &gitServer{root: root}
-	backend := &cgi.Handler{Path: httpBackend, Env: []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"}}
+	gs := &gitServer{}
+	gs.root.Store(&root)
 	gs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		gs.requests.Add(1)
 		if req.Header.Get("Authorization") != "" {
@@ -60,7 +62,7 @@ func newGitServer(t testing.TB, root string) *gitServer {
 		// http-backend allows push to an authenticated user.
 		r2 := req.Clone(req.Context())
 		r2.Header.Del("Authorization")
-		backend.Env = append(backend.Env[:2:2], "REMOTE_USER="+user)
+		backend := &cgi.Handler{Path: httpBackend, Env: []string{"GIT_PROJECT_ROOT=" + *gs.root.Load(), "GIT_HTTP_EXPORT_ALL=1", "REMOTE_USER=" + user}}
 		backend.ServeHTTP(w, r2)
 	}))
 	t.Cleanup(gs.Close)
@@ -162,6 +164,17 @@ git status -sb
 git pull
 git log --oneline -3
 git ls-remote origin
+cd ../second
+echo s2 >> notes.txt && git commit -q -am 'second again'
+git push -q
+cd ../repo
+echo r > r.txt && git add r.txt && git commit -q -m 'local'
+git pull; echo "exit $?"
+git pull --no-rebase
+git log --format='%s' -3
+git status -sb
+git push -q
+git -c pull.ff=only pull; echo "exit $?"
 cd ..
 git clone --depth 1 URL/repo.git shallow
 git -C shallow log --oneline
@@ -172,10 +185,16 @@ git -C shallow2 rev-parse --abbrev-ref HEAD
 git -C shallow2 config --get remote.origin.fetch
 git clone URL/nope.git; echo "exit $?"
 `
+	// One server for both runs, serving each its own copy: the merge
+	// commit pull makes names the URL.
+	var gs *gitServer
 	run := func(do func(url string) outcome, dir string) (outcome, string) {
 		srv := t.TempDir()
 		seedBare(t, filepath.Join(srv, "repo.git"))
-		gs := newGitServer(t, srv)
+		if gs == nil {
+			gs = newGitServer(t, srv)
+		}
+		gs.root.Store(&srv)
 		o := do(gs.URL)
 		fix := func(s string) string { return strings.ReplaceAll(s, gs.URL, "URL") }
 		o.stdout, o.stderr = fix(o.stdout), fix(o.stderr)

@@ -1004,15 +1004,18 @@ func cmdMerge(s *session, args []string) error {
 	if err != nil {
 		return fatalf("%s - not something we can merge", rest[0])
 	}
-	return r.mergeTo(h, target, ffOnly, "merge", "merge "+rest[0]+": Fast-forward")
+	o := mergeOpts{cmd: "merge", ffOnly: ffOnly, reflog: "merge " + rest[0]}
+	if o.message, err = r.mergeMessage(rest[0], h.branch); err != nil {
+		return err
+	}
+	return r.mergeTo(h, target, o)
 }
 
-// mergeTo merges target into HEAD for git merge or pull (cmd) when that
-// is a fast-forward; one needing a merge commit is refused before
-// anything changes.
-func (r *repo) mergeTo(h *head, target *object.Commit, ffOnly bool, cmd, msg string) error {
+// mergeTo merges target into HEAD for git merge or pull: a fast-forward
+// when it can, else a merge commit (mergeCommit) unless o forbids one.
+func (r *repo) mergeTo(h *head, target *object.Commit, o mergeOpts) error {
 	if h.commit == nil {
-		return unsupported("git " + cmd + " into an unborn branch")
+		return unsupported("git " + o.cmd + " into an unborn branch")
 	}
 	if up, err := r.isAncestor(target, h.commit); err != nil {
 		return err
@@ -1024,13 +1027,15 @@ func (r *repo) mergeTo(h *head, target *object.Commit, ffOnly bool, cmd, msg str
 	if err != nil {
 		return err
 	}
-	if !ff {
-		if ffOnly {
-			return fatalf("Not possible to fast-forward, aborting.")
-		}
-		return unsupported("git " + cmd + " that needs a merge commit (only fast-forward merges are done here)")
+	switch {
+	case ff:
+		return r.fastForward(h, target, o.reflog+": Fast-forward")
+	case o.ffOnly:
+		return fatalf("Not possible to fast-forward, aborting.")
+	case o.divergent != nil:
+		return o.divergent
 	}
-	return r.fastForward(h, target, msg)
+	return r.mergeCommit(h, target, o)
 }
 
 // fastForward moves the branch, index and worktree on to target, a
