@@ -94,6 +94,7 @@ func init() {
 		"cherry-pick": cmdCherryPick,
 		"revert":      cmdRevert,
 		"grep":        cmdGrep,
+		"stash":       cmdStash,
 	}
 }
 

@@ -31,7 +31,7 @@ func (r *repo) logRef(name plumbing.ReferenceName, old, new plumbing.Hash, msg s
 }
 
 func (r *repo) appendLog(name plumbing.ReferenceName, old, new plumbing.Hash, msg string) error {
-	if !name.IsBranch() && !name.IsRemote() && name != plumbing.HEAD {
+	if !name.IsBranch() && !name.IsRemote() && name != plumbing.HEAD && name != stashRef {
 		return nil
 	}
 	who, err := r.signature("COMMITTER")

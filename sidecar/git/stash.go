@@ -1,0 +1,378 @@
+package git
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+const stashRef = plumbing.ReferenceName("refs/stash")
+
+// cmdStash is git stash push (also bare), list and pop, with git's
+// commits: an index commit (parent HEAD) and a worktree commit (parents
+// HEAD and the index commit) at refs/stash, each stash a line of its
+// reflog. Untracked files stay where they are, as without -u.
+func cmdStash(s *session, args []string) error {
+	sub := "push"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
+	}
+	r, err := s.open()
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "push", "save":
+		var quiet bool
+		var msg string
+		for i := 0; i < len(args); i++ {
+			switch a := args[i]; {
+			case a == "-q" || a == "--quiet":
+				quiet = true
+			case (a == "-m" || a == "--message") && i+1 < len(args) && sub == "push":
+				msg = args[i+1]
+				i++
+			default:
+				return unsupported("git stash " + sub + " " + a)
+			}
+		}
+		if quiet {
+			r.out = io.Discard
+		}
+		return r.stashPush(msg)
+	case "list":
+		if len(args) > 0 {
+			return unsupported("git stash list " + strings.Join(args, " "))
+		}
+		return r.stashList()
+	case "pop":
+		quiet := false
+		for _, a := range args {
+			if a != "-q" && a != "--quiet" {
+				return unsupported("git stash pop " + a)
+			}
+			quiet = true
+		}
+		return r.stashPop(quiet)
+	}
+	return unsupported("git stash " + sub)
+}
+
+func (r *repo) stashPush(msg string) error {
+	st, err := r.state(false)
+	if err != nil {
+		return err
+	}
+	h := st.head
+	if h.commit == nil {
+		return fatalf("You do not have the initial commit yet")
+	}
+	if len(st.staged) == 0 && len(st.unstaged) == 0 {
+		fmt.Fprintln(r.out, "No local changes to save")
+		return nil
+	}
+	branch := h.branch
+	if branch == "" {
+		branch = "(no branch)"
+	}
+	what := fmt.Sprintf("%s: %s %s", branch, r.abbrev(h.commit.Hash), subject(h.commit.Message))
+	wip := "WIP on " + what
+	if msg != "" {
+		wip = "On " + branch + ": " + msg
+	}
+	author, committer, err := r.identities()
+	if err != nil {
+		return err
+	}
+	idxTree, err := r.writeTree(r.indexSnapshot(st.idx))
+	if err != nil {
+		return err
+	}
+	iCommit, err := r.writeCommit(&object.Commit{Author: *author, Committer: *committer, Message: "index on " + what + "\n",
+		TreeHash: idxTree, ParentHashes: []plumbing.Hash{h.commit.Hash}})
+	if err != nil {
+		return err
+	}
+	work := r.worktreeSnapshot(st.idx, st.scan)
+	for _, p := range st.scan.modified {
+		data, err := r.readWorktree(st.scan.files[p])
+		if err != nil {
+			return err
+		}
+		if _, err := r.writeBlob(data); err != nil {
+			return err
+		}
+	}
+	wTree, err := r.writeTree(work)
+	if err != nil {
+		return err
+	}
+	wCommit, err := r.writeCommit(&object.Commit{Author: *author, Committer: *committer, Message: wip, // git ends this one without a newline
+		TreeHash: wTree, ParentHashes: []plumbing.Hash{h.commit.Hash, iCommit}})
+	if err != nil {
+		return err
+	}
+	old := plumbing.ZeroHash
+	if ref, ok, err := r.ref(stashRef); err != nil {
+		return err
+	} else if ok {
+		old = ref.Hash()
+	}
+	if err := r.r.Storer.SetReference(plumbing.NewHashReference(stashRef, wCommit)); err != nil {
+		return err
+	}
+	if err := r.appendLog(stashRef, old, wCommit, wip); err != nil {
+		return err
+	}
+	// git reset --hard, as stash runs it.
+	headSnap, err := r.commitSnapshot(h.commit)
+	if err != nil {
+		return err
+	}
+	if _, err := r.switchTrees(headSnap, headSnap, true); err != nil {
+		return err
+	}
+	if err := r.logRef(plumbing.HEAD, h.commit.Hash, h.commit.Hash, "reset: moving to HEAD"); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "Saved working directory and index state %s\n", wip)
+	return nil
+}
+
+// stashEntry is a line of refs/stash's reflog.
+type stashEntry struct {
+	line string
+	hash plumbing.Hash
+	msg  string
+}
+
+// stashes lists the stash reflog, newest first.
+func (r *repo) stashes() ([]stashEntry, error) {
+	data, err := readAll(r.dot, "logs/"+stashRef.String())
+	if err != nil {
+		return nil, nil // no stash
+	}
+	var out []stashEntry
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := sc.Text()
+		f := strings.Fields(line)
+		_, msg, _ := strings.Cut(line, "\t")
+		if len(f) < 2 {
+			continue
+		}
+		out = append(out, stashEntry{line: line, hash: plumbing.NewHash(f[1]), msg: msg})
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+func (r *repo) stashList() error {
+	list, err := r.stashes()
+	if err != nil {
+		return err
+	}
+	for i, e := range list {
+		fmt.Fprintf(r.out, "stash@{%d}: %s\n", i, e.msg)
+	}
+	return nil
+}
+
+// stashPop applies stash@{0} and drops it. The worktree takes the
+// stash's changes; the index keeps HEAD's version but of files the stash
+// adds, as git stash apply without --index leaves it. Local changes the
+// stash would overwrite are refused as git refuses them; other local
+// changes, and a file changed both in the stash and since, are refused as
+// not supported.
+func (r *repo) stashPop(quiet bool) error {
+	list, err := r.stashes()
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		return errorf(1, "No stash entries found.\n")
+	}
+	top := list[0]
+	w, err := r.r.CommitObject(top.hash)
+	if err != nil {
+		return err
+	}
+	if w.NumParents() != 2 {
+		return unsupported("git stash pop of a stash with untracked files")
+	}
+	baseCommit, err := w.Parent(0)
+	if err != nil {
+		return err
+	}
+	st, err := r.state(false)
+	if err != nil {
+		return err
+	}
+	h := st.head
+	if h.commit == nil {
+		return unsupported("git stash pop onto an unborn branch")
+	}
+	base, err := r.commitSnapshot(baseCommit)
+	if err != nil {
+		return err
+	}
+	stashed, err := r.commitSnapshot(w)
+	if err != nil {
+		return err
+	}
+	ours, err := r.commitSnapshot(h.commit)
+	if err != nil {
+		return err
+	}
+	changes := compare(base, stashed)
+	result, both := applyChanges(ours, changes)
+	if len(both) > 0 {
+		return unsupported("git stash pop that needs a content merge (" + strings.Join(both, ", ") + " changed both in the stash and since)")
+	}
+	var dirty []string
+	for _, c := range append(slices.Clone(st.staged), st.unstaged...) {
+		if _, ok := changedPath(changes, c.path()); ok && !slices.Contains(dirty, c.path()) {
+			dirty = append(dirty, c.path())
+		}
+	}
+	if len(dirty) > 0 {
+		slices.Sort(dirty)
+		r.statusLong(r.out, st, "No commits yet")
+		fmt.Fprintln(r.out, "The stash entry is kept in case you need it again.")
+		return errorf(1, "error: Your local changes to the following files would be overwritten by merge:\n\t%s\nPlease commit your changes or stash them before you merge.\nAborting\n", strings.Join(dirty, "\n\t"))
+	}
+	if len(st.staged) > 0 || len(st.unstaged) > 0 {
+		return unsupported("git stash pop over local changes")
+	}
+	if _, err := r.switchTrees(ours, result, false); err != nil {
+		return err
+	}
+	// Unstage what the stash changed, but new files.
+	idx, err := r.index()
+	if err != nil {
+		return err
+	}
+	for _, c := range compare(ours, result) {
+		p := c.path()
+		b, inHead := ours[p]
+		if !inHead {
+			continue
+		}
+		e, ok := idx.entry(p)
+		if !ok {
+			e = idx.add(p)
+		}
+		*e = index.Entry{Name: p, Hash: b.hash, Mode: b.mode} // no stat data: the worktree is compared by content
+	}
+	if err := r.setIndex(idx); err != nil {
+		return err
+	}
+	if !quiet {
+		st, err := r.state(false)
+		if err != nil {
+			return err
+		}
+		r.statusLong(r.out, st, "No commits yet")
+	}
+	if err := r.dropStash(list); err != nil {
+		return err
+	}
+	if !quiet {
+		fmt.Fprintf(r.out, "Dropped refs/stash@{0} (%s)\n", top.hash)
+	}
+	return nil
+}
+
+// dropStash removes stash@{0}: refs/stash goes back to the one before,
+// or away with its reflog when it was the last.
+func (r *repo) dropStash(list []stashEntry) error {
+	if len(list) == 1 {
+		if err := r.r.Storer.RemoveReference(stashRef); err != nil {
+			return err
+		}
+		return r.dropLog(stashRef)
+	}
+	var b strings.Builder
+	for i := len(list) - 1; i >= 1; i-- {
+		b.WriteString(list[i].line + "\n")
+	}
+	f, err := r.dot.OpenFile("logs/"+stashRef.String(), os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", stashRef, err)
+	}
+	_, err = io.WriteString(f, b.String())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("reflog %s: %w", stashRef, err)
+	}
+	return r.r.Storer.SetReference(plumbing.NewHashReference(stashRef, list[1].hash))
+}
+
+// writeTree stores the trees of s and returns the root's.
+func (r *repo) writeTree(s snapshot) (plumbing.Hash, error) {
+	type dir struct {
+		files map[string]*blobRef
+		dirs  map[string]*dir
+	}
+	newDir := func() *dir { return &dir{files: map[string]*blobRef{}, dirs: map[string]*dir{}} }
+	root := newDir()
+	for p, b := range s {
+		d := root
+		parts := strings.Split(p, "/")
+		for _, name := range parts[:len(parts)-1] {
+			if d.dirs[name] == nil {
+				d.dirs[name] = newDir()
+			}
+			d = d.dirs[name]
+		}
+		d.files[path.Base(p)] = b
+	}
+	var write func(d *dir) (plumbing.Hash, error)
+	write = func(d *dir) (plumbing.Hash, error) {
+		var t object.Tree
+		for name, b := range d.files {
+			t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: b.mode, Hash: b.hash})
+		}
+		for name, sub := range d.dirs {
+			h, err := write(sub)
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			t.Entries = append(t.Entries, object.TreeEntry{Name: name, Mode: filemode.Dir, Hash: h})
+		}
+		// git orders a directory as if its name ended in "/".
+		key := func(e object.TreeEntry) string {
+			if e.Mode == filemode.Dir {
+				return e.Name + "/"
+			}
+			return e.Name
+		}
+		slices.SortFunc(t.Entries, func(a, b object.TreeEntry) int { return strings.Compare(key(a), key(b)) })
+		o := r.r.Storer.NewEncodedObject()
+		if err := t.Encode(o); err != nil {
+			return plumbing.ZeroHash, err
+		}
+		return r.r.Storer.SetEncodedObject(o)
+	}
+	return write(root)
+}
+
+func (r *repo) writeCommit(c *object.Commit) (plumbing.Hash, error) {
+	o := r.r.Storer.NewEncodedObject()
+	if err := c.Encode(o); err != nil {
+		return plumbing.ZeroHash, err
+	}
+	return r.r.Storer.SetEncodedObject(o)
+}
