@@ -49,6 +49,7 @@ deps: tools
 	fi
 	@test -e /dev/fuse || (modprobe fuse 2>/dev/null || true)
 	$(GO) mod download
+	$(MAKE) --no-print-directory $(TOOLS)/bin/verdaccio
 
 # litestream replicates stores to S3 (replica/ runs it as a child process:
 # embedded as a library it corrupted go-sqlite3 stores, see DESIGN.md).
@@ -61,6 +62,24 @@ $(TOOLS)/bin/litestream: $(LITESTREAM)
 $(LITESTREAM):
 	@mkdir -p $(@D)
 	GOBIN=$(@D) GOFLAGS=-buildvcs=false $(GO) install github.com/benbjohnson/litestream/cmd/litestream@$(LITESTREAM_VERSION)
+
+# The npm registry the container backend's npm test installs from
+# (Verdaccio, on 127.0.0.1 with no uplinks) and the self-contained npm it
+# copies into the test rootfs, in one directory outside the checkout;
+# installed after the Debian packages (node). 6.8.0 runs on Node 18 and
+# 20 (6.10 wants 22) once node-fetch is held at 2.7.0.
+VERDACCIO_VERSION := 6.8.0
+NPM_VERSION := 10.9.2
+VERDACCIO_DIR := $(TOOLS)/verdaccio-$(VERDACCIO_VERSION)
+$(TOOLS)/bin/verdaccio: $(VERDACCIO_DIR)/node_modules/.bin/verdaccio
+	@mkdir -p $(@D)
+	ln -sfn $< $@
+$(VERDACCIO_DIR)/node_modules/.bin/verdaccio:
+	@command -v npm >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm)
+	rm -rf $(VERDACCIO_DIR).tmp && mkdir -p $(VERDACCIO_DIR).tmp
+	printf '{"private":true,"dependencies":{"verdaccio":"$(VERDACCIO_VERSION)","npm":"$(NPM_VERSION)"},"overrides":{"node-fetch":"2.7.0"}}\n' >$(VERDACCIO_DIR).tmp/package.json
+	cd $(VERDACCIO_DIR).tmp && npm install --no-audit --no-fund --loglevel=error
+	rm -rf $(VERDACCIO_DIR) && mv $(VERDACCIO_DIR).tmp $(VERDACCIO_DIR)
 
 # The integration suite's servers and checkers, each built once into
 # $(TOOLS) where missing: SeaweedFS's weed (the S3 server; its tools module
