@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/httpcred"
 )
 
 // names answers the test's host names from a table.
@@ -129,5 +132,70 @@ func TestDialPort(t *testing.T) {
 	hb, _ := newTestBackend(t, func(c *Config) { c.Network = true })
 	if _, err := hb.DialPort(context.Background(), 8080); !errors.Is(err, ErrHostNetwork) {
 		t.Errorf("host network: %v, want ErrHostNetwork", err)
+	}
+}
+
+// TestTokenNeverInContainer: the container gets allowlisting without
+// credential injection. With the operator's token held by the owner (in
+// its environment, in a token file on the host, and in the credential
+// transport the shell's git uses, which does add it: the origin below
+// would show an injected token), nothing in the container sees it: not
+// its environment, its processes, its files, nor the origin it reaches
+// through the proxy, forwarded or tunnelled.
+func TestTokenNeverInContainer(t *testing.T) {
+	const token = "sqlfs-test-token-3f9d1c"
+	t.Setenv("SQLFS_TEST_OPERATOR_TOKEN", token)
+	if err := os.WriteFile(filepath.Join(t.TempDir(), "token"), []byte(token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "authorization=[%s]\n", r.Header.Get("Authorization"))
+	}))
+	t.Cleanup(origin.Close)
+	ap := netip.MustParseAddrPort(strings.TrimPrefix(origin.URL, "http://"))
+	rule := fmt.Sprintf("127.0.0.1:%d", ap.Port())
+	pol, err := egress.NewPolicy(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &egress.Dialer{Policy: pol, Resolver: names{"origin.test": "127.0.0.1"}}
+	host, err := egress.ParseRule(rule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cred, err := httpcred.New(d.Transport(), httpcred.Options{Rules: []httpcred.Rule{{Host: host, User: "x", Token: token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: cred}).Get(origin.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	control, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(control) == "authorization=[]\n" {
+		t.Fatalf("the owner's credential transport sent no token (%q): the origin could not show one", control)
+	}
+
+	b, _ := newTestBackend(t, func(c *Config) { c.Egress = d })
+	url := fmt.Sprintf("http://origin.test:%d/", ap.Port())
+	got := execIn(t, b, sidecar.Request{AllowNetwork: true, Actor: "exec:probe", Command: fmt.Sprintf(`
+wget -q -O - %s
+{ printf 'CONNECT origin.test:%d HTTP/1.1\r\nHost: origin.test\r\n\r\nGET / HTTP/1.1\r\nHost: origin.test\r\nConnection: close\r\n\r\n'; sleep 1; } | nc 127.0.0.1 3128 | grep authorization
+env
+cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline | tr '\0' '\n'
+a=%s; b=%s
+grep -rl "$a$b" / --exclude-dir=sys 2>/dev/null | grep -v '^/proc/' || true
+`, url, ap.Port(), token[:12], token[12:])})
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	if strings.Count(got.stdout, "authorization=[]") != 2 {
+		t.Errorf("the origin, forwarded then tunnelled, saw:\n%s\nwant no Authorization both times", got.stdout)
+	}
+	// The script holds the token in two halves, so only the token
+	// itself, found somewhere, puts it whole in the output.
+	if strings.Contains(got.stdout+got.stderr, token) {
+		t.Errorf("the token is visible in the container:\nstdout %s\nstderr %s", got.stdout, got.stderr)
 	}
 }
