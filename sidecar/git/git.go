@@ -95,6 +95,7 @@ func init() {
 		"revert":      cmdRevert,
 		"grep":        cmdGrep,
 		"stash":       cmdStash,
+		"blame":       cmdBlame,
 	}
 }
 
