@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/fleet"
+	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/internal/exectest"
 	"github.com/sqlfs/sqlfs/internal/s3test"
 )
@@ -237,17 +238,19 @@ func (f *fleetSetup) ask(h *fleetHost, i int, deadline time.Time, at []time.Time
 
 // verify SIGKILLs h, the host serving every workspace of c, and checks
 // each workspace's store as h left it (sqlfs-exec check), then exports it
-// and compares every file the test had acknowledged. A workspace whose
-// lease h lost (and nobody took since) is parked: that copy is checked.
+// and compares every file the test had acknowledged: the store of the
+// lease generation h holds, or, for a workspace whose lease h lost (and
+// nobody took since), its parked copy.
 func (f *fleetSetup) verify(h *fleetHost, c *corpus) {
 	f.t.Helper()
 	h.Kill()
+	recs := f.leaseRecords(c)
 	lost := 0
 	for i := range c.n {
 		id := wsID(i)
-		store := filepath.Join(h.dir, id, "workspace.sqlfs")
+		store := host.GenerationStore(h.dir, id, recs[i].Generation)
 		if _, err := os.Stat(store); err != nil {
-			store = filepath.Join(h.dir, id, "parked.sqlfs")
+			store = filepath.Join(h.dir, id, host.ParkedName)
 		}
 		run(f.t, f.s3, "check", "--store", store)
 		export := filepath.Join(f.t.TempDir(), id)
