@@ -110,3 +110,5 @@ replace github.com/winfsp/cgofuse => ./third_party/cgofuse
 replace github.com/benhoyt/goawk => ./third_party/goawk
 
 replace github.com/itchyny/gojq => ./third_party/gojq
+
+replace github.com/dop251/goja => ./third_party/goja
