@@ -16,7 +16,9 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/git"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
 // gitEnv fixes identity and dates so both sides write the same objects.
@@ -63,9 +65,11 @@ func runNative(t testing.TB, dir, script string, extra ...string) outcome {
 
 func newStore(t testing.TB) (*shell.Backend, *sfs.FS) { return newStoreWith(t, shell.Options{}) }
 
-// newStoreWith is a new store and a shell backend over it with opts.
+// newStoreWith is a new store and a shell backend over it with opts and
+// this git as its git command, as the workspace has it.
 func newStoreWith(t testing.TB, opts shell.Options) (*shell.Backend, *sfs.FS) {
 	t.Helper()
+	opts.Commands = map[string]builtin.Func{"git": git.Main}
 	fsys, err := sfs.Open(context.Background(), filepath.Join(t.TempDir(), "ws.db"), sfs.Options{})
 	if err != nil {
 		t.Fatal(err)

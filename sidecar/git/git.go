@@ -23,8 +23,6 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
-func init() { builtin.Register("git", Main) }
-
 // errUnsupported marks a form this git does not implement.
 var errUnsupported = errors.New("not supported by the shell backend's git")
 

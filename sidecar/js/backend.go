@@ -10,22 +10,17 @@ package js
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/sqlfs/sqlfs/sidecar"
-	"github.com/sqlfs/sqlfs/sidecar/shell"
 )
 
-// Options configure a Backend.
+// Options configure the `node` command (Command). A program's fetch goes
+// through the shell's Options.HTTP (the operator's egress rules and
+// credentials), for execs whose Request.AllowNetwork asks.
 type Options struct {
-	// Egress carries every fetch (an egress.Dialer's Transport: the
-	// operator's rules); nil leaves the network off. An exec uses it only
-	// when its Request.AllowNetwork asks: a request may turn the network
-	// off for itself, never on beyond what Egress allows.
-	Egress http.RoundTripper
 	// MaxHeapBytes is the heap one program may use before it is stopped
 	// (in a worker, the kernel enforces it); zero means
 	// DefaultMaxHeapBytes.
@@ -49,28 +44,15 @@ type PublishFunc func(ctx context.Context, actor, workspacePath string, ttl time
 // Backend runs JavaScript: Request.Command is the program's source.
 type Backend struct {
 	shell sidecar.Backend
-	cfg   config
 }
 
 var _ sidecar.Backend = (*Backend)(nil)
 
-// New returns a JavaScript backend that runs programs through shell (a
-// shell backend, which knows the `node` command this package registers).
-// The caller keeps ownership of shell.
-func New(shell sidecar.Backend, opts Options) *Backend {
-	cfg := config{runner: opts.Runner, maxHeapBytes: opts.MaxHeapBytes, publish: opts.Publish, checkpoint: opts.Checkpoint}
-	if cfg.runner == nil {
-		cfg.runner = DefaultWorkers()
-	}
-	if opts.Egress != nil {
-		cfg.fetch = &http.Client{Transport: opts.Egress}
-	}
-	if cfg.maxHeapBytes <= 0 {
-		cfg.maxHeapBytes = DefaultMaxHeapBytes
-	}
-	b := &Backend{shell: shell, cfg: cfg}
-	b.cfg.scope = b
-	return b
+// New returns a JavaScript backend that runs programs through shell, a
+// shell backend whose Options.Commands has this package's Command as
+// `node`. The caller keeps ownership of shell.
+func New(shell sidecar.Backend) *Backend {
+	return &Backend{shell: shell}
 }
 
 // Name implements sidecar.Backend.
@@ -88,15 +70,5 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 		return sidecar.Result{}, err
 	}
 	req.Command = "node -e " + src
-	cfg := b.cfg
-	if !req.AllowNetwork {
-		cfg.fetch = nil
-	}
-	// The shell audits this exec under req.Actor, or its default; publish
-	// records under the same name.
-	cfg.actor = req.Actor
-	if cfg.actor == "" {
-		cfg.actor = shell.DefaultActor
-	}
-	return b.shell.Exec(context.WithValue(ctx, configKey{}, &cfg), req)
+	return b.shell.Exec(ctx, req)
 }

@@ -163,15 +163,15 @@ await fetch('http://127.0.0.1:1/').catch((e) => console.log(e.message));`
 			prog = `await fetch('` + srv.URL + `').catch((e) => { console.error(e.cause.message); process.exit(1) })`
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			var opts Options
+			var shOpts shell.Options
 			if tc.rules != nil {
 				p, err := egress.NewPolicy(tc.rules...)
 				if err != nil {
 					t.Fatal(err)
 				}
-				opts.Egress = (&egress.Dialer{Policy: p}).Transport()
+				shOpts.HTTP = (&egress.Dialer{Policy: p}).Transport()
 			}
-			b, _, _ := newTestBackend(t, opts)
+			b, _, _ := newTestBackendWith(t, Options{}, shOpts)
 			out := run(t, b, sidecar.Request{Command: prog, AllowNetwork: tc.exec})
 			if out.stdout != tc.stdout || !strings.Contains(out.stderr, tc.stderr) || (out.ExitCode == 0) != (tc.stderr == "") {
 				t.Errorf("stdout %q exit %d stderr %q; want stdout %q, stderr containing %q", out.stdout, out.ExitCode, out.stderr, tc.stdout, tc.stderr)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
 // The benchmarks run each program end to end in the js backend and as a
@@ -71,7 +73,13 @@ func benchProgram(b *testing.B, code string) {
 // compiled programs cached), and with node on a native directory.
 func BenchmarkRequireTypeScript(b *testing.B) {
 	const code = `const ts = require('typescript'); if (!ts.transpileModule) throw new Error('no ts')`
-	_, sh, _, dir := newPackagesBackend(b, Options{})
+	_, _, fsys, dir := newPackagesBackend(b, Options{})
+	// A backend over the packages' store whose node runs in w.
+	backendWith := func(w Runner) *Backend {
+		sh := shell.New(fsys, shell.Options{Commands: map[string]builtin.Func{"node": Command(Options{Runner: w})}})
+		b.Cleanup(func() { sh.Close() })
+		return New(sh)
+	}
 	exec := func(b *testing.B, be *Backend) {
 		res, err := be.Exec(context.Background(), sidecar.Request{Command: code, Stdout: io.Discard})
 		if err != nil || res.ExitCode != 0 {
@@ -83,14 +91,14 @@ func BenchmarkRequireTypeScript(b *testing.B) {
 			b.StopTimer()
 			w := NewWorkers(1, nil)
 			w.waitIdle()
-			cold := New(sh, Options{Runner: w})
+			cold := backendWith(w)
 			b.StartTimer()
 			exec(b, cold)
 		}
 	})
 	b.Run("store-warm", func(b *testing.B) {
 		w := NewWorkers(1, nil)
-		warm := New(sh, Options{Runner: w})
+		warm := backendWith(w)
 		exec(b, warm)
 		for b.Loop() {
 			b.StopTimer()

@@ -15,8 +15,6 @@ import (
 	"github.com/dop251/goja"
 	"github.com/dop251/goja_nodejs/buffer"
 	"github.com/dop251/goja_nodejs/require"
-
-	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
 //go:embed lib/*.js
@@ -246,5 +244,3 @@ func (v *vm) publish(p string, ttl float64) string {
 	}
 	return url
 }
-
-var _ builtin.Func = Node

@@ -19,41 +19,29 @@ import (
 // nodeVersion is the Node.js release whose behaviour the modules follow.
 const nodeVersion = "v20.20.2"
 
-func init() {
-	builtin.Register("node", Node)
-}
-
-// config is what an exec tells the programs it runs, through the context:
-// the shell calls `node` with the context of the exec.
-type config struct {
-	runner       Runner
-	fetch        *http.Client // nil: the network is off for this exec
-	maxHeapBytes int64
-	publish      PublishFunc
-	checkpoint   CheckpointFunc
-	actor        string // whom publish records in the audit trail
-	scope        any    // Program.scope
-}
-
-type configKey struct{}
-
 // DefaultMaxHeapBytes is the heap one program may use.
 const DefaultMaxHeapBytes = 512 << 20
 
-// configFrom is the exec's config; `node` run by a shell backend with no
-// js backend over it gets the defaults, workers included.
-func configFrom(ctx context.Context) *config {
-	if c, ok := ctx.Value(configKey{}).(*config); ok {
-		return c
+// Command is the shell's `node` command (for shell.Options.Commands),
+// running programs as opts say; what differs per exec (the network, the
+// actor) comes from the shell's builtin.Env.
+func Command(opts Options) builtin.Func {
+	if opts.Runner == nil {
+		opts.Runner = DefaultWorkers()
 	}
-	return &config{runner: DefaultWorkers(), maxHeapBytes: DefaultMaxHeapBytes}
+	if opts.MaxHeapBytes <= 0 {
+		opts.MaxHeapBytes = DefaultMaxHeapBytes
+	}
+	return func(ctx context.Context, env *builtin.Env, args []string) int {
+		return node(ctx, env, args, &opts)
+	}
 }
 
 const nodeUsage = "usage: node [-e CODE | -p EXPR | FILE] [ARG...]"
 
-// Node is the shell's `node` command: `node FILE [ARG...]`, `node -e CODE`,
-// `node -p EXPR`, or a script on standard input.
-func Node(ctx context.Context, env *builtin.Env, args []string) int {
+// node runs `node FILE [ARG...]`, `node -e CODE`, `node -p EXPR`, or a
+// script on standard input.
+func node(ctx context.Context, env *builtin.Env, args []string, opts *Options) int {
 	var (
 		code, file string
 		print      bool
@@ -109,10 +97,14 @@ done:
 		code, file = string(data), path.Join(env.Dir, "[stdin]")
 	}
 	argv = append(argv, rest...)
-	cfg := configFrom(ctx)
-	return cfg.runner.Run(ctx, env, Program{
+	var fetch *http.Client
+	if env.HTTP != nil {
+		fetch = &http.Client{Transport: env.HTTP}
+	}
+	return opts.Runner.Run(ctx, env, Program{
 		File: file, Code: code, Print: print, Argv: argv,
-		Fetch: cfg.fetch, MaxHeapBytes: cfg.maxHeapBytes, Publish: cfg.publish, Checkpoint: cfg.checkpoint, Actor: cfg.actor, scope: cfg.scope,
+		Fetch: fetch, MaxHeapBytes: opts.MaxHeapBytes, Publish: opts.Publish, Checkpoint: opts.Checkpoint, Actor: env.Actor,
+		scope: opts, // one Command's execs (a workspace's) may share a worker
 	})
 }
 

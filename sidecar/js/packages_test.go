@@ -140,7 +140,7 @@ func newPackagesBackend(t testing.TB, opts Options) (*Backend, *shell.Backend, *
 	if err := copyFile(filepath.Join(dir, "packages.db"), db); err != nil {
 		t.Fatal(err)
 	}
-	b, sh, fsys := backendOn(t, db, opts)
+	b, sh, fsys := backendOn(t, db, opts, shell.Options{})
 	return b, sh, fsys, dir
 }
 

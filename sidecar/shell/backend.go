@@ -7,6 +7,7 @@
 package shell
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,7 +24,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar"
-	_ "github.com/sqlfs/sqlfs/sidecar/git" // registers the git built-in
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 )
 
 // Options configure a Backend.
@@ -57,6 +58,9 @@ type Options struct {
 	// which applies its egress policy and injects its credentials. Nil
 	// means no network.
 	HTTP http.RoundTripper
+	// Commands are the commands the caller adds to the built-in ones
+	// (the workspace adds git and node), by name; they take precedence.
+	Commands map[string]builtin.Func
 }
 
 // Backend runs commands in-process. It is safe for concurrent use; each
@@ -147,6 +151,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	if req.AllowNetwork {
 		r.http = b.opts.HTTP
 	}
+	r.actor = cmp.Or(req.Actor, b.opts.Actor, DefaultActor)
 	if req.Actor != "" {
 		// This exec's changes are audited under its own name.
 		if at, ok := b.m.workspace.(actorTree); ok {

@@ -200,14 +200,15 @@ func TestCancelByCaller(t *testing.T) {
 func TestStuckCommandDoesNotHang(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
-	builtin.Register("sqlfs-test-stuck", func(context.Context, *builtin.Env, []string) int {
-		<-release
-		return 0
-	})
-	builtin.Register("sqlfs-test-panic", func(context.Context, *builtin.Env, []string) int {
-		panic("boom")
-	})
-	b, _ := newTestBackend(t, Options{StopGrace: 100 * time.Millisecond})
+	b, _ := newTestBackend(t, Options{StopGrace: 100 * time.Millisecond, Commands: map[string]builtin.Func{
+		"sqlfs-test-stuck": func(context.Context, *builtin.Env, []string) int {
+			<-release
+			return 0
+		},
+		"sqlfs-test-panic": func(context.Context, *builtin.Env, []string) int {
+			panic("boom")
+		},
+	}})
 	start := time.Now()
 	got := execReq(t, b, sidecar.Request{Command: "sqlfs-test-stuck", Timeout: 100 * time.Millisecond})
 	if !got.TimedOut || time.Since(start) > 3*time.Second {

@@ -65,13 +65,16 @@ func routed(args []string) []string {
 
 // lookup finds the command a name runs when it is not a function or an
 // interpreter builtin: the shell commands bound to the run (sh, bash,
-// which), then the builtin registry.
+// which), the caller's (Options.Commands), then the built-in ones.
 func (r *run) lookup(name string) (builtin.Func, bool) {
 	switch name {
 	case "sh", "bash":
 		return r.shCommand, true
 	case "which":
 		return r.whichCommand, true
+	}
+	if fn, ok := r.b.opts.Commands[name]; ok {
+		return fn, true
 	}
 	return builtin.Lookup(name)
 }

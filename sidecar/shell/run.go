@@ -34,6 +34,7 @@ type run struct {
 	limits sidecar.Limits
 	ctx    context.Context
 	http   http.RoundTripper // the exec's network; nil: none
+	actor  string            // whom the audit trail names for the exec's changes
 	cancel context.CancelCauseFunc
 	fs     *view
 	// fifoDir is the host directory of this run's process-substitution
@@ -502,9 +503,10 @@ func (r *run) commandEnv(hc interp.HandlerContext) *builtin.Env {
 			}
 			return out
 		},
-		FS:   r.fs,
-		Run:  r.runArgs,
-		HTTP: r.http,
+		FS:    r.fs,
+		Run:   r.runArgs,
+		HTTP:  r.http,
+		Actor: r.actor,
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -23,10 +24,12 @@ import (
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
+	"github.com/sqlfs/sqlfs/sidecar/git"
 	"github.com/sqlfs/sqlfs/sidecar/httpcred"
 	"github.com/sqlfs/sqlfs/sidecar/js"
 	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
+	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
@@ -150,8 +153,22 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		}
 		o.Shell.HTTP = ct
 	}
-	sh := shell.New(f, o.Shell)
+	pub, err := newPublisher(path, f, o.PublicURL)
+	if err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
 	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{}, Egress: egressT}
+	// git and node are the shell's commands; node's programs publish and
+	// checkpoint through this workspace, and fetch through o.Shell.HTTP.
+	o.Shell.Commands = maps.Clone(o.Shell.Commands)
+	if o.Shell.Commands == nil {
+		o.Shell.Commands = map[string]builtin.Func{}
+	}
+	o.Shell.Commands["git"] = git.Main
+	o.Shell.Commands["node"] = js.Command(js.Options{Publish: pub, MaxHeapBytes: o.JSMemory, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
+		return w.Tools.CheckpointOp(ctx, actor, op, args) // set below, before any exec
+	}})
+	sh := shell.New(f, o.Shell)
 	w.addBackend(sh)
 	if !o.NoUsageGauges {
 		w.trackUsage()
@@ -195,14 +212,8 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 			}
 		}
 	}
-	pub, err := newPublisher(path, f, o.PublicURL)
-	if err != nil {
-		return nil, errors.Join(err, w.Close(ctx))
-	}
 	// The JavaScript backend runs its programs through the shell backend.
-	w.addBackend(js.New(sh, js.Options{Publish: pub, Egress: w.Egress, MaxHeapBytes: o.JSMemory, Checkpoint: func(ctx context.Context, actor, op string, args []byte) ([]byte, error) {
-		return w.Tools.CheckpointOp(ctx, actor, op, args) // set below, before any exec
-	}}))
+	w.addBackend(js.New(sh))
 	to := tools.Options{Publish: pub, Egress: o.Egress}
 	if !o.NoAutoCheckpoint {
 		to.AutoCheckpoint = &tools.DefaultCheckpointRetention

@@ -64,6 +64,8 @@ type Env struct {
 	// HTTP is the exec's way to the network (the owner's egress policy
 	// and credentials); nil means none.
 	HTTP http.RoundTripper
+	// Actor is whom the audit trail names for the exec's changes.
+	Actor string
 }
 
 // Abs makes name absolute against the working directory. It does not clean
@@ -89,9 +91,10 @@ var (
 	registry = map[string]Func{}
 )
 
-// Register makes fn available under name. Called from init in the files
-// that define commands.
-func Register(name string, fn Func) {
+// register makes fn available under name. Called from init in the files
+// that define commands; commands of other packages are the shell's
+// Options.Commands.
+func register(name string, fn Func) {
 	mu.Lock()
 	defer mu.Unlock()
 	registry[name] = fn

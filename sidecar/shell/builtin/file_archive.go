@@ -19,14 +19,14 @@ import (
 )
 
 func init() {
-	Register("tar", fileTar)
-	Register("gzip", func(ctx context.Context, env *Env, args []string) int {
+	register("tar", fileTar)
+	register("gzip", func(ctx context.Context, env *Env, args []string) int {
 		return fileGzip(ctx, env, args, false, false)
 	})
-	Register("gunzip", func(ctx context.Context, env *Env, args []string) int {
+	register("gunzip", func(ctx context.Context, env *Env, args []string) int {
 		return fileGzip(ctx, env, args, true, false)
 	})
-	Register("zcat", func(ctx context.Context, env *Env, args []string) int {
+	register("zcat", func(ctx context.Context, env *Env, args []string) int {
 		return fileGzip(ctx, env, args, true, true)
 	})
 }

@@ -17,16 +17,16 @@ import (
 )
 
 func init() {
-	Register("cat", fileCat)
-	Register("mkdir", fileMkdir)
-	Register("rmdir", fileRmdir)
-	Register("touch", fileTouch)
-	Register("rm", fileRm)
-	Register("ln", fileLn)
-	Register("readlink", fileReadlink)
-	Register("realpath", fileRealpath)
-	Register("sleep", fileSleep)
-	Register("mktemp", fileMktemp)
+	register("cat", fileCat)
+	register("mkdir", fileMkdir)
+	register("rmdir", fileRmdir)
+	register("touch", fileTouch)
+	register("rm", fileRm)
+	register("ln", fileLn)
+	register("readlink", fileReadlink)
+	register("realpath", fileRealpath)
+	register("sleep", fileSleep)
+	register("mktemp", fileMktemp)
 }
 
 func fileCat(ctx context.Context, env *Env, args []string) int {

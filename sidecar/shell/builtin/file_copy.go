@@ -12,9 +12,9 @@ import (
 )
 
 func init() {
-	Register("chmod", fileChmod)
-	Register("cp", fileCp)
-	Register("mv", fileMv)
+	register("chmod", fileChmod)
+	register("cp", fileCp)
+	register("mv", fileMv)
 }
 
 // fileParseMode parses an octal or symbolic (u+x,go-w,a=r,+X) mode

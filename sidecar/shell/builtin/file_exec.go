@@ -12,9 +12,9 @@ import (
 )
 
 func init() {
-	Register("env", fileEnvCmd)
-	Register("xargs", fileXargs)
-	Register("timeout", fileTimeout)
+	register("env", fileEnvCmd)
+	register("xargs", fileXargs)
+	register("timeout", fileTimeout)
 }
 
 // fileRun runs argv through env.Run, reporting a missing runner.

@@ -18,7 +18,7 @@ import (
 )
 
 func init() {
-	Register("find", fileFind)
+	register("find", fileFind)
 }
 
 // findEntry is one file find visits.

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	Register("ls", fileLs)
+	register("ls", fileLs)
 }
 
 // lsEntry is one name ls prints.

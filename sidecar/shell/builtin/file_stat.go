@@ -12,9 +12,9 @@ import (
 )
 
 func init() {
-	Register("stat", fileStatCmd)
-	Register("tree", fileTree)
-	Register("du", fileDu)
+	register("stat", fileStatCmd)
+	register("tree", fileTree)
+	register("du", fileDu)
 }
 
 func fileStatCmd(_ context.Context, env *Env, args []string) int {

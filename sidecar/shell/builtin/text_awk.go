@@ -13,7 +13,7 @@ import (
 	"github.com/benhoyt/goawk/parser"
 )
 
-func init() { Register("awk", textAwk) }
+func init() { register("awk", textAwk) }
 
 // awkAssign matches a command-line "var=value" operand.
 var awkAssign = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)

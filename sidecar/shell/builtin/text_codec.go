@@ -23,13 +23,13 @@ import (
 )
 
 func init() {
-	Register("base64", textBase64)
+	register("base64", textBase64)
 	for name, h := range map[string]func() hash.Hash{"md5sum": md5.New, "sha1sum": sha1.New,
 		"sha256sum": sha256.New, "sha512sum": sha512.New} {
-		Register(name, func(ctx context.Context, env *Env, args []string) int { return textSum(ctx, env, args, h) })
+		register(name, func(ctx context.Context, env *Env, args []string) int { return textSum(ctx, env, args, h) })
 	}
-	Register("od", textOd)
-	Register("file", textFile)
+	register("od", textOd)
+	register("file", textFile)
 }
 
 func textBase64(ctx context.Context, env *Env, args []string) int {

@@ -10,9 +10,9 @@ import (
 )
 
 func init() {
-	Register("cut", textCut)
-	Register("paste", textPaste)
-	Register("tr", textTr)
+	register("cut", textCut)
+	register("paste", textPaste)
+	register("tr", textTr)
 }
 
 // cutRange is an inclusive 1-based range; hi 0 means to the end.

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-func init() { Register("diff", textDiff) }
+func init() { register("diff", textDiff) }
 
 type diffRun struct {
 	env                          *Env

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-func init() { Register("expr", textExpr) }
+func init() { register("expr", textExpr) }
 
 var (
 	errExprSyntax = errors.New("syntax error")

@@ -16,9 +16,9 @@ import (
 )
 
 func init() {
-	Register("grep", func(ctx context.Context, env *Env, args []string) int { return textGrep(ctx, env, args, "") })
-	Register("egrep", func(ctx context.Context, env *Env, args []string) int { return textGrep(ctx, env, args, "E") })
-	Register("fgrep", func(ctx context.Context, env *Env, args []string) int { return textGrep(ctx, env, args, "F") })
+	register("grep", func(ctx context.Context, env *Env, args []string) int { return textGrep(ctx, env, args, "") })
+	register("egrep", func(ctx context.Context, env *Env, args []string) int { return textGrep(ctx, env, args, "E") })
+	register("fgrep", func(ctx context.Context, env *Env, args []string) int { return textGrep(ctx, env, args, "F") })
 }
 
 var grepSpec = textSpec{

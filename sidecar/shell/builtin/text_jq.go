@@ -16,7 +16,7 @@ import (
 	"github.com/itchyny/gojq"
 )
 
-func init() { Register("jq", textJq) }
+func init() { register("jq", textJq) }
 
 // jqOpts are jq's command-line settings.
 type jqOpts struct {

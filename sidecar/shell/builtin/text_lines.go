@@ -15,14 +15,14 @@ import (
 )
 
 func init() {
-	Register("head", textHead)
-	Register("tail", textTail)
-	Register("wc", textWc)
-	Register("tac", textTac)
-	Register("rev", textRev)
-	Register("nl", textNl)
-	Register("fold", textFold)
-	Register("tee", textTee)
+	register("head", textHead)
+	register("tail", textTail)
+	register("wc", textWc)
+	register("tac", textTac)
+	register("rev", textRev)
+	register("nl", textNl)
+	register("fold", textFold)
+	register("tee", textTee)
 }
 
 // textObsoleteCount turns "-5" into "-n5", the historical form head and

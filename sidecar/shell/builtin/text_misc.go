@@ -14,14 +14,14 @@ import (
 )
 
 func init() {
-	Register("true", func(context.Context, *Env, []string) int { return 0 })
-	Register("false", func(context.Context, *Env, []string) int { return 1 })
-	Register("yes", textYes)
-	Register("basename", textBasename)
-	Register("dirname", textDirname)
-	Register("printenv", textPrintenv)
-	Register("seq", textSeq)
-	Register("date", textDate)
+	register("true", func(context.Context, *Env, []string) int { return 0 })
+	register("false", func(context.Context, *Env, []string) int { return 1 })
+	register("yes", textYes)
+	register("basename", textBasename)
+	register("dirname", textDirname)
+	register("printenv", textPrintenv)
+	register("seq", textSeq)
+	register("date", textDate)
 }
 
 // textYes repeats its arguments until the reader goes away or ctx ends.

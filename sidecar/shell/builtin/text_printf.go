@@ -18,8 +18,8 @@ import (
 )
 
 func init() {
-	Register("printf", textPrintf)
-	Register("echo", textEcho)
+	register("printf", textPrintf)
+	register("echo", textEcho)
 }
 
 // MaxPrintfWidth caps a printf field width or precision. bash allocates

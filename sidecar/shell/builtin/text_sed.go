@@ -16,7 +16,7 @@ import (
 	"unicode/utf8"
 )
 
-func init() { Register("sed", textSed) }
+func init() { register("sed", textSed) }
 
 // Address kinds.
 const (

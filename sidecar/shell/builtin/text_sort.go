@@ -14,9 +14,9 @@ import (
 )
 
 func init() {
-	Register("sort", textSort)
-	Register("uniq", textUniq)
-	Register("comm", textComm)
+	register("sort", textSort)
+	register("uniq", textUniq)
+	register("comm", textComm)
 }
 
 // sortKey is one -k field spec; opts are its own ordering letters.
