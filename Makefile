@@ -14,9 +14,12 @@ BIN        := bin
 # fuse3 and libfuse3-dev for the mount, busybox-static and libseccomp-dev for
 # the container tests, prometheus for promtool and the scrape test, fio for
 # make fio, and the reference tools the shell backend's corpus compares with.
+# npm is not among them: NodeSource's nodejs (on these machines) ships its own
+# and conflicts with Debian's npm; the verdaccio rule below installs Debian's
+# npm only where no npm is on PATH.
 DEB_PKGS   := fuse3 libfuse3-dev libfuse-dev pkg-config gcc sqlite3 busybox-static \
               libseccomp-dev prometheus fio tar gzip git bash coreutils grep sed mawk \
-              diffutils jq file util-linux tree nodejs npm curl
+              diffutils jq file util-linux tree nodejs curl
 TEST_TIMEOUT ?= 20m
 # The packages with real concurrency (the core's writer and read-ahead, FUSE
 # request threads, the store's background writer, exec backends, the API)
