@@ -150,7 +150,9 @@ func (s *session) report(err error) int {
 		fmt.Fprintf(s.errw, "git: %v\n", err)
 		return 1
 	case s.ctx.Err() != nil:
-		fmt.Fprintf(s.errw, "fatal: %v\n", s.ctx.Err())
+		// Stopped: by the exec's end or limit, which the shell reports, or
+		// by a reader that went away (`git log | head`), where git dies of
+		// SIGPIPE without a word.
 		return 128
 	}
 	fmt.Fprintf(s.errw, "fatal: %v\n", err)

@@ -9,3 +9,5 @@ git blame f
 git blame -- f
 mkdir sub && cd sub && git blame ../f | head -3 && cd ..
 git blame nope; echo "exit $?"
+seq 1 5000 > big && git add big && git commit -q -m big
+git blame big | head -1
