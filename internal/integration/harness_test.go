@@ -20,6 +20,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/internal/exectest"
 	"github.com/sqlfs/sqlfs/internal/s3test"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 )
 
@@ -223,15 +224,5 @@ func freeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// loadAverage is /proc/loadavg's first figure, for the reports.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return "?"
-	}
-	return f[0]
-}
+// loadAverage is the 1-minute load, for the reports.
+func loadAverage() string { return fmt.Sprintf("%.2f", testenv.LoadAverage()) }

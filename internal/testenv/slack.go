@@ -17,15 +17,16 @@ const maxSlack = 20
 // fifteenth of the CPU it had when the bound was chosen, and a bound
 // that held there fails on correct code.
 func Slack(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * slackFactor(loadAverage(), runtime.NumCPU()))
+	return time.Duration(float64(d) * slackFactor(LoadAverage(), runtime.NumCPU()))
 }
 
 func slackFactor(load float64, cpus int) float64 {
 	return min(max(load/float64(max(cpus, 1)), 1), maxSlack)
 }
 
-// loadAverage is /proc/loadavg's first figure, 0 where it cannot be read.
-func loadAverage() float64 {
+// LoadAverage is /proc/loadavg's first figure (the 1-minute load), 0 where
+// it cannot be read; tests that report figures print it beside them.
+func LoadAverage() float64 {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return 0
