@@ -9,7 +9,8 @@ import (
 )
 
 // Flags are the replication flags of the owners (sqlfs-exec serve,
-// sqlfs-mount) and of sqlfs-exec restore.
+// sqlfs-mount). sqlfs-exec restore has its own --replica and
+// --replica-credentials: it reads a replica instead of writing one.
 type Flags struct {
 	url, credentials        string
 	syncInterval, retention time.Duration
