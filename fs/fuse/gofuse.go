@@ -692,7 +692,7 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 			return nil, fmt.Errorf("%w at %s: %w", ErrMountFailed, abs, err)
 		}
 	}
-	m.abort = connectionAborter(abs)
+	m.abort = connectionAborter(abs, m.done)
 	m.fsys = fsys
 	fsys.SetInvalidator(r.invalidate)
 	if r.writeback {
@@ -775,22 +775,36 @@ func (r *rawFS) flush(ino uint64) {
 const fusectl = "/sys/fs/fuse/connections"
 
 // connectionAborter returns what aborts the FUSE connection mounted at dir
-// (through the fusectl filesystem), or nil when it cannot be found.
-func connectionAborter(dir string) func() {
+// (through the fusectl filesystem), or nil when it cannot be found. The
+// abort file is opened now and written through that descriptor later: the
+// kernel reuses a connection's number as soon as it ends, so a path looked
+// up at abort time could name the next mount's connection, while this
+// descriptor goes dead with its own (a write then does nothing). done
+// closes the descriptor.
+func connectionAborter(dir string, done <-chan struct{}) func() {
 	major, minor, ok := mountDevice(dir)
 	if !ok {
 		return nil
 	}
 	// The connection is named by the kernel's encoding of the device number.
 	id := minor&0xff | major<<8 | (minor&^0xff)<<12
-	file := fmt.Sprintf("%s/%d/abort", fusectl, id)
+	name := fmt.Sprintf("%s/%d/abort", fusectl, id)
+	if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+		// fusectl is not always mounted (systemd does it at boot).
+		_ = unix.Mount("fusectl", fusectl, "fusectl", 0, "")
+	}
+	file, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if err != nil {
+		slog.Warn("cannot open the FUSE connection's abort file: a mount held elsewhere will not be aborted", "file", name, "err", err)
+		return nil
+	}
+	go func() {
+		<-done
+		file.Close()
+	}()
 	return func() {
-		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
-			// fusectl is not always mounted (systemd does it at boot).
-			_ = unix.Mount("fusectl", fusectl, "fusectl", 0, "")
-		}
-		if err := os.WriteFile(file, []byte("1"), 0o200); err != nil {
-			slog.Warn("cannot abort the FUSE connection", "file", file, "err", err)
+		if _, err := file.Write([]byte("1")); err != nil && !errors.Is(err, os.ErrClosed) {
+			slog.Warn("cannot abort the FUSE connection", "file", name, "err", err)
 		}
 	}
 }
