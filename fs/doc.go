@@ -48,7 +48,7 @@
 //     yet is found through the store's entries of that inode (dirAt,
 //     namesInStore), which loads the directories above it first.
 //   - The counters (Usage, Statfs, the quota) are the store's totals, kept
-//     by triggers in every transaction, read at open and after a restore,
+//     in the transaction of every change, read at open and after a restore,
 //     and followed in RAM by each create and reclaim in between: no
 //     operation counts by walking the tree.
 //   - An inode read from the store starts its data generation past any an

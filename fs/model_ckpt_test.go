@@ -304,8 +304,7 @@ func cmpStr(a, b string) int {
 // downgradeToV3 takes a store's schema back to before checkpoints (schema
 // 3), as older programs made it; the schema version is left to the caller.
 func downgradeToV3(db *sql.DB) error {
-	q := `DROP TRIGGER inodes_totals_insert; DROP TRIGGER inodes_totals_delete; DROP TRIGGER inodes_totals_update;
-		DROP TABLE totals; DROP INDEX inodes_unlinked;
+	q := `DROP TABLE totals; DROP INDEX inodes_unlinked;
 		DROP TABLE checkpoints; DELETE FROM meta WHERE k IN ('gen', 'gc_pending');`
 	for _, t := range []string{"inodes", "dentries", "chunks", "xattrs"} {
 		q += fmt.Sprintf("DROP TABLE %[1]s_hist; DROP INDEX %[1]s_born; ALTER TABLE %[1]s DROP COLUMN born;", t)

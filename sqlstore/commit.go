@@ -247,7 +247,7 @@ var (
 )
 
 var commitQueries = append([]string{qDeleteChunks, qDeleteInode, qDeleteXattrs, qDeleteDentry, qPutDentry,
-	qPutInode, qPutChunk, qDeleteXattr, qPutXattr, qPutAudit, qPageCount}, commitSaves...)
+	qPutInode, qPutChunk, qDeleteXattr, qPutXattr, qPutAudit, qPageCount, qInodesTotals, qAddTotals}, commitSaves...)
 
 // prepareCommits prepares commitQueries on the writer. It must run while
 // no transaction holds the writer's one connection.
@@ -322,7 +322,35 @@ func (s *Store) step(ctx context.Context, tx *sql.Tx, query string, n, keys int,
 	return nil
 }
 
+// totalsDelta is what b changes of the totals: what the inodes it puts or
+// deletes add as b leaves them, less what they add now. Run before b is
+// applied.
+func (s *Store) totalsDelta(ctx context.Context, tx *sql.Tx, b *Batch) (Totals, error) {
+	if len(b.Inodes)+len(b.DeleteInodes) == 0 {
+		return Totals{}, nil
+	}
+	after := make(map[uint64]Totals, len(b.Inodes)+len(b.DeleteInodes))
+	for _, ino := range b.DeleteInodes {
+		after[ino] = Totals{}
+	}
+	for _, n := range b.Inodes { // put after the deletions, the last put winning
+		after[n.Ino] = n.totals()
+	}
+	var d Totals
+	inos := make([]uint64, 0, len(after))
+	for ino, t := range after {
+		inos = append(inos, ino)
+		d = d.plus(t)
+	}
+	before, err := s.inodesTotals(ctx, tx, inos)
+	return d.minus(before), err
+}
+
 func (s *Store) applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
+	delta, err := s.totalsDelta(ctx, tx, b)
+	if err != nil {
+		return err
+	}
 	steps := []struct {
 		query string
 		n     int
@@ -370,7 +398,10 @@ func (s *Store) applyBatch(ctx context.Context, tx *sql.Tx, b *Batch) error {
 			return err
 		}
 	}
-	err := s.step(ctx, tx, qPutAudit, len(b.Audit), 0, false, func(i int) []any {
+	if err := s.addTotals(ctx, tx, delta); err != nil {
+		return err
+	}
+	err = s.step(ctx, tx, qPutAudit, len(b.Audit), 0, false, func(i int) []any {
 		a := b.Audit[i]
 		return []any{a.Time.UnixNano(), a.Actor, a.Op, a.Path, a.Path2, a.Result}
 	})

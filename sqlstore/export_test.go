@@ -24,3 +24,13 @@ func (s *Store) WALBytes() (used, pending int64) { return s.walBytes() }
 var LookupQueries = map[string][]string{
 	"open": openQueries, "readdir": {qDir, qDirXattrs}, "names": {qNamesOf},
 }
+
+// SchemaUpTo is the SQL of schemas 1 to v, to build stores as older
+// programs made them (fresh: no migration's fill runs).
+func SchemaUpTo(v int) string {
+	var q string
+	for _, m := range migrations[:v] {
+		q += m.sql + ";\n"
+	}
+	return q
+}

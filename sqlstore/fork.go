@@ -178,6 +178,12 @@ func trimFork(ctx context.Context, path string, gen int64) error {
 			return err
 		}
 	}
+	if gen != Live {
+		// A fork copies the whole store: counting its inodes costs less.
+		if _, err := tx.ExecContext(ctx, qRecountTotals); err != nil {
+			return err
+		}
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM checkpoints; DELETE FROM meta WHERE k = 'gc_pending'`); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package sqlstore_test
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,8 +27,8 @@ func totalsAgree(t *testing.T, st *sqlstore.Store, when string) sqlstore.Totals 
 	return os.Totals
 }
 
-// TestTotalsFollowEveryChange: the totals triggers keep up with inserts,
-// a commit's upserts of rows that exist, deletes, a restore moving rows
+// TestTotalsFollowEveryChange: the totals keep up with a commit's inserts,
+// its upserts of rows that exist and its deletes, a restore moving rows
 // back from history, and a fork's trim; Check reports totals that drifted.
 func TestTotalsFollowEveryChange(t *testing.T) {
 	st, path := newStore(t)
@@ -85,6 +87,81 @@ func TestTotalsFollowEveryChange(t *testing.T) {
 	}
 	if text := sqlstore.FormatProblems(ps); !strings.Contains(text, "totals: the totals say 5 inodes of 9 bytes, the inodes are 5 of 8 bytes") {
 		t.Fatalf("check missed the drifted totals:\n%s", text)
+	}
+}
+
+// TestTotalsAfterMigrationFromV5: a store of schema 5, whose totals
+// triggers kept, has the same totals after the migration drops them, and
+// its commits count once (a trigger left behind would count them again).
+func TestTotalsAfterMigrationFromV5(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v5.db")
+	db := rawDB(t, path)
+	execSQL(t, db, sqlstore.SchemaUpTo(5),
+		`INSERT INTO meta(k, v) VALUES ('schema_version', '5'), ('chunk_size', '131072')`,
+		`INSERT INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns) VALUES
+			(1, 16877, 0, 0, 3, 0, 0, 0, 0), (2, 16877, 0, 0, 2, 4096, 0, 0, 0),
+			(3, 33188, 0, 0, 1, 10, 0, 0, 0), (4, 33188, 0, 0, 1, 20, 0, 0, 0), (5, 41471, 0, 0, 1, 3, 0, 0, 0)`,
+		`UPDATE inodes SET size = 30 WHERE ino = 4`,
+		`INSERT INTO dentries(parent, name, ino) VALUES (1, 'd', 2), (1, 'f', 3), (2, 'g', 4), (1, 'l', 5)`,
+		fmt.Sprintf("PRAGMA application_id=%d", 0x73716c66))
+	db.Close()
+	st, err := sqlstore.Open(t.Context(), path, sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if got := totalsAgree(t, st, "migrated"); got != (sqlstore.Totals{Inodes: 5, Bytes: 40}) {
+		t.Fatalf("migrated totals %+v, want 5 inodes of 40 bytes (regular files only)", got)
+	}
+	var triggers int
+	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'`).Scan(&triggers); err != nil || triggers != 0 {
+		t.Fatalf("%d triggers left after the migration (%v)", triggers, err)
+	}
+	err = st.Commit(t.Context(), &sqlstore.Batch{
+		DeleteInodes:   []uint64{3},
+		DeleteDentries: []sqlstore.Dentry{{Parent: 1, Name: "f"}},
+		Inodes:         []sqlstore.Inode{{Ino: 4, Mode: 0o100644, Nlink: 1, Size: 5}, {Ino: 6, Mode: 0o100644, Nlink: 1, Size: 7}},
+		Dentries:       []sqlstore.Dentry{{Parent: 1, Name: "h", Ino: 6}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := totalsAgree(t, st, "changed"); got != (sqlstore.Totals{Inodes: 5, Bytes: 12}) {
+		t.Fatalf("changed totals %+v, want 5 inodes of 12 bytes", got)
+	}
+}
+
+// TestTotalsOfBatchesThatCancel: a batch that deletes and puts the same
+// inode, or puts one twice, leaves the totals of its last put; a commit
+// that fails after its batch was applied leaves them as they were.
+func TestTotalsOfBatchesThatCancel(t *testing.T) {
+	st, _ := newStore(t)
+	commitTree(t, st) // 5 inodes of 8 bytes
+	err := st.Commit(t.Context(), &sqlstore.Batch{
+		DeleteInodes: []uint64{5, 4},
+		Inodes: []sqlstore.Inode{
+			{Ino: 5, Mode: 0o100644, Nlink: 1, Size: 50}, {Ino: 7, Mode: 0o100644, Nlink: 0, Size: 1},
+			{Ino: 7, Mode: 0o100644, Nlink: 0, Size: 2}, {Ino: 5, Mode: 0o100644, Nlink: 1, Size: 60},
+		},
+		DeleteDentries: []sqlstore.Dentry{{Parent: 3, Name: "f"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sqlstore.Totals{Inodes: 5, Bytes: 62}
+	if got := totalsAgree(t, st, "replaced"); got != want {
+		t.Fatalf("totals %+v, want %+v", got, want)
+	}
+	if _, err := st.CommitCheckpoint(t.Context(), &sqlstore.Batch{}, sqlstore.NewCheckpoint{Name: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.CommitCheckpoint(t.Context(), &sqlstore.Batch{Inodes: []sqlstore.Inode{{Ino: 8, Mode: 0o100644, Size: 9}}},
+		sqlstore.NewCheckpoint{Name: "one"})
+	if !errors.Is(err, sqlstore.ErrCheckpointExists) {
+		t.Fatalf("second checkpoint named one: %v", err)
+	}
+	if got := totalsAgree(t, st, "failed commit"); got != want {
+		t.Fatalf("totals after a failed commit %+v, want %+v", got, want)
 	}
 }
 

@@ -78,10 +78,13 @@ var migrations = []migration{
 	// See snapshot.go.
 	{sql: checkpointSchema},
 	// v5: what the filesystem core needs at open without reading every
-	// row (lookup.go): the totals of the live inodes, kept by triggers in
-	// the same transaction as every change (commits, restores, a fork's
-	// trim), and an index of the inodes with no name, reclaimed at open.
+	// row (lookup.go): the totals of the live inodes, kept in the same
+	// transaction as every change (commits, restores, a fork's trim), and
+	// an index of the inodes with no name, reclaimed at open.
 	{sql: totalsSchema},
+	// v6: the totals without triggers; whatever changes inodes adds its
+	// change (lookup.go).
+	{sql: dropTotalsTriggers},
 }
 
 // walSizeLimit is the size SQLite cuts a WAL file back to when it starts
@@ -208,6 +211,9 @@ func (s *Store) migrate(ctx context.Context, from int, fresh bool, opts Options)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO inodes(ino, mode, uid, gid, nlink, size, atime_ns, mtime_ns, ctime_ns)
 			VALUES (?, ?, 0, 0, 2, 0, ?, ?, ?)`, Root, 0o040755, now, now, now); err != nil {
 			return fmt.Errorf("create root: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, qRecountTotals); err != nil {
+			return fmt.Errorf("count root: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id=%d", appID)); err != nil {
 			return fmt.Errorf("set application id: %w", err)

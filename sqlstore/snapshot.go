@@ -402,6 +402,12 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, g int64, res *Restore
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	// The restore changes the rows of these inodes only: the totals
+	// change by what they add after it less what they add now.
+	before, err := s.inodesTotals(ctx, tx, inos)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	var dents []Dentry
 	rows, err := changed(versionedTables[1], "parent, name")
 	if err != nil {
@@ -486,6 +492,13 @@ func (s *Store) restoreTx(ctx context.Context, tx *sql.Tx, g int64, res *Restore
 		return fmt.Errorf("restore: %w", err)
 	}
 	res.ProtectedGone = kept
+	after, err := s.inodesTotals(ctx, tx, inos)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := s.addTotals(ctx, tx, after.minus(before)); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
 	// The rows now live, for the caller's RAM copy.
 	for _, ino := range inos {
 		r, ok, err := readInode(ctx, tx, ino)
