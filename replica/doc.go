@@ -42,8 +42,9 @@
 // workspace so that Close (hibernation, removal, shutdown) first closes
 // the store, with its final commit, then waits for that sync; an owner of
 // one store does the same at exit (Supervisor.Close syncs every store
-// before stopping litestream). Once synced, a hibernated workspace leaves
-// litestream (POST /unregister) and its store is renamed parked.sqlfs, out
+// still in sight before stopping litestream). Once synced, a closed
+// workspace leaves litestream (POST /unregister) before its store is
+// renamed parked.sqlfs (here at hibernation, by the fleet at handoff), out
 // of the directory watch's pattern, so that ten thousand hibernated
 // workspaces cost litestream nothing (it would hold a read transaction,
 // descriptors and a monitor for each); the next request renames it back.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/fleet"
 	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
@@ -248,5 +249,78 @@ func TestStaleHolderCannotChangeTheReplica(t *testing.T) {
 	want := map[string]string{"/one.txt": "from A, shipped\n", "/two.txt": "from B\n"}
 	if !maps.Equal(got, want) {
 		t.Fatalf("the stale holder changed the replica:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestCloseAfterParking shuts a fleet host down the way serve does: the
+// host closes every workspace, then the supervisor's final sync of what
+// litestream still replicates. Parked stores are out of its sight, synced
+// at their own close (hibernated, handed off) or let go unsynced on
+// purpose (their lease lost): the shutdown succeeds (serve exits 0), and
+// the replica holds every write of the workspaces handed off.
+func TestCloseAfterParking(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		leaseCut bool // every lease is lost before the shutdown
+	}{
+		{"handoff", false},
+		{"leases lost", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			srv := fakeServer(t)
+			base := srv.base(t, "fleet")
+			m := startMember(t, srv, base, 3*time.Second)
+			ids := []string{"ws-1", "ws-2", "ws-3"}
+			for _, id := range ids {
+				if err := m.dir.Create(id, nil); err != nil {
+					t.Fatal(err)
+				}
+				m.write(t, id, "notes.txt", "first write of "+id+"\n")
+				m.synced(t, id) // litestream replicates it
+				m.write(t, id, "notes.txt", "last write of "+id+"\n")
+			}
+			if tc.leaseCut {
+				m.lease.cut.Store(true)
+				for _, id := range ids {
+					waitState(t, m.host, id, "hibernated")
+				}
+			} else if err := m.host.Evict(ctx, ids[0]); err != nil {
+				// One hibernates before the shutdown.
+				t.Fatal(err)
+			}
+			if err := m.host.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.sup.Close(ctx); err != nil {
+				t.Fatalf("shutdown after parking: %v", err)
+			}
+			if tc.leaseCut {
+				return
+			}
+			for _, id := range ids {
+				out := filepath.Join(t.TempDir(), id+".sqlfs")
+				if err := RestoreWorkspace(ctx, options(t, base), id, out, time.Time{}); err != nil {
+					t.Fatal(err)
+				}
+				if b, err := openFS(t, out).ReadFile("notes.txt"); err != nil || string(b) != "last write of "+id+"\n" {
+					t.Errorf("the replica of %s has %q, %v; want its last write", id, b, err)
+				}
+			}
+		})
+	}
+}
+
+// waitState waits until h says workspace id is in state.
+func waitState(t *testing.T, h *host.Host, id, state string) {
+	t.Helper()
+	for deadline := time.Now().Add(testenv.Slack(30 * time.Second)); ; time.Sleep(20 * time.Millisecond) {
+		if st, _ := h.State(id); st == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			st, _ := h.State(id)
+			t.Fatalf("workspace %s is %s; want %s", id, st, state)
+		}
 	}
 }

@@ -247,12 +247,19 @@ func (s *synced) Close(ctx context.Context) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
 	defer cancel()
-	if serr := s.o.Supervisor.Sync(sctx, s.store); serr != nil || s.parked == "" {
+	if serr := s.o.Supervisor.Sync(sctx, s.store); serr != nil {
 		// Left in sight, litestream ships the rest when it can.
 		return errors.Join(err, serr)
 	}
+	// Synced, the store leaves litestream's sight next (parked here, or by
+	// the fleet): litestream lets go of it while it is still in place.
+	// Meeting it renamed, litestream fails to close it ("disk I/O error")
+	// and lists it still, for a while, to a final sync that then fails.
 	if rerr := s.o.Supervisor.Release(sctx, s.store); rerr != nil {
-		s.o.Options.Logger.Warn("litestream did not release a hibernated store; it will when the store leaves its sight", "store", s.store, "err", rerr)
+		s.o.Options.Logger.Warn("litestream did not release a closed store; it will when the store leaves its sight", "store", s.store, "err", rerr)
+	}
+	if s.parked == "" {
+		return err
 	}
 	return errors.Join(err, host.MoveStore(s.store, s.parked))
 }

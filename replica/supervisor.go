@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -407,6 +408,11 @@ func (s *Supervisor) waitReady(ctx context.Context, exited <-chan error) error {
 // errNotFound: litestream does not (yet) replicate that store.
 var errNotFound = errors.New("litestream does not replicate this store")
 
+// errGone: the store left litestream's sight (parked, removed) before its
+// sync: its owner's close synced it, or let it go unsynced on purpose (a
+// lease lost), and reported that.
+var errGone = errors.New("the store is gone from the replicated directory")
+
 // ctl is a client of litestream's control socket.
 type ctl struct {
 	socket string
@@ -472,6 +478,9 @@ type syncResponse struct {
 // dying, until ctx ends.
 func (s *Supervisor) Sync(ctx context.Context, path string) error {
 	p, err := realPath(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("replica sync of %s: %w", path, errGone)
+	}
 	if err != nil {
 		return err
 	}
@@ -484,6 +493,9 @@ func (s *Supervisor) Sync(ctx context.Context, path string) error {
 		}
 		if err == nil {
 			err = fmt.Errorf("replica at transaction %d of %d", r.ReplicatedTXID, r.TXID)
+		}
+		if _, serr := os.Lstat(p); errors.Is(serr, fs.ErrNotExist) {
+			return fmt.Errorf("replica sync of %s: %w (last: %w)", p, errGone, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -542,18 +554,27 @@ func StatusAt(ctx context.Context, stateDir string) ([]Status, error) {
 // ErrNotReplicating: no owner replicates there.
 var ErrNotReplicating = errors.New("not replicating")
 
-func (s ctl) status(ctx context.Context) ([]Status, error) {
+// listed is a store in litestream's GET /list.
+type listed struct {
+	Path       string     `json:"path"`
+	LastSyncAt *time.Time `json:"last_sync_at"`
+}
+
+func (s ctl) list(ctx context.Context) ([]listed, error) {
 	var list struct {
-		Databases []struct {
-			Path       string     `json:"path"`
-			LastSyncAt *time.Time `json:"last_sync_at"`
-		} `json:"databases"`
+		Databases []listed `json:"databases"`
 	}
-	if err := s.call(ctx, http.MethodGet, "/list", nil, &list); err != nil {
+	err := s.call(ctx, http.MethodGet, "/list", nil, &list)
+	return list.Databases, err
+}
+
+func (s ctl) status(ctx context.Context) ([]Status, error) {
+	dbs, err := s.list(ctx)
+	if err != nil {
 		return nil, err
 	}
 	var out []Status
-	for _, d := range list.Databases {
+	for _, d := range dbs {
 		st := Status{Path: d.Path}
 		if d.LastSyncAt != nil {
 			st.LastSync = *d.LastSyncAt
@@ -571,19 +592,20 @@ func (s ctl) status(ctx context.Context) ([]Status, error) {
 	return out, nil
 }
 
-// Close ships what every store has committed (until ctx ends), then stops
-// litestream.
+// Close ships what every store in sight has committed (until ctx ends),
+// then stops litestream. A store that left its sight meanwhile (parked
+// after its own final sync, or fenced) is not litestream's to ship.
 func (s *Supervisor) Close(ctx context.Context) error {
 	s.once.Do(func() {
 		var errs []error
 		select {
 		case <-s.ready:
-			sts, err := s.Status(ctx)
+			dbs, err := s.list(ctx)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("final replica sync: %w", err))
 			}
-			for _, st := range sts {
-				if err := s.Sync(ctx, st.Path); err != nil {
+			for _, d := range dbs {
+				if err := s.Sync(ctx, d.Path); err != nil && !errors.Is(err, errGone) {
 					errs = append(errs, err)
 				}
 			}
