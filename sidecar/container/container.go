@@ -444,6 +444,11 @@ func (b *Backend) start(ctx context.Context) (_ *running, err error) {
 	return r, nil
 }
 
+// initExitWait bounds how long stopLocked waits for a SIGKILLed init to be
+// reaped (it takes milliseconds; a process stuck in the kernel can take
+// for ever, and Close once hung there). A variable for the test of that.
+var initExitWait = 10 * time.Second
+
 // stopLocked kills the container and removes its cgroups and state dir.
 // Killing pid 1 of the container's pid namespace kills every process in it.
 func (b *Backend) stopLocked() {
@@ -455,7 +460,13 @@ func (b *Backend) stopLocked() {
 	if err := r.c.Signal(unix.SIGKILL); err != nil && !errors.Is(err, libcontainer.ErrNotRunning) {
 		b.log.Warn("kill container", "id", r.c.ID(), "err", err)
 	}
-	<-r.exited
+	select {
+	case <-r.exited:
+	case <-time.After(initExitWait):
+		// Never hang Close or a restart on one container: its state dir
+		// and cgroups go all the same (destroy kills what is left).
+		b.log.Warn("container init did not exit after SIGKILL; destroying it anyway", "id", r.c.ID(), "waited", initExitWait)
+	}
 	_ = r.lifeline.Close()
 	if r.net != nil {
 		r.net.close()

@@ -21,6 +21,7 @@ import (
 	"github.com/opencontainers/runc/libcontainer"
 
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
@@ -439,6 +440,37 @@ func TestCloseCleansUp(t *testing.T) {
 	if _, err := b.Exec(context.Background(), sidecar.Request{Command: "true"}); !errors.Is(err, ErrClosed) {
 		t.Errorf("Exec after Close: %v, want ErrClosed", err)
 	}
+}
+
+// Close must not hang on an init that is never reaped (it did once, in
+// stopLocked's wait): it gives up after initExitWait and removes the
+// container all the same.
+func TestCloseDoesNotWaitForEverOnInit(t *testing.T) {
+	b, _ := newTestBackend(t, nil)
+	if got := execIn(t, b, sidecar.Request{Command: "true"}); got.err != nil {
+		t.Fatal(got.err)
+	}
+	hs := runningState(t, b)
+	defer func(d time.Duration) { initExitWait = d }(initExitWait)
+	initExitWait = 200 * time.Millisecond
+	b.mu.Lock()
+	reaped := b.ctr.exited
+	stuck := *b.ctr // the same container, seen through a reaper that never reports
+	stuck.exited = make(chan struct{})
+	b.ctr = &stuck
+	b.mu.Unlock()
+	closed := make(chan error, 1)
+	go func() { closed <- b.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testenv.Slack(30 * time.Second)):
+		t.Fatal("Close still waits for init")
+	}
+	<-reaped
+	assertGone(t, hs)
 }
 
 func TestCloseOnContextEnd(t *testing.T) {
