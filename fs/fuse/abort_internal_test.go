@@ -5,6 +5,7 @@ package fuse
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -69,5 +70,34 @@ func TestLateAbortSparesTheNextMount(t *testing.T) {
 	case <-second.Done():
 		t.Fatalf("the second mount ended: %v", second.Err())
 	default:
+	}
+}
+
+// Unmount tells a mount namespace that still has a live process (it
+// aborts, with a warning) from one whose processes have all exited (the
+// kernel lets go by itself: Unmount waits for that instead, quietly; CI's
+// `sqlfs-exec run` of a container warned on stderr at load 15).
+func TestHeldElsewhere(t *testing.T) {
+	m := startInternal(t, t.TempDir())
+	major, minor, _ := mountDevice(m.Mountpoint())
+	if heldElsewhere(major, minor) {
+		t.Fatal("held elsewhere before anyone else has it")
+	}
+	holder := exec.Command("unshare", "--mount", "--propagation", "private", "sleep", "60")
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Process.Kill(); holder.Wait() })
+	deadline := time.Now().Add(testenv.Slack(5 * time.Second))
+	for !heldElsewhere(major, minor) {
+		if time.Now().After(deadline) {
+			t.Fatal("a running process in another mount namespace holds the mount, yet it is not seen")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	holder.Process.Kill()
+	holder.Wait()
+	if heldElsewhere(major, minor) {
+		t.Fatal("still held by a live process after the holder exited")
 	}
 }

@@ -173,6 +173,10 @@ type Mount struct {
 	// abort, when set, ends the kernel connection: the serving loop stops
 	// even while another mount namespace (a container) still holds it.
 	abort func()
+	// heldElsewhere, set with abort, reports whether a process that
+	// still runs has the mount in another mount namespace (one whose last
+	// process has exited lets go by itself, only later).
+	heldElsewhere func() bool
 }
 
 // readAheadKB is the kernel's read-ahead for the mount. Its default for a
@@ -229,13 +233,27 @@ func (m *Mount) Unmount() error {
 	if m.abort == nil {
 		return fmt.Errorf("%w: %s: serving loop did not stop", errUnmountFailed, m.mountpoint)
 	}
-	// Unmounted here but held elsewhere (a container's mount namespace
-	// that has not gone yet): end the connection, as libfuse's exit does;
-	// what still holds it gets ENOTCONN.
+	// Unmounted here but held elsewhere. A container that has just exited
+	// lets go when the kernel tears down its mount namespace, which can
+	// take seconds on a loaded machine: wait for that (aborting would
+	// only warn of nothing). One that still runs would hold it for ever:
+	// end the connection, as libfuse's exit does; it gets ENOTCONN.
+	live := m.heldElsewhere()
+	for deadline := time.Now().Add(namespaceTeardownWait); !live && time.Now().Before(deadline); live = m.heldElsewhere() {
+		select {
+		case <-m.done:
+			return m.err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 	m.abort()
 	select {
 	case <-m.done:
-		slog.Warn("the mount was still held elsewhere (another mount namespace); connection aborted", "mountpoint", m.mountpoint)
+		if live {
+			slog.Warn("the mount was still held elsewhere (another mount namespace); connection aborted", "mountpoint", m.mountpoint)
+		} else {
+			slog.Debug("a mount namespace being torn down still held the mount; connection aborted", "mountpoint", m.mountpoint)
+		}
 		return m.err
 	case <-time.After(10 * time.Second):
 		return fmt.Errorf("%w: %s: serving loop did not stop, even after an abort", errUnmountFailed, m.mountpoint)
@@ -247,6 +265,10 @@ func (m *Mount) Unmount() error {
 // mount until the kernel tears down its mount namespace, which took over
 // 2 s on a loaded machine.
 const unmountWait = 5 * time.Second
+
+// namespaceTeardownWait is how much longer Unmount waits when no live
+// process holds the mount any more (see Unmount).
+const namespaceTeardownWait = 30 * time.Second
 
 // prepareMount checks the mountpoint and /dev/fuse and returns the
 // mountpoint's absolute path.
@@ -300,20 +322,31 @@ func isMounted(dir string) bool {
 // /proc/self/mountinfo: the serving process must not stat its own mount
 // (a request to itself never ends if it is killed meanwhile).
 func mountDevice(dir string) (major, minor uint32, ok bool) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
+	fields := findMount("/proc/self/mountinfo", func(fields []string) bool {
+		return len(fields) > 4 && unescapeMountinfo(fields[4]) == dir
+	})
+	if fields == nil {
 		return 0, 0, false
+	}
+	_, err := fmt.Sscanf(fields[2], "%d:%d", &major, &minor)
+	return major, minor, err == nil
+}
+
+// findMount returns the fields of the first line of a mountinfo file that
+// match, or nil.
+func findMount(mountinfo string, match func(fields []string) bool) []string {
+	f, err := os.Open(mountinfo)
+	if err != nil {
+		return nil
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && unescapeMountinfo(fields[4]) == dir {
-			_, err := fmt.Sscanf(fields[2], "%d:%d", &major, &minor)
-			return major, minor, err == nil
+		if fields := strings.Fields(sc.Text()); len(fields) > 4 && match(fields) {
+			return fields
 		}
 	}
-	return 0, 0, false
+	return nil
 }
 
 // IsMounted reports whether dir is currently a mount point.

@@ -692,7 +692,10 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 			return nil, fmt.Errorf("%w at %s: %w", ErrMountFailed, abs, err)
 		}
 	}
-	m.abort = connectionAborter(abs, m.done)
+	if major, minor, ok := mountDevice(abs); ok {
+		m.abort = connectionAborter(major, minor, m.done)
+		m.heldElsewhere = func() bool { return heldElsewhere(major, minor) }
+	}
 	m.fsys = fsys
 	fsys.SetInvalidator(r.invalidate)
 	if r.writeback {
@@ -774,18 +777,15 @@ func (r *rawFS) flush(ino uint64) {
 
 const fusectl = "/sys/fs/fuse/connections"
 
-// connectionAborter returns what aborts the FUSE connection mounted at dir
-// (through the fusectl filesystem), or nil when it cannot be found. The
+// connectionAborter returns what aborts the FUSE connection of the mount
+// with device major:minor (through the fusectl filesystem), or nil when it
+// cannot be found. The
 // abort file is opened now and written through that descriptor later: the
 // kernel reuses a connection's number as soon as it ends, so a path looked
 // up at abort time could name the next mount's connection, while this
 // descriptor goes dead with its own (a write then does nothing). done
 // closes the descriptor.
-func connectionAborter(dir string, done <-chan struct{}) func() {
-	major, minor, ok := mountDevice(dir)
-	if !ok {
-		return nil
-	}
+func connectionAborter(major, minor uint32, done <-chan struct{}) func() {
 	// The connection is named by the kernel's encoding of the device number.
 	id := minor&0xff | major<<8 | (minor&^0xff)<<12
 	name := fmt.Sprintf("%s/%d/abort", fusectl, id)
@@ -807,6 +807,36 @@ func connectionAborter(dir string, done <-chan struct{}) func() {
 			slog.Warn("cannot abort the FUSE connection", "file", name, "err", err)
 		}
 	}
+}
+
+// heldElsewhere reports whether a running process has the mount with
+// device major:minor in a mount namespace other than this process's: each
+// namespace is read once, through the first process found in it. An
+// exited process has left its namespace, even as a zombie.
+func heldElsewhere(major, minor uint32) bool {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // cannot tell: treat it as held
+	}
+	dev := fmt.Sprintf("%d:%d", major, minor)
+	seen := map[string]bool{}
+	if own, err := os.Readlink("/proc/self/ns/mnt"); err == nil {
+		seen[own] = true
+	}
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		ns, err := os.Readlink("/proc/" + p.Name() + "/ns/mnt")
+		if err != nil || seen[ns] {
+			continue
+		}
+		seen[ns] = true
+		if findMount("/proc/"+p.Name()+"/mountinfo", func(fields []string) bool { return fields[2] == dev }) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // slogWriter passes go-fuse's log lines to slog at debug level.
