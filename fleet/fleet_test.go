@@ -24,6 +24,7 @@ import (
 	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/internal/s3test"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
@@ -319,7 +320,7 @@ func TestForwarding(t *testing.T) {
 	}
 
 	// MCP through c, a session kept across requests.
-	hc := &http.Client{Transport: bearer{operator}}
+	hc := &http.Client{Transport: apitest.Bearer{Token: operator}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: cc.url + "/v1/workspaces/w/mcp", HTTPClient: hc}, nil)
 	if err != nil {
@@ -346,14 +347,6 @@ func TestForwarding(t *testing.T) {
 	if resp2.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no token through b: %d", resp2.StatusCode)
 	}
-}
-
-type bearer struct{ token string }
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
 }
 
 // TestHandoff: a host shutting down replicates its workspaces and
