@@ -27,7 +27,8 @@ import (
 
 const (
 	scrapeInterval = 250 * time.Millisecond
-	// waitTimeout bounds every wait for a process, a scrape or a counter to reach its value.
+	// waitTimeout bounds every wait for a process, a scrape or a counter to
+	// reach its value, on a quiet machine (testenv.Slack stretches it).
 	waitTimeout = 30 * time.Second
 )
 
@@ -151,7 +152,7 @@ func (p *prometheusServer) baselines(t *testing.T, checks []counterCheck) []floa
 // overshot an exact amount or never got there.
 func (p *prometheusServer) expectMoves(t *testing.T, checks []counterCheck, base []float64) {
 	t.Helper()
-	deadline := time.Now().Add(waitTimeout)
+	deadline := time.Now().Add(testenv.Slack(waitTimeout))
 	for i, c := range checks {
 		var moved float64
 		for {
@@ -407,7 +408,7 @@ func isSignalExit(err error) bool {
 func waitFor(t *testing.T, cmd *exec.Cmd, what string, ready func() error) {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(waitTimeout)
+	deadline := start.Add(testenv.Slack(waitTimeout))
 	for {
 		err := ready()
 		if err == nil {
