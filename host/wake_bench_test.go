@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/host"
@@ -17,6 +19,8 @@ import (
 
 // BenchmarkWake10k times the first request to a hibernated workspace of
 // 10,000 files, until its answer: the wake through Dir.Open and a read.
+// Beside it, the same file's open and read in a native tree of the same
+// shape on the same disk (native-ns/op), and the ratio (x-native).
 func BenchmarkWake10k(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "ws")
 	d, err := host.OpenDir(dir, workspace.Options{}, api.Options{Logger: quiet})
@@ -31,13 +35,20 @@ func BenchmarkWake10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	native := filepath.Join(b.TempDir(), "native")
 	for i := range 10_000 {
 		if i%100 == 0 {
 			if err := f.Mkdir(fmt.Sprintf("/d%d", i/100), 0o755); err != nil {
 				b.Fatal(err)
 			}
+			if err := os.MkdirAll(filepath.Join(native, fmt.Sprintf("d%d", i/100)), 0o755); err != nil {
+				b.Fatal(err)
+			}
 		}
 		if err := f.WriteFile(fmt.Sprintf("/d%d/f%d", i/100, i), []byte("hello"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(native, fmt.Sprintf("d%d/f%d", i/100, i)), []byte("hello"), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -47,6 +58,7 @@ func BenchmarkWake10k(b *testing.B) {
 	h := host.New(host.Options{Opener: d, Logger: quiet})
 	defer h.Close(context.Background())
 	hd := host.Handler(h, d, host.HandlerOptions{Logger: quiet})
+	var nativeTime time.Duration
 	b.ResetTimer()
 	for range b.N {
 		req := httptest.NewRequest("POST", "/v1/workspaces/w/tools/read", strings.NewReader(`{"path":"d1/f100"}`))
@@ -60,6 +72,15 @@ func BenchmarkWake10k(b *testing.B) {
 		if h.Open() != 0 {
 			b.Fatal("still open")
 		}
+		t0 := time.Now()
+		if _, err := os.ReadFile(filepath.Join(native, "d1/f100")); err != nil {
+			b.Fatal(err)
+		}
+		nativeTime += time.Since(t0)
 		b.StartTimer()
 	}
+	b.StopTimer()
+	n := float64(nativeTime.Nanoseconds()) / float64(b.N)
+	b.ReportMetric(n, "native-ns/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "x-native")
 }

@@ -53,15 +53,22 @@ func (j *janitor) kick() {
 
 func (j *janitor) run(s *Store) {
 	defer close(j.done)
-	j.kick() // a deletion may have been cut short by a crash
-	// The first pruning waits a moment, not to slow the open.
+	// The first pruning, and freeing what a deletion cut short by a crash
+	// may have left, wait a moment, not to slow the open and the requests
+	// that follow it: their write transactions would queue behind the
+	// writer's (a host wakes a workspace for one request).
 	tick := time.NewTimer(checkpointIdle)
 	defer tick.Stop()
+	first := true
 	for {
 		select {
 		case <-j.ctx.Done():
 			return
 		case now := <-tick.C:
+			if first {
+				j.kick()
+				first = false
+			}
 			j.pruneAudit(s, now)
 			tick.Reset(auditPruneEvery)
 		case <-j.nudge:

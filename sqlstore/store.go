@@ -95,8 +95,10 @@ type Store struct {
 	chunksKept int64
 	readChunk  *sql.Stmt // prepared once: every read of file data runs it
 	reads      readCounter
-	// commitStmts are commit's statements by query, prepared on w.
+	// commitStmts are commit's statements by query, prepared on w at the
+	// first commit (prepareCommits, under prepareMu).
 	commitStmts map[string]*sql.Stmt
+	prepareMu   sync.Mutex
 }
 
 // Open opens the store at path, creating it when path does not exist. An
@@ -268,9 +270,6 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	s.w = w
 	if err := s.initSchema(ctx, opts, false); err != nil {
 		return err
-	}
-	if err := s.prepareCommits(ctx); err != nil {
-		return s.classify(err)
 	}
 	r, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=10000&_query_only=1"))
 	if err != nil {

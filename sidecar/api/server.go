@@ -109,7 +109,13 @@ func NewServer(o Options) *Server {
 	s.mux.HandleFunc("GET /v1/events", s.events)
 	s.mux.HandleFunc("POST /v1/import", s.importTar)
 	s.mux.HandleFunc("GET /v1/export", s.exportTar)
-	s.mux.Handle("/mcp", mcpHandler(NewMCPServer(Local{o.Tools}, o.Version, o.Logger), o.MaxBody, o.Logger))
+	// MCP's server is made at its first request: making one (resolving
+	// every tool's schema) took 2 of a host's 6 ms to wake a workspace,
+	// most of whose wakes serve no MCP (BenchmarkWake10k).
+	mcp := sync.OnceValue(func() http.Handler {
+		return mcpHandler(NewMCPServer(Local{o.Tools}, o.Version, o.Logger), o.MaxBody, o.Logger)
+	})
+	s.mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) { mcp().ServeHTTP(w, r) })
 	return s
 }
 
