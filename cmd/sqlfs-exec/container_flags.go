@@ -41,7 +41,7 @@ func (f *containerFlags) open(ctx context.Context, mountpoint string, out *egres
 	if f.network {
 		out = nil
 	}
-	return container.New(ctx, container.Config{
+	return container.New(ctx, container.Options{
 		Workspace:   mountpoint,
 		Rootfs:      f.rootfs,
 		StateDir:    f.stateDir,

@@ -102,7 +102,7 @@ func BenchmarkColdStart(b *testing.B) {
 			times := make([]time.Duration, 0, b.N)
 			for range b.N {
 				t0 := time.Now()
-				be, err := New(ctx, Config{Workspace: ws, Rootfs: rootfs.dir, StateDir: state, Logger: testLogger(b)})
+				be, err := New(ctx, Options{Workspace: ws, Rootfs: rootfs.dir, StateDir: state, Logger: testLogger(b)})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -156,7 +156,7 @@ func BenchmarkNpmShaped(b *testing.B) {
 	tree := packageTree(b)
 	for _, where := range []string{"native", "mount"} {
 		b.Run(where, func(b *testing.B) {
-			be, _ := newTestBackend(b, func(c *Config) {
+			be, _ := newTestBackend(b, func(c *Options) {
 				if where == "mount" {
 					c.Workspace = fusetest.Mount(b, sfs.Options{}, fuse.Options{AllowOther: true}).Dir
 				}

@@ -23,7 +23,7 @@ import (
 // on the same store stands in for every frontend that does not go through
 // the kernel (shell backend, agent tools), which all change the store
 // through it.
-func mountedBackend(t *testing.T, edit func(*Config)) (*Backend, *sfs.FS) {
+func mountedBackend(t *testing.T, edit func(*Options)) (*Backend, *sfs.FS) {
 	t.Helper()
 	return mountedBackendWith(t, fuse.Options{}, edit)
 }
@@ -31,7 +31,7 @@ func mountedBackend(t *testing.T, edit func(*Config)) (*Backend, *sfs.FS) {
 // mountedBackendWith is mountedBackend with mount options; the mount
 // names a request's actor by the backend's ActorForPID, as the workspace
 // wires it.
-func mountedBackendWith(t *testing.T, mopts fuse.Options, edit func(*Config)) (*Backend, *sfs.FS) {
+func mountedBackendWith(t *testing.T, mopts fuse.Options, edit func(*Options)) (*Backend, *sfs.FS) {
 	t.Helper()
 	requireContainers(t)
 	var backend atomic.Pointer[Backend]
@@ -46,7 +46,7 @@ func mountedBackendWith(t *testing.T, mopts fuse.Options, edit func(*Config)) (*
 	w := fusetest.Mount(t, sfs.Options{}, mopts)
 	// Registered after the mount's cleanup, so it runs first: the container
 	// must let go of the mount before it is unmounted.
-	b, _ := newTestBackend(t, func(c *Config) {
+	b, _ := newTestBackend(t, func(c *Options) {
 		c.Workspace = w.Dir
 		if edit != nil {
 			edit(c)
@@ -278,7 +278,7 @@ func TestPandocDemo(t *testing.T) {
 	if rootfs == "" {
 		t.Skipf("full rootfs absent: build it with `make rootfs` (sidecar/container/mkrootfs.sh) and set %s=DIR", fullRootfsEnv)
 	}
-	b, fsys := mountedBackend(t, func(c *Config) { c.Rootfs = rootfs })
+	b, fsys := mountedBackend(t, func(c *Options) { c.Rootfs = rootfs })
 	report := "# Quarterly report\n\nRevenue grew by *12%*.\n\n- one\n- two\n"
 	if err := fsys.WriteFile("/report.md", []byte(report), 0o644); err != nil {
 		t.Fatal(err)

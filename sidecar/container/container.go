@@ -55,7 +55,7 @@ import (
 // Name is the backend name used by --backend.
 const Name = "container"
 
-// Defaults for zero Config fields.
+// Defaults for zero Options fields.
 const (
 	DefaultStateDir    = "/run/sqlfs-exec/container"
 	DefaultMemoryBytes = 2 << 30
@@ -66,9 +66,9 @@ const (
 	DefaultTmpBytes    = 1 << 30
 )
 
-// Config describes the container of one workspace. Zero fields take the
+// Options describes the container of one workspace. Zero fields take the
 // defaults above.
-type Config struct {
+type Options struct {
 	// Workspace is the host directory bind-mounted read-write at
 	// /workspace: the workspace's FUSE mountpoint (mounted with allow_other,
 	// since commands run as User).
@@ -115,7 +115,7 @@ var (
 // Backend runs commands in the workspace's container. It is safe for
 // concurrent use; concurrent Execs share one container.
 type Backend struct {
-	cfg      Config
+	cfg      Options
 	uid, gid int
 	owner    string // "<pid>-<start time>", the prefix of our container ids
 	log      *slog.Logger
@@ -137,7 +137,7 @@ type Backend struct {
 // New checks cfg, removes containers left behind by crashed owners in
 // cfg.StateDir and returns a backend whose container starts on first Exec.
 // When ctx ends the backend is closed, as by Close.
-func New(ctx context.Context, cfg Config) (*Backend, error) {
+func New(ctx context.Context, cfg Options) (*Backend, error) {
 	cfg, err := withDefaults(cfg)
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func New(ctx context.Context, cfg Config) (*Backend, error) {
 	return b, nil
 }
 
-func withDefaults(cfg Config) (Config, error) {
+func withDefaults(cfg Options) (Options, error) {
 	if cfg.Workspace == "" || cfg.Rootfs == "" {
 		return cfg, fmt.Errorf("%w: Workspace and Rootfs are required", ErrBadConfig)
 	}

@@ -41,11 +41,11 @@ func requireContainers(t testing.TB) {
 
 // newTestBackend returns a backend over a fresh workspace owned by the test
 // user; it is closed in Cleanup even when the test fails.
-func newTestBackend(t testing.TB, edit func(*Config)) (*Backend, string) {
+func newTestBackend(t testing.TB, edit func(*Options)) (*Backend, string) {
 	t.Helper()
 	requireContainers(t)
 	ws := t.TempDir() // root's, 0700: New gives it to the user
-	cfg := Config{
+	cfg := Options{
 		Workspace: ws,
 		Rootfs:    testRootfs,
 		StateDir:  t.TempDir(),
@@ -333,7 +333,7 @@ func TestIsolation(t *testing.T) {
 }
 
 func TestNetworkOption(t *testing.T) {
-	b, _ := newTestBackend(t, func(c *Config) { c.Network = true })
+	b, _ := newTestBackend(t, func(c *Options) { c.Network = true })
 	host, err := os.ReadDir("/sys/class/net")
 	if err != nil {
 		t.Fatal(err)
@@ -349,7 +349,7 @@ func TestNetworkOption(t *testing.T) {
 }
 
 func TestCgroupLimits(t *testing.T) {
-	b, _ := newTestBackend(t, func(c *Config) {
+	b, _ := newTestBackend(t, func(c *Options) {
 		c.Pids = 20
 		c.MemoryBytes = 256 << 20
 		c.CPUs = 0.5
@@ -493,7 +493,7 @@ func TestCloseOnContextEnd(t *testing.T) {
 }
 
 func TestIdleStop(t *testing.T) {
-	b, _ := newTestBackend(t, func(c *Config) { c.IdleTimeout = 100 * time.Millisecond })
+	b, _ := newTestBackend(t, func(c *Options) { c.IdleTimeout = 100 * time.Millisecond })
 	if got := execIn(t, b, sidecar.Request{Command: "echo 1 > /workspace/n"}); got.err != nil {
 		t.Fatal(got.err)
 	}
@@ -558,7 +558,7 @@ type crashReport struct {
 }
 
 func crashHelper() int {
-	var cfg Config
+	var cfg Options
 	if err := json.Unmarshal([]byte(os.Getenv(crashHelperEnv)), &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -587,7 +587,7 @@ func crashHelper() int {
 func TestCrashedOwnerCleanedAtNextStart(t *testing.T) {
 	requireContainers(t)
 	ws := t.TempDir()
-	cfg := Config{Workspace: ws, Rootfs: testRootfs, StateDir: t.TempDir(), User: "1000:1000"}
+	cfg := Options{Workspace: ws, Rootfs: testRootfs, StateDir: t.TempDir(), User: "1000:1000"}
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -631,7 +631,7 @@ func TestCrashedOwnerCleanedAtNextStart(t *testing.T) {
 		t.Fatalf("crash left no state dir to clean (%v): the test proves nothing", err)
 	}
 
-	b, _ := newTestBackend(t, func(c *Config) { c.StateDir = cfg.StateDir })
+	b, _ := newTestBackend(t, func(c *Options) { c.StateDir = cfg.StateDir })
 	assertGone(t, hs)
 	if got := execIn(t, b, sidecar.Request{Command: "echo alive"}); got.err != nil || got.stdout != "alive\n" {
 		t.Errorf("after cleanup: %q %v", got.stdout, got.err)
@@ -650,7 +650,7 @@ func TestStaleStateWithoutContainer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	newTestBackend(t, func(c *Config) { c.StateDir = stateDir })
+	newTestBackend(t, func(c *Options) { c.StateDir = stateDir })
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("stale dir of a dead owner kept: %v", err)
 	}
@@ -692,7 +692,7 @@ func TestContainerDir(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	tests := []Config{
+	tests := []Options{
 		{},
 		{Workspace: dir, Rootfs: filepath.Join(dir, "missing")},
 		{Workspace: dir, Rootfs: dir}, // no /bin/sh

@@ -50,7 +50,7 @@ func TestEgressProxy(t *testing.T) {
 	var attempts []egress.Attempt
 	d := &egress.Dialer{Policy: pol, Resolver: names{"origin.test": "127.0.0.1", "meta.test": "169.254.169.254"},
 		Audit: func(a egress.Attempt) { mu.Lock(); attempts = append(attempts, a); mu.Unlock() }}
-	b, _ := newTestBackend(t, func(c *Config) { c.Egress = d })
+	b, _ := newTestBackend(t, func(c *Options) { c.Egress = d })
 	port := ap.Port()
 	for _, tc := range []struct {
 		name    string
@@ -101,7 +101,7 @@ func TestDialPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := newTestBackend(t, func(c *Config) { c.Egress = &egress.Dialer{Policy: pol} })
+	b, _ := newTestBackend(t, func(c *Options) { c.Egress = &egress.Dialer{Policy: pol} })
 	if _, err := b.DialPort(context.Background(), 8080); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("before any exec: %v, want ErrNotRunning", err)
 	}
@@ -129,7 +129,7 @@ func TestDialPort(t *testing.T) {
 	if _, err := b.DialPort(context.Background(), proxyPort); !errors.Is(err, ErrProxyPort) {
 		t.Errorf("the proxy's port: %v, want ErrProxyPort", err)
 	}
-	hb, _ := newTestBackend(t, func(c *Config) { c.Network = true })
+	hb, _ := newTestBackend(t, func(c *Options) { c.Network = true })
 	if _, err := hb.DialPort(context.Background(), 8080); !errors.Is(err, ErrHostNetwork) {
 		t.Errorf("host network: %v, want ErrHostNetwork", err)
 	}
@@ -177,7 +177,7 @@ func TestTokenNeverInContainer(t *testing.T) {
 		t.Fatalf("the owner's credential transport sent no token (%q): the origin could not show one", control)
 	}
 
-	b, _ := newTestBackend(t, func(c *Config) { c.Egress = d })
+	b, _ := newTestBackend(t, func(c *Options) { c.Egress = d })
 	url := fmt.Sprintf("http://origin.test:%d/", ap.Port())
 	got := execIn(t, b, sidecar.Request{AllowNetwork: true, Actor: "exec:probe", Command: fmt.Sprintf(`
 wget -q -O - %s

@@ -52,7 +52,7 @@ func TestNPMThroughProxy(t *testing.T) {
 			attempts = append(attempts, fmt.Sprintf("%s %s:%d %s", a.Actor, a.Host, a.Port, a.Outcome))
 		}}
 	rootfs := nodeRootfs(t, kit)
-	b, ws := newTestBackend(t, func(c *Config) { c.Egress = d; c.Rootfs = rootfs })
+	b, ws := newTestBackend(t, func(c *Options) { c.Egress = d; c.Rootfs = rootfs })
 	pj := filepath.Join(ws, "package.json")
 	if err := os.WriteFile(pj, []byte(`{"name":"app","version":"1.0.0","private":true}`), 0o644); err != nil {
 		t.Fatal(err)

@@ -67,7 +67,7 @@ func newWorkspace(t *testing.T) *workspace {
 	}
 	testenv.Require(t, "no test rootfs", rootfsErr)
 	ws := &workspace{t: t, dir: t.TempDir(), running: map[string]bool{}}
-	b, err := container.New(context.Background(), container.Config{
+	b, err := container.New(context.Background(), container.Options{
 		Workspace: ws.dir, Rootfs: testRootfs, StateDir: t.TempDir(), User: "1000:1000",
 		Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})

@@ -46,7 +46,7 @@ type Options struct {
 	// mountpoint's parent must be private (mode 0700): other host users
 	// then cannot reach the workspace. out is the workspace's egress
 	// dialer (the operator's policy, audited), nil when it allows nothing:
-	// the container's way out (container.Config.Egress).
+	// the container's way out (container.Options.Egress).
 	Container func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error)
 	// Shell configures the shell backend; its Logger defaults to FS.Logger.
 	Shell shell.Options
