@@ -291,7 +291,7 @@ type running struct {
 	lifeline *os.File      // write end of init's fd 3; see initScript
 	exited   chan struct{} // closed when init has been waited for
 	execSeq  int           // execs started, guarded by Backend.mu
-	net      *netns        // the proxy's namespace (Config.Egress), or nil
+	net      *netns        // the proxy's namespace (Options.Egress), or nil
 	initPID  int           // init's pid, seen from here
 	// netNS is the container's network namespace, opened while init was
 	// certainly alive (a pid read later could be another process's), for

@@ -18,7 +18,7 @@ import (
 	"github.com/sqlfs/sqlfs/egress"
 )
 
-// ProxyAddr is where a container with Config.Egress finds the owner's
+// ProxyAddr is where a container with Options.Egress finds the owner's
 // proxy, inside its own network namespace.
 const ProxyAddr = "127.0.0.1:3128"
 

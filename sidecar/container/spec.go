@@ -27,7 +27,7 @@ const cpuPeriod = 100_000 // µs, the kernel's default CFS period
 // bound at /workspace, cgroup limits, and the seccomp deny list when
 // libcontainer was built with seccomp support.
 // netnsPath, when not empty, is the network namespace to join (the
-// proxy's, Config.Egress).
+// proxy's, Options.Egress).
 func (b *Backend) libcontainerConfig(id, netnsPath string) (*configs.Config, error) {
 	spec := specconv.Example()
 	spec.Root = &specs.Root{Path: b.cfg.Rootfs, Readonly: true}
