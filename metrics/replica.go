@@ -49,6 +49,10 @@ var (
 		Name: "sqlfs_replica_restores_total",
 		Help: "Restores from the replica, by outcome (ok, empty, error).",
 	}, []string{"outcome"})
+	ReplicaRestoresWaiting = factory.NewGauge(prometheus.GaugeOpts{
+		Name: "sqlfs_replica_restores_waiting",
+		Help: "Restores waiting for their turn (serve --max-restores run at once).",
+	})
 	ReplicaRestoreDuration = factory.NewHistogram(prometheus.HistogramOpts{
 		Name: "sqlfs_replica_restore_duration_seconds",
 		Help: "Time to restore a store from the replica, check included.",

@@ -9,10 +9,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
@@ -33,11 +35,21 @@ type Opener struct {
 	// S3 lists the replica; default NewS3Client(Options.URL,
 	// Options.Credentials).
 	S3 S3API
+	// MaxRestores bounds the restores running at once; more wait their
+	// turn. Default DefaultMaxRestores().
+	MaxRestores int
 
 	once   sync.Once
 	bucket bucket
 	known  *host.Known
+	slots  chan struct{} // one per restore running
 }
+
+// DefaultMaxRestores is Opener.MaxRestores' default: the CPU count, at
+// least 2. A restore is CPU work (litestream decoding the replica, then
+// the store's check): 100 at once on 2 CPUs took so long to be served that
+// the lease renewals of the workspaces waiting for them came too late.
+func DefaultMaxRestores() int { return max(2, runtime.NumCPU()) }
 
 // WorkspaceURL is where a host's replica u keeps workspace id's store under
 // lease generation gen (0: a host without a fleet).
@@ -128,6 +140,7 @@ func (o *Opener) init() {
 			o.S3 = NewS3Client(o.Options.URL, o.Options.Credentials)
 		}
 		o.bucket = newBucket(o.S3, o.Options.URL)
+		o.slots = make(chan struct{}, cmp.Or(o.MaxRestores, DefaultMaxRestores()))
 		o.known = &host.Known{List: o.bucket.ids, Lookup: func(ctx context.Context, id string) (bool, error) {
 			gens, err := o.bucket.generations(ctx, id)
 			return len(gens) > 0, err
@@ -140,6 +153,15 @@ func (o *Opener) init() {
 // time, so no two restores of one id race.
 func (o *Opener) restore(ctx context.Context, id string, gen int64, store string) error {
 	o.init()
+	metrics.ReplicaRestoresWaiting.Inc()
+	select {
+	case o.slots <- struct{}{}:
+		metrics.ReplicaRestoresWaiting.Dec()
+	case <-ctx.Done():
+		metrics.ReplicaRestoresWaiting.Dec()
+		return fmt.Errorf("waiting to restore: %w", ctx.Err())
+	}
+	defer func() { <-o.slots }()
 	// Restored beside DIR's workspaces (one filesystem, so the move into
 	// place is a link), under a name no workspace can have.
 	tmpDir := filepath.Join(o.Dir.Root(), ".restore")

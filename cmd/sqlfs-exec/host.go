@@ -20,7 +20,7 @@ import (
 type hostOptions struct {
 	dir, listen, token, metricsAddr string
 	grace, idle                     time.Duration
-	maxOpen, maxConns               int
+	maxOpen, maxRestores, maxConns  int
 	memoryHigh                      int64
 	workspaceLabel                  bool
 	flags                           *workspace.Flags
@@ -32,8 +32,8 @@ type hostOptions struct {
 // serveHost serves every workspace under o.dir until ctx ends, then lets
 // running execs finish for the grace and closes every open workspace.
 func serveHost(ctx context.Context, o hostOptions) (code int) {
-	if o.maxOpen < 0 || o.idle <= 0 || o.memoryHigh < 0 {
-		return fail("serve", errors.New("--max-open and --memory-high must be 0 or more and --idle-timeout positive"))
+	if o.maxOpen < 0 || o.idle <= 0 || o.memoryHigh < 0 || o.maxRestores < 1 {
+		return fail("serve", errors.New("--max-open and --memory-high must be 0 or more, --idle-timeout positive and --max-restores 1 or more"))
 	}
 	var ro replica.Options
 	if o.replica.Enabled() {
@@ -81,7 +81,7 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 				code = 1
 			}
 		}()
-		rop := &replica.Opener{Dir: dir, Supervisor: sup, Options: ro}
+		rop := &replica.Opener{Dir: dir, Supervisor: sup, Options: ro, MaxRestores: o.maxRestores}
 		base, remote = rop, rop
 	}
 	var opener host.Opener = base
