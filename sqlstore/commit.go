@@ -82,6 +82,10 @@ func (s *Store) commitWith(ctx context.Context, b *Batch, extra func(tx *sql.Tx)
 }
 
 func (s *Store) commit(ctx context.Context, b *Batch, extra func(tx *sql.Tx) error) error {
+	if s.wk != nil {
+		s.wk.committing.Add(1)
+		defer s.wk.committing.Add(-1)
+	}
 	if err := s.prepareCommits(ctx); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
 	}

@@ -1,6 +1,10 @@
 package sqlstore
 
-import "time"
+import (
+	"context"
+	"database/sql"
+	"time"
+)
 
 // SchemaV1 is the first schema, to build stores as older programs made them.
 var SchemaV1 = migrations[0].sql
@@ -33,4 +37,10 @@ func SchemaUpTo(v int) string {
 		q += m.sql + ";\n"
 	}
 	return q
+}
+
+// CommitDuring commits b, calling during inside its transaction: a commit
+// that takes as long as during does.
+func (s *Store) CommitDuring(ctx context.Context, b *Batch, during func()) error {
+	return s.commitWith(ctx, b, func(*sql.Tx) error { during(); return nil })
 }

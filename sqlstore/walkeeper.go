@@ -43,6 +43,9 @@ type walKeeper struct {
 	// lastWrite is when the latest landed, in Unix nanoseconds.
 	writes    atomic.Uint64
 	lastWrite atomic.Int64
+	// committing counts the commits under way: the store is not quiet
+	// while one is (a TRUNCATE would wait for it, then truncate at once).
+	committing atomic.Int32
 	// runs counts the checkpoints run.
 	runs atomic.Uint64
 }
@@ -89,22 +92,24 @@ func (cp *walKeeper) run(s *Store) {
 	truncatedAt := cp.writes.Load() // writes when the WAL was last truncated
 	for {
 		modes := []string{"PASSIVE"}
+		var writes uint64
 		select {
 		case <-cp.stop:
 			return
 		case <-cp.nudge:
-		case now := <-tick.C:
-			quiet := now.Sub(time.Unix(0, cp.lastWrite.Load())) >= checkpointIdle
-			if _, wal := s.FileBytes(); wal == 0 || !quiet || cp.writes.Load() == truncatedAt {
+		case <-tick.C:
+			// Read before the quiet test, so that a commit landing
+			// after it shows as one more write.
+			writes = cp.writes.Load()
+			if _, wal := s.FileBytes(); wal == 0 || !cp.quiet() || writes == truncatedAt {
 				continue
 			}
 			// The copy runs PASSIVE, beside any commit; the TRUNCATE,
 			// which holds commits off, then only truncates.
 			modes = append(modes, "TRUNCATE")
 		}
-		writes := cp.writes.Load()
 		for _, mode := range modes {
-			if mode == "TRUNCATE" && cp.writes.Load() != writes {
+			if mode == "TRUNCATE" && (cp.writes.Load() != writes || !cp.quiet()) {
 				break // no longer quiet
 			}
 			start := time.Now()
@@ -119,6 +124,12 @@ func (cp *walKeeper) run(s *Store) {
 			}
 		}
 	}
+}
+
+// quiet reports whether no commit is under way and none has landed for
+// checkpointIdle.
+func (cp *walKeeper) quiet() bool {
+	return cp.committing.Load() == 0 && time.Since(time.Unix(0, cp.lastWrite.Load())) >= checkpointIdle
 }
 
 // freeBytes is the space left on the store's filesystem.

@@ -75,6 +75,42 @@ func TestWALTruncatedOnlyWhenQuiet(t *testing.T) {
 	}
 }
 
+// A commit under way is not quiet, however long it takes: the keeper used
+// to see only when the last commit landed, so a TRUNCATE begun during a
+// slow commit waited for it and truncated the WAL the moment it landed
+// (CI, at load 19: "WAL shrank ... while commits kept coming").
+func TestWALNotTruncatedDuringASlowCommit(t *testing.T) {
+	const idle = 200 * time.Millisecond
+	defer sqlstore.SetCheckpointTiming(idle, 64<<20)()
+	st, err := sqlstore.Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for attempt := 0; ; attempt++ {
+		if err := st.Commit(t.Context(), fileBatch(100, []byte("first"))); err != nil {
+			t.Fatal(err)
+		}
+		err := st.CommitDuring(t.Context(), fileBatch(101, []byte("slow")), func() { time.Sleep(4 * idle) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		landed := time.Now()
+		time.Sleep(idle / 4)
+		_, wal := st.FileBytes()
+		if time.Since(landed) >= idle {
+			if attempt == 5 {
+				t.Fatal("the machine is too slow for this test to show anything")
+			}
+			continue // a truncation would have been right by now
+		}
+		if wal == 0 {
+			t.Fatalf("WAL truncated %v after a slow commit landed", time.Since(landed))
+		}
+		return
+	}
+}
+
 // TestCheckpointsFollowWALGrowth: a checkpoint runs each time the commits
 // since the last one filled the threshold, not at every commit once the
 // WAL file has reached it (SQLite reuses a checkpointed WAL from its start
