@@ -34,14 +34,7 @@ func (h *Host) Watch(ctx context.Context, id string, o tools.WatchOptions, emit 
 			e.watchers.Done()
 			return cursor, apiError(codeUnimplemented, "workspace "+id+" has no change stream on this host")
 		}
-		wctx, cancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-e.stop:
-				cancel()
-			case <-wctx.Done():
-			}
-		}()
+		wctx, cancel := untilStop(ctx, e)
 		o.After = cursor
 		cursor, err = t.Watch(wctx, o, emit)
 		cancel()
@@ -57,10 +50,24 @@ func (h *Host) Watch(ctx context.Context, id string, o tools.WatchOptions, emit 
 	}
 }
 
-// watchHold attaches a change stream to workspace id while it is open,
-// waking it first when wake is set, and returns its entry (the caller
-// calls e.watchers.Done when done); with wake unset and the workspace
-// hibernated it returns no entry and a channel closed at its next wake.
+// untilStop is ctx, ended also when a close of e begins.
+func untilStop(ctx context.Context, e *entry) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-e.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// watchHold attaches a stream (a change stream, an MCP session's) to
+// workspace id while it is open, waking it first when wake is set, and
+// returns its entry (the caller calls e.watchers.Done when done); with
+// wake unset and the workspace hibernated it returns no entry and a
+// channel closed at its next wake.
 func (h *Host) watchHold(ctx context.Context, id string, wake bool) (*entry, <-chan struct{}, error) {
 	if wake {
 		_, release, err := h.Acquire(ctx, id)

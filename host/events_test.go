@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
@@ -249,4 +252,49 @@ func TestEventsStreamHibernates(t *testing.T) {
 			t.Fatal("the stream of a removed workspace did not end")
 		}
 	}
+}
+
+// TestMCPStreamHibernates: an MCP session's open GET stream (the SSE
+// stream the SDK's client opens after initialize) does not keep its
+// workspace open, as a change stream does not: the workspace hibernates
+// when idle, the stream ends with it (MCP sessions do not survive a
+// hibernation), and the client's reconnect with the old session gets 404
+// without waking the workspace again. A new session works.
+func TestMCPStreamHibernates(t *testing.T) {
+	// Long enough that no hibernation falls between a session's
+	// initialize and its next request.
+	e := serve(t, host.Options{IdleTimeout: testenv.Slack(200 * time.Millisecond)})
+	e.create("a")
+	hc := &http.Client{Transport: apitest.Bearer{Token: e.mint("a", 0).Secret}}
+	connect := func() *mcp.ClientSession {
+		t.Helper()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(t.Context(),
+			&mcp.StreamableClientTransport{Endpoint: e.url + "/v1/workspaces/a/mcp", HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	cs := connect()
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "write", Arguments: map[string]any{"path": "m.txt", "content": "x"}}); err != nil || res.IsError {
+		t.Fatalf("mcp write: %+v %v", res, err)
+	}
+	e.waitState("a", "hibernated")
+	// The client's reconnects of its stream find no session and wake
+	// nothing: the workspace stays hibernated.
+	deadline := time.Now().Add(testenv.Slack(200 * time.Millisecond))
+	for time.Now().Before(deadline) {
+		if st := e.state("a"); st != "hibernated" {
+			t.Fatalf("a stale MCP stream woke the workspace: %s", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// A new session wakes it and is served.
+	cs2 := connect()
+	res, err := cs2.CallTool(t.Context(), &mcp.CallToolParams{Name: "read", Arguments: map[string]any{"path": "m.txt"}})
+	if err != nil || res.IsError {
+		t.Fatalf("mcp read in a new session: %+v %v", res, err)
+	}
+	e.waitState("a", "hibernated")
 }

@@ -27,6 +27,7 @@ const (
 	codeUnimplemented tools.Code = "not_implemented"
 	codeShuttingDown  tools.Code = "shutting_down"
 	codeUnknownToken  tools.Code = "unknown_token"
+	codeNoSession     tools.Code = "unknown_mcp_session"
 	retryAfterSeconds            = "1"
 	maxManageBody                = 1 << 20
 	defaultListLimit             = 100
@@ -37,6 +38,7 @@ var hostStatus = map[tools.Code]int{
 	codeBadID:         http.StatusBadRequest,
 	codeNoWorkspace:   http.StatusNotFound,
 	codeUnknownToken:  http.StatusNotFound,
+	codeNoSession:     http.StatusNotFound,
 	codeWorkspaceBusy: http.StatusConflict,
 	codeTooManyOpen:   http.StatusTooManyRequests,
 	codeUnimplemented: http.StatusNotImplemented,
@@ -99,6 +101,7 @@ func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
 	s.mux.HandleFunc("GET /v1/workspaces/{id}/tokens", op(s.withID(s.listTokens)))
 	s.mux.HandleFunc("DELETE /v1/workspaces/{id}/tokens/{token}", op(s.withID(s.revokeToken)))
 	s.mux.HandleFunc("GET /v1/workspaces/{id}/events", s.withID(s.member(s.events)))
+	s.mux.HandleFunc("GET /v1/workspaces/{id}/mcp", s.withID(s.member(s.mcpStream)))
 	s.mux.HandleFunc("/v1/workspaces/{id}/{rest...}", s.withID(s.member(s.forward)))
 	return s.mux
 }
@@ -189,22 +192,48 @@ func (s *handler) forward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	path := "/v1/" + r.PathValue("rest")
+	if r.PathValue("rest") == "mcp" {
+		path = "/mcp"
+	}
+	s.serveOn(ws, w, r, path)
+}
+
+// serveOn serves r, a route of the workspace it names, on ws as path.
+func (s *handler) serveOn(ws Workspace, w http.ResponseWriter, r *http.Request, path string) {
 	if s.o.WorkspaceLabel {
 		metrics.HostWorkspaceRequests.WithLabelValues(r.PathValue("id")).Inc()
 	}
-	rest := r.PathValue("rest")
 	r2 := new(http.Request)
 	*r2 = *r
 	u := *r.URL
 	r2.URL = &u
-	if rest == "mcp" {
-		u.Path = "/mcp"
-	} else {
-		u.Path = "/v1/" + rest
-	}
+	u.Path = path
 	u.RawPath = ""
 	r2.RequestURI = u.RequestURI()
 	ws.ServeHTTP(w, r2)
+}
+
+// mcpStream serves an MCP session's GET stream (server-sent events), which
+// does not keep the workspace open, as a change stream does not: it ends
+// when the workspace begins to hibernate. MCP sessions end with the
+// workspace, so a stream asked of a hibernated one is for a session
+// gone: 404 (the client starts a new session) without waking it.
+func (s *handler) mcpStream(w http.ResponseWriter, r *http.Request) {
+	e, _, err := s.h.watchHold(r.Context(), r.PathValue("id"), false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if e == nil {
+		writeError(w, apiError(codeNoSession, "no such MCP session: workspace "+r.PathValue("id")+
+			" hibernated since, which ends its sessions; initialize a new one"))
+		return
+	}
+	defer e.watchers.Done()
+	ctx, cancel := untilStop(r.Context(), e)
+	defer cancel()
+	s.serveOn(e.ws, w, r.WithContext(ctx), "/mcp")
 }
 
 // events serves a workspace's change stream, which does not keep it open
