@@ -29,6 +29,7 @@ import (
 const (
 	StoreName  = "workspace.sqlfs"
 	policyName = "policy.json"
+	limitsName = "limits.json"
 	lockName   = ".host.lock"
 )
 
@@ -217,6 +218,11 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 	if own.QuotaBytes > 0 {
 		wo.FS.Policy.QuotaBytes = own.QuotaBytes
 	}
+	lim, err := d.limits(p)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", id, err)
+	}
+	lim.Apply(&wo)
 	ws, err := workspace.Open(ctx, store, wo)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", id, err)
@@ -316,15 +322,65 @@ func (d *Dir) SetPolicy(id string, pf workspace.PolicyFile) error {
 	if err != nil {
 		return err
 	}
+	return d.writeJSON(id, policyName, pf)
+}
+
+// writeJSON replaces the file name in workspace id's folder with v.
+func (d *Dir) writeJSON(id, name string, v any) error {
 	p, err := d.path(id)
 	if err != nil {
 		return err
 	}
-	b, err := json.Marshal(pf)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(p, policyName), b)
+	return writeFileAtomic(filepath.Join(p, name), b)
+}
+
+// errBadLimits is wrapped by the refusal of bad exec limits.
+var errBadLimits = errors.New("bad exec limits")
+
+// CheckLimits refuses exec limits a workspace cannot take.
+func CheckLimits(l workspace.ExecLimits) error {
+	if err := l.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", errBadLimits, err)
+	}
+	return nil
+}
+
+// Limits is the workspace's own exec limits (zero: the host's).
+func (d *Dir) Limits(id string) (workspace.ExecLimits, error) {
+	p, err := d.path(id)
+	if err != nil {
+		return workspace.ExecLimits{}, err
+	}
+	return d.limits(p)
+}
+
+// limits reads the exec limits in the workspace folder p.
+func (d *Dir) limits(p string) (workspace.ExecLimits, error) {
+	var l workspace.ExecLimits
+	b, err := os.ReadFile(filepath.Join(p, limitsName))
+	if errors.Is(err, os.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return l, fmt.Errorf("exec limits: %w", err)
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return l, fmt.Errorf("exec limits %s: %w", filepath.Join(p, limitsName), err)
+	}
+	return l, nil
+}
+
+// SetLimits replaces the workspace's own exec limits; they apply from the
+// next open (Host.Reopen).
+func (d *Dir) SetLimits(id string, l workspace.ExecLimits) error {
+	if err := CheckLimits(l); err != nil {
+		return err
+	}
+	return d.writeJSON(id, limitsName, l)
 }
 
 // writeFileAtomic replaces file with data (mode 0600), never leaving it

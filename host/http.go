@@ -136,7 +136,7 @@ func toolsError(err error) (te *tools.Error, retry bool) {
 		te = &tools.Error{Code: codeShuttingDown, Msg: err.Error()}
 	case errors.Is(err, os.ErrExist):
 		te = &tools.Error{Code: tools.CodeExists, Msg: err.Error()}
-	case errors.Is(err, errBadPolicy), errors.Is(err, errBadToken):
+	case errors.Is(err, errBadPolicy), errors.Is(err, errBadLimits), errors.Is(err, errBadToken):
 		te = &tools.Error{Code: tools.CodeInvalid, Msg: err.Error()}
 	default:
 		te = &tools.Error{Code: tools.CodeInternal, Msg: err.Error()}
@@ -146,10 +146,15 @@ func toolsError(err error) (te *tools.Error, retry bool) {
 
 func apiError(code tools.Code, msg string) error { return &tools.Error{Code: code, Msg: msg} }
 
-// operator lets only the operator through.
+// operator lets only the operator through. A token of the workspace the
+// path names is known but not allowed here: 403, not 401.
 func (s *handler) operator(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.o.OperatorToken != "" && !api.Authorized(r, s.o.OperatorToken) {
+			if tok, _ := api.BearerToken(r); CheckID(r.PathValue("id")) == nil && s.d.ValidToken(r.PathValue("id"), tok) {
+				writeError(w, apiError(tools.CodeDenied, "a workspace token cannot "+r.Method+" "+r.URL.Path+": only the operator can"))
+				return
+			}
 			api.Unauthorized(w)
 			return
 		}
@@ -285,6 +290,7 @@ func readJSON(r *http.Request, v any) error {
 type CreateRequest struct {
 	ID         string                `json:"id,omitempty"`
 	Policy     *workspace.PolicyFile `json:"policy,omitempty"`
+	Limits     *workspace.ExecLimits `json:"limits,omitempty"`
 	ForkOf     string                `json:"fork_of,omitempty"`
 	Checkpoint string                `json:"checkpoint,omitempty"`
 }
@@ -299,16 +305,33 @@ func (s *handler) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiError(tools.CodeInvalid, "checkpoint names a checkpoint of the workspace fork_of names: give fork_of too"))
 		return
 	}
+	if in.Limits != nil {
+		if err := CheckLimits(*in.Limits); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
 	if in.ID == "" {
 		in.ID = NewID()
 	}
-	create := s.d.Create
+	create := func() error {
+		if err := s.d.Create(in.ID, in.Policy); err != nil {
+			return err
+		}
+		if in.Limits == nil {
+			return nil
+		}
+		if err := s.d.SetLimits(in.ID, *in.Limits); err != nil {
+			return errors.Join(err, s.d.Remove(in.ID))
+		}
+		return nil
+	}
 	if in.ForkOf != "" {
-		create = func(id string, pol *workspace.PolicyFile) error {
-			return s.fork(r.Context(), id, pol, in.ForkOf, in.Checkpoint)
+		create = func() error {
+			return s.fork(r.Context(), in.ID, in.Policy, in.Limits, in.ForkOf, in.Checkpoint)
 		}
 	}
-	if err := create(in.ID, in.Policy); err != nil {
+	if err := create(); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -328,10 +351,10 @@ func (s *handler) create(w http.ResponseWriter, r *http.Request) {
 }
 
 // fork makes workspace id a copy of workspace src (its checkpoint ref,
-// or its live state when ref is ""), with policy pol, or src's own when
-// nil. The source stays open and serving meanwhile; a failed fork leaves
-// no workspace id behind.
-func (s *handler) fork(ctx context.Context, id string, pol *workspace.PolicyFile, src, ref string) error {
+// or its live state when ref is ""), with policy pol and exec limits lim,
+// or src's own when nil. The source stays open and serving meanwhile; a
+// failed fork leaves no workspace id behind.
+func (s *handler) fork(ctx context.Context, id string, pol *workspace.PolicyFile, lim *workspace.ExecLimits, src, ref string) error {
 	if err := CheckID(id); err != nil {
 		return err
 	}
@@ -354,8 +377,18 @@ func (s *handler) fork(ctx context.Context, id string, pol *workspace.PolicyFile
 		}
 		pol = &own
 	}
+	if lim == nil {
+		own, err := s.d.Limits(src)
+		if err != nil {
+			return err
+		}
+		lim = &own
+	}
 	if err := s.d.Create(id, pol); err != nil {
 		return err
+	}
+	if err := s.d.SetLimits(id, *lim); err != nil {
+		return errors.Join(err, s.d.Remove(id))
 	}
 	if err := from.Fork(ctx, tools.CheckpointActor, ref, s.d.StorePath(id)); err != nil {
 		return errors.Join(err, s.d.Remove(id))
@@ -431,6 +464,7 @@ func (s *handler) list(w http.ResponseWriter, r *http.Request) {
 type WorkspaceInfo struct {
 	Info
 	Policy workspace.PolicyFile `json:"policy"`
+	Limits workspace.ExecLimits `json:"limits"`
 }
 
 func (s *handler) info(w http.ResponseWriter, r *http.Request) {
@@ -445,13 +479,19 @@ func (s *handler) info(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	api.WriteJSON(w, http.StatusOK, WorkspaceInfo{Info: in, Policy: pol})
+	lim, err := s.d.Limits(id)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, WorkspaceInfo{Info: in, Policy: pol, Limits: lim})
 }
 
 // PatchRequest is the body of PATCH /v1/workspaces/ID: the workspace's new
-// policy, which replaces its old one.
+// policy and exec limits, each replacing the old one when given.
 type PatchRequest struct {
-	Policy *workspace.PolicyFile `json:"policy"`
+	Policy *workspace.PolicyFile `json:"policy,omitempty"`
+	Limits *workspace.ExecLimits `json:"limits,omitempty"`
 }
 
 func (s *handler) patch(w http.ResponseWriter, r *http.Request) {
@@ -461,15 +501,41 @@ func (s *handler) patch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	if in.Policy == nil {
-		writeError(w, apiError(tools.CodeInvalid, `nothing to change: send {"policy": {...}}`))
+	if in.Policy == nil && in.Limits == nil {
+		writeError(w, apiError(tools.CodeInvalid, `nothing to change: send {"policy": {...}} or {"limits": {...}}`))
 		return
 	}
-	if err := s.d.SetPolicy(id, *in.Policy); err != nil {
+	// Both are checked before either is written: a refusal changes nothing.
+	if in.Policy != nil {
+		if _, err := checkPolicy(*in.Policy); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if in.Limits != nil {
+		if err := CheckLimits(*in.Limits); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if _, err := s.d.path(id); err != nil {
 		writeError(w, err)
 		return
 	}
-	// The core takes its policy when it opens: reopen once idle.
+	if in.Policy != nil {
+		if err := s.d.SetPolicy(id, *in.Policy); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	if in.Limits != nil {
+		if err := s.d.SetLimits(id, *in.Limits); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	// The core and the backends take their policy and limits when the
+	// workspace opens: reopen once idle.
 	s.h.Reopen(id)
 	s.info(w, r)
 }

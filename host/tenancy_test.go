@@ -33,27 +33,33 @@ func TestTokenScope(t *testing.T) {
 	if st, b := e.do("POST", "/v1/workspaces/a/tools/write", tokA, map[string]any{"path": "mine.txt", "content": "a's"}); st != http.StatusOK {
 		t.Fatalf("a's token on a: %d %s", st, b)
 	}
-	for _, tc := range []struct{ method, path string }{
-		{"POST", "/v1/workspaces/b/tools/read"},
-		{"POST", "/v1/workspaces/b/exec"},
-		{"GET", "/v1/workspaces/b/audit"},
-		{"GET", "/v1/workspaces/b/export"},
-		{"POST", "/v1/workspaces/b/mcp"},
+	// A's token is known on a's operator routes, and refused there with 403.
+	const own = http.StatusForbidden
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{"POST", "/v1/workspaces/b/tools/read", http.StatusUnauthorized},
+		{"POST", "/v1/workspaces/b/exec", http.StatusUnauthorized},
+		{"GET", "/v1/workspaces/b/audit", http.StatusUnauthorized},
+		{"GET", "/v1/workspaces/b/export", http.StatusUnauthorized},
+		{"POST", "/v1/workspaces/b/mcp", http.StatusUnauthorized},
 		// Dot segments are cleaned by the mux into b's path (a redirect
 		// the client follows with the header): still b, still refused.
-		{"POST", "/v1/workspaces/a/../b/tools/read"},
-		{"GET", "/v1/workspaces"},
-		{"POST", "/v1/workspaces"},
-		{"GET", "/v1/workspaces/a"},
-		{"PATCH", "/v1/workspaces/a"},
-		{"DELETE", "/v1/workspaces/a"},
-		{"POST", "/v1/workspaces/a/tokens"},
-		{"GET", "/v1/workspaces/a/tokens"},
-		{"GET", "/v1/health"},
-		{"GET", "/metrics"},
+		{"POST", "/v1/workspaces/a/../b/tools/read", http.StatusUnauthorized},
+		{"GET", "/v1/workspaces", http.StatusUnauthorized},
+		{"POST", "/v1/workspaces", http.StatusUnauthorized},
+		{"GET", "/v1/workspaces/a", own},
+		{"PATCH", "/v1/workspaces/a", own},
+		{"PATCH", "/v1/workspaces/b", http.StatusUnauthorized},
+		{"DELETE", "/v1/workspaces/a", own},
+		{"POST", "/v1/workspaces/a/tokens", own},
+		{"GET", "/v1/workspaces/a/tokens", own},
+		{"GET", "/v1/health", http.StatusUnauthorized},
+		{"GET", "/metrics", http.StatusUnauthorized},
 	} {
 		st, b := e.do(tc.method, tc.path, tokA, map[string]any{"path": "secret.txt"})
-		if st != http.StatusUnauthorized || strings.Contains(string(b), "b's") {
+		if st != tc.want || strings.Contains(string(b), "b's") {
 			t.Errorf("a's token on %s %s: %d %s", tc.method, tc.path, st, b)
 		}
 	}

@@ -88,6 +88,18 @@ func (l Limits) fieldwise(o Limits, f func(v, o int64) int64) Limits {
 	return l
 }
 
+// LimitsWithin is what req runs under on a backend whose operator set
+// ceiling (its zero fields: DefaultLimits): the request's own limits may
+// lower the ceiling's, never raise them. req.Timeout chooses the wall
+// clock, bounded only when the operator set a Timeout.
+func (req Request) LimitsWithin(ceiling Limits) Limits {
+	limits := req.Limits.Within(ceiling.WithDefaults())
+	if req.Timeout > 0 && (ceiling.Timeout <= 0 || req.Timeout < ceiling.Timeout) {
+		limits.Timeout = req.Timeout
+	}
+	return limits
+}
+
 // positiveOr is v, or d when v is zero or negative (unset).
 func positiveOr[T int | int64 | time.Duration](v, d T) T {
 	if v > 0 {

@@ -33,6 +33,12 @@ func TestLimitsCombine(t *testing.T) {
 		{"Within fills zeros from the ceiling", Limits{}.Within(small), small},
 		{"Within mixes per field", Limits{Timeout: time.Hour, MaxProcs: 1}.Within(DefaultLimits),
 			Limits{Timeout: DefaultLimits.Timeout, MaxProcs: 1}.Or(DefaultLimits)},
+		{"a request's timeout is free without an operator's", Request{Timeout: time.Hour}.LimitsWithin(Limits{MaxProcs: 1}),
+			Limits{Timeout: time.Hour, MaxProcs: 1}.Or(DefaultLimits)},
+		{"an operator's timeout bounds a request's", Request{Timeout: time.Hour}.LimitsWithin(Limits{Timeout: time.Second}),
+			Limits{Timeout: time.Second}.Or(DefaultLimits)},
+		{"a request's shorter timeout wins", Request{Timeout: time.Millisecond}.LimitsWithin(Limits{Timeout: time.Second}),
+			Limits{Timeout: time.Millisecond}.Or(DefaultLimits)},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {

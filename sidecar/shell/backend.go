@@ -128,10 +128,7 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	// Each limit: the request's, else the backend's (the operator's, e.g.
 	// --exec-memory), else the default; a request may lower the backend's,
 	// never raise it.
-	limits := req.Limits.Within(b.opts.Limits.WithDefaults())
-	if req.Timeout > 0 {
-		limits.Timeout = req.Timeout
-	}
+	limits := req.LimitsWithin(b.opts.Limits)
 
 	file, err := parseScript(strings.NewReader(req.Command), "bash")
 	if err != nil {

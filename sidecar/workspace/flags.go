@@ -124,6 +124,57 @@ type PolicyFile struct {
 	QuotaBytes int64    `json:"quota_bytes"`
 }
 
+// ExecLimits are one workspace's own exec limits on a host (set at
+// creation or by PATCH), stored beside its store in JSON. Each zero field
+// leaves the host's value: its flag (--exec-memory, --js-memory) or the
+// default. Set, a field also bounds what a request may ask.
+type ExecLimits struct {
+	// TimeoutSeconds is the wall clock of an exec that asks none, and the
+	// most one may ask.
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// MaxOutputBytes caps an exec's stdout and stderr together.
+	MaxOutputBytes int64 `json:"max_output_bytes,omitempty"`
+	// MaxMemoryBytes is the memory one shell-backend command may hold
+	// (--exec-memory).
+	MaxMemoryBytes int64 `json:"max_memory_bytes,omitempty"`
+	// JSMemoryBytes is the memory one JavaScript exec may use
+	// (--js-memory).
+	JSMemoryBytes int64 `json:"js_memory_bytes,omitempty"`
+}
+
+// maxExecTimeout bounds ExecLimits.TimeoutSeconds: a day, past which a
+// number is more likely a unit mistake than a wish.
+const maxExecTimeout = 24 * time.Hour
+
+// Validate refuses a negative field or a timeout over a day, naming it.
+func (l ExecLimits) Validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max_output_bytes", l.MaxOutputBytes}, {"max_memory_bytes", l.MaxMemoryBytes}, {"js_memory_bytes", l.JSMemoryBytes}} {
+		if f.v < 0 {
+			return fmt.Errorf("%s must be 0 (the host's) or positive, got %d", f.name, f.v)
+		}
+	}
+	if !(l.TimeoutSeconds >= 0 && l.TimeoutSeconds <= maxExecTimeout.Seconds()) {
+		return fmt.Errorf("timeout_seconds must be 0 (the host's) to %.0f, got %v", maxExecTimeout.Seconds(), l.TimeoutSeconds)
+	}
+	return nil
+}
+
+// Apply sets the limits l sets in o, over what o had.
+func (l ExecLimits) Apply(o *Options) {
+	own := sidecar.Limits{
+		Timeout:        time.Duration(l.TimeoutSeconds * float64(time.Second)),
+		MaxOutputBytes: l.MaxOutputBytes,
+		MaxMemoryBytes: l.MaxMemoryBytes,
+	}
+	o.Shell.Limits = own.Or(o.Shell.Limits)
+	if l.JSMemoryBytes > 0 {
+		o.JSMemory = l.JSMemoryBytes
+	}
+}
+
 // LoadPolicy merges a policy file (if any) with the flags' rules; a quota
 // given as a flag wins over the file's.
 func LoadPolicy(file string, readOnly, hidden []string, quota int64) (sfs.Policy, error) {
