@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -387,7 +388,7 @@ func TestDeleteWhileExec(t *testing.T) {
 	if out := wait(); strings.Contains(out, `"exit_code":0`) {
 		t.Fatalf("forced delete let the exec finish: %s", out)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > testenv.Slack(10*time.Second) {
 		t.Fatalf("forced delete took %v", d)
 	}
 	if _, err := os.Stat(filepath.Join(e.dir, "w")); !os.IsNotExist(err) {
@@ -531,7 +532,7 @@ func TestEvict(t *testing.T) {
 	if out := wait(); strings.Contains(out, "finished") {
 		t.Fatalf("the exec ran on after Evict: %s", out)
 	}
-	if d := time.Since(start); d > 10*time.Second {
+	if d := time.Since(start); d > testenv.Slack(10*time.Second) {
 		t.Fatalf("Evict took %v", d)
 	}
 	if got := e.read("w", "f.txt"); got != "kept" {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -335,7 +336,7 @@ func TestWaitForChange(t *testing.T) {
 	}
 	start = time.Now()
 	page := call(fmt.Sprintf(`{"after":%d,"limit":2,"path_prefix":"b1"}`, out.Next))
-	if len(page.Changes) != 1 || page.Changes[0].Path != "/b1" || time.Since(start) > 10*time.Second {
+	if len(page.Changes) != 1 || page.Changes[0].Path != "/b1" || time.Since(start) > testenv.Slack(10*time.Second) {
 		t.Fatalf("path_prefix b1: %+v", page)
 	}
 	page = call(fmt.Sprintf(`{"after":%d,"limit":2}`, out.Next))

@@ -14,6 +14,7 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/fs/fuse"
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
@@ -76,7 +77,7 @@ func shSees(t *testing.T, b *Backend, cmd, want string) {
 	for {
 		got := sh(t, b, cmd)
 		if got == want {
-			if d := time.Since(changed); d > 20*time.Millisecond {
+			if d := time.Since(changed); d > testenv.Slack(20*time.Millisecond) {
 				t.Logf("%q was stale for %v", cmd, d.Round(time.Millisecond))
 			}
 			return

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // Expectations were produced by running the same commands with GNU tools.
@@ -163,7 +165,7 @@ func TestJqStopsOnCancel(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 			cancelled := time.Now()
 			cancel()
-			if d := (<-done).Sub(cancelled); d > 100*time.Millisecond {
+			if d := (<-done).Sub(cancelled); d > testenv.Slack(100*time.Millisecond) {
 				t.Errorf("stopped %v after cancellation", d)
 			}
 		})
