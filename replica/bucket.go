@@ -10,6 +10,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -114,15 +115,47 @@ func (b bucket) generations(ctx context.Context, id string) ([]int64, error) {
 	return gens, nil
 }
 
-// deleteAll deletes every object of workspace id, a thousand (S3's most)
-// at a time.
-func (b bucket) deleteAll(ctx context.Context, id string) (n int, err error) {
-	dirs := map[string]bool{b.prefix + id: true}
-	in := &s3.ListObjectsV2Input{Bucket: &b.name, Prefix: aws.String(b.prefix + id + "/")}
+// deleteAll deletes every object of workspace id.
+func (b bucket) deleteAll(ctx context.Context, id string) (int, error) {
+	return b.deleteUnder(ctx, id)
+}
+
+// genPath is where generation gen of workspace id lives under PREFIX/.
+func genPath(id string, gen int64) string {
+	if gen == 0 {
+		return id + "/" + host.StoreName
+	}
+	return id + "/" + host.GenerationName(gen)
+}
+
+// oldest is the time of the oldest object under PREFIX/sub/ (zero: none).
+func (b bucket) oldest(ctx context.Context, sub string) (time.Time, error) {
+	var t time.Time
+	in := &s3.ListObjectsV2Input{Bucket: &b.name, Prefix: aws.String(b.prefix + sub + "/")}
 	for p := s3.NewListObjectsV2Paginator(b.client, in); p.HasMorePages(); {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return n, fmt.Errorf("listing workspace %s in the replica: %w", id, err)
+			return time.Time{}, fmt.Errorf("listing %s/%s%s: %w", b.name, b.prefix, sub, err)
+		}
+		for _, obj := range page.Contents {
+			if m := aws.ToTime(obj.LastModified); t.IsZero() || m.Before(t) {
+				t = m
+			}
+		}
+	}
+	return t, nil
+}
+
+// deleteUnder deletes every object under PREFIX/sub/, a thousand (S3's
+// most) at a time.
+func (b bucket) deleteUnder(ctx context.Context, sub string) (n int, err error) {
+	top := b.prefix + sub
+	dirs := map[string]bool{top: true}
+	in := &s3.ListObjectsV2Input{Bucket: &b.name, Prefix: aws.String(top + "/")}
+	for p := s3.NewListObjectsV2Paginator(b.client, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return n, fmt.Errorf("listing %s in the replica: %w", sub, err)
 		}
 		if len(page.Contents) == 0 {
 			continue
@@ -133,15 +166,15 @@ func (b bucket) deleteAll(ctx context.Context, id string) (n int, err error) {
 		}
 		out, err := b.client.DeleteObjects(ctx, &s3.DeleteObjectsInput{Bucket: &b.name, Delete: &types.Delete{Objects: objs, Quiet: aws.Bool(true)}})
 		if err != nil {
-			return n, fmt.Errorf("deleting workspace %s from the replica: %w", id, err)
+			return n, fmt.Errorf("deleting %s from the replica: %w", sub, err)
 		}
 		if len(out.Errors) > 0 {
 			e := out.Errors[0]
-			return n, fmt.Errorf("deleting workspace %s from the replica: %d objects refused, first %s: %s", id, len(out.Errors), aws.ToString(e.Key), aws.ToString(e.Message))
+			return n, fmt.Errorf("deleting %s from the replica: %d objects refused, first %s: %s", sub, len(out.Errors), aws.ToString(e.Key), aws.ToString(e.Message))
 		}
 		n += len(objs)
 		for _, obj := range page.Contents {
-			for dir := path.Dir(aws.ToString(obj.Key)); len(dir) > len(b.prefix); dir = path.Dir(dir) {
+			for dir := path.Dir(aws.ToString(obj.Key)); len(dir) > len(top); dir = path.Dir(dir) {
 				dirs[dir] = true
 			}
 		}
@@ -151,7 +184,7 @@ func (b bucket) deleteAll(ctx context.Context, id string) (n int, err error) {
 	keys := slices.SortedFunc(maps.Keys(dirs), func(a, b string) int { return cmp.Compare(len(b), len(a)) })
 	for _, dir := range keys {
 		if _, err := b.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &b.name, Key: aws.String(dir + "/")}); err != nil {
-			return n, fmt.Errorf("deleting workspace %s from the replica: %w", id, err)
+			return n, fmt.Errorf("deleting %s from the replica: %w", sub, err)
 		}
 	}
 	return n, nil

@@ -72,8 +72,11 @@
 // that hibernated it uploads no new snapshot. A fenced holder closes its
 // workspace without a final sync (CloseFenced). RestoreWorkspace (restore
 // --workspace) takes the newest generation that holds the workspace at
-// the time asked. Older generations stay in the bucket: Litestream's
-// retention prunes only the path it replicates.
+// the time asked. Litestream's retention prunes only the path it
+// replicates: a holder closing a workspace, still under its lease, prunes
+// the older generations no second of the retention window needs (Prune):
+// those below a newer generation whose oldest object is older than the
+// window. Its own generation, and any above, are never touched.
 //
 // # Unknown ids and deletion
 //

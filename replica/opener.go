@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -131,7 +132,48 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 	if err != nil {
 		return nil, err
 	}
-	return &synced{Workspace: ws, o: o, store: store}, nil
+	return &synced{Workspace: ws, o: o, id: id, store: store, gen: gen}, nil
+}
+
+// Prune deletes the replicas of workspace id's generations below path
+// (the one its holder, this host, replicates to) that no restore within
+// the retention can need: those older than a newer generation whose
+// oldest object is past the retention (that one restores every second of
+// the window). The current generation and those above it are never
+// touched. It says how many generations it deleted.
+func (o *Opener) Prune(ctx context.Context, id string, path int64) (int, error) {
+	o.init()
+	gens, err := o.bucket.generations(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	// Newest first: those above path lead. Nothing older, nothing to list
+	// (a long-lived generation holds many objects).
+	if i := slices.IndexFunc(gens, func(g int64) bool { return g <= path }); i < 0 || i == len(gens)-1 {
+		return 0, nil
+	}
+	cutoff := time.Now().Add(-cmp.Or(o.Options.Retention, DefaultRetention))
+	covered, pruned := false, 0
+	for _, g := range gens { // newest first
+		switch {
+		case g > path:
+		case covered && g < path:
+			if _, err := o.bucket.deleteUnder(ctx, genPath(id, g)); err != nil {
+				return pruned, err
+			}
+			pruned++
+		default:
+			t, err := o.bucket.oldest(ctx, genPath(id, g))
+			if err != nil {
+				return pruned, err
+			}
+			covered = !t.IsZero() && t.Before(cutoff)
+		}
+	}
+	if pruned > 0 {
+		o.Options.Logger.Info("pruned old generations from the replica", "id", id, "generation", path, "pruned", pruned)
+	}
+	return pruned, nil
 }
 
 func (o *Opener) init() {
@@ -174,7 +216,9 @@ func (o *Opener) restore(ctx context.Context, id string, gen int64, store string
 	if gen == 0 {
 		below = math.MaxInt64
 	}
-	from, err := restoreNewest(ctx, o.bucket, o.Options, id, below, tmp, time.Time{})
+	ro := o.Options
+	ro.niced = true
+	from, err := restoreNewest(ctx, o.bucket, ro, id, below, tmp, time.Time{})
 	if err != nil {
 		return err
 	}
@@ -241,7 +285,9 @@ func restoreNewest(ctx context.Context, b bucket, o Options, id string, below in
 type synced struct {
 	host.Workspace
 	o     *Opener
+	id    string
 	store string
+	gen   int64 // the lease generation whose path it replicates to
 	// parked, when set, is where the store rests while hibernated: out of
 	// the replicator's sight, so that a hibernated workspace costs
 	// litestream nothing (a fleet parks its own).
@@ -279,6 +325,13 @@ func (s *synced) Close(ctx context.Context) error {
 	// and lists it still, for a while, to a final sync that then fails.
 	if rerr := s.o.Supervisor.Release(sctx, s.store); rerr != nil {
 		s.o.Options.Logger.Warn("litestream did not release a closed store; it will when the store leaves its sight", "store", s.store, "err", rerr)
+	}
+	if s.gen > 0 {
+		// Still under the lease (a fleet releases it after this close),
+		// with the replica of its own generation complete.
+		if _, perr := s.o.Prune(sctx, s.id, s.gen); perr != nil {
+			s.o.Options.Logger.Warn("pruning old generations failed; the next close tries again", "store", s.store, "err", perr)
+		}
 	}
 	if s.parked == "" {
 		return err

@@ -180,12 +180,12 @@ func check(ctx context.Context, path string) error {
 
 // runLitestream runs a litestream command with the replica's
 // credentials, returning its stdout and all it printed.
-// A restore runs niced (through nice(1), so that every thread of it is):
-// beside it, the owner's own work (lease renewals, requests of the
+// A host's restore runs niced (through nice(1), so that every thread of
+// it is): beside it, the host's own work (lease renewals, requests of the
 // workspaces it serves) and a local object store come first.
 func runLitestream(ctx context.Context, bin string, o Options, args ...string) (stdout, all []byte, err error) {
 	argv := append([]string{bin}, args...)
-	if nice, err := exec.LookPath("nice"); err == nil {
+	if nice, err := exec.LookPath("nice"); err == nil && o.niced {
 		argv = append([]string{nice, "-n", "10"}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)

@@ -52,6 +52,8 @@ type Options struct {
 	// RestartBackoff is the first wait before starting a dead litestream
 	// again, doubling to a minute. Default 1s.
 	RestartBackoff time.Duration
+	// niced: restores run under nice 10 (a host's, beside its own work).
+	niced bool
 }
 
 func (o *Options) defaults() {
