@@ -112,3 +112,7 @@ replace github.com/benhoyt/goawk => ./third_party/goawk
 replace github.com/itchyny/gojq => ./third_party/gojq
 
 replace github.com/dop251/goja => ./third_party/goja
+
+// A copy of regexp2 with its set and string tables keyed by rune numbers
+// (third_party/regexp2/PATCHES.md).
+replace github.com/dlclark/regexp2/v2 => ./third_party/regexp2

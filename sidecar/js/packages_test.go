@@ -258,10 +258,7 @@ func storeEntries(t testing.TB, fsys *sfs.FS, root string) entries {
 
 // knownDifferences are the corpus scripts that give another answer than
 // node without an ERR_SQLFS_UNSUPPORTED error: engine bugs not fixed yet.
-var knownDifferences = map[string]string{
-	"he.js":          "goja's RegExp: /[\\uD800-\\uDBFF][\\uDC00-\\uDFFF]/ does not match a surrogate pair (he escapes each half)",
-	"cli-js-yaml.sh": "goja: argparse's _ArgumentGroup (a class made callable through Reflect.construct) runs ArgumentParser's _add_action (TypeError)",
-}
+var knownDifferences = map[string]string{}
 
 // TestPackagesAgainstNode runs the scripts of testdata/packages, which use
 // real npm packages (CommonJS, ES-only, documents, markdown, TypeScript,

@@ -487,6 +487,9 @@ func (f *baseJsFuncObject) vmCall(vm *vm, n int) {
 	vm.prg = f.prg
 	vm.stash = f.stash
 	vm.privEnv = f.privEnv
+	// sqlfs patch 2: a call is no construction, whoever calls: upstream kept
+	// the caller's new.target, so a function called from a constructor saw it.
+	vm.newTarget = nil
 	vm.pc = 0
 	vm.stack[vm.sp-n-1], vm.stack[vm.sp-n-2] = vm.stack[vm.sp-n-2], vm.stack[vm.sp-n-1]
 }
