@@ -50,7 +50,7 @@ func TestMCPStdio(t *testing.T) {
 			// Without an owner, the one starting mcp is the operator.
 			cs := session(t, map[bool][]string{false: {"--egress-allow", "127.0.0.1"}}[owner]...)
 			lt, err := cs.ListTools(ctxTimeout(t), nil)
-			if err != nil || len(lt.Tools) != 14 {
+			if err != nil || len(lt.Tools) != 15 {
 				t.Fatalf("tools: %v %v", lt, err)
 			}
 			file := strings.ReplaceAll(name, " ", "_") + ".txt"

@@ -33,16 +33,8 @@ func TestPublish(t *testing.T) {
 		t.Fatalf("js publish: exit %d, %q, %q", code, jsURL, stderr)
 	}
 	// The publication is audited under the exec that wrote the file.
-	audit, stderr, code := sqlfsExec(t, "", "log", "--store", store, "--path", "/report.txt", "--json")
-	if code != 0 {
-		t.Fatalf("log: exit %d, %q", code, stderr)
-	}
 	actors := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(audit), "\n") {
-		var ev struct{ Actor, Op string }
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
+	for _, ev := range auditLog(t, store, "--path", "/report.txt") {
 		actors[ev.Op] = ev.Actor
 	}
 	if a := actors["publish"]; !strings.HasPrefix(a, "exec:") || a != actors["create"] {
@@ -63,6 +55,27 @@ func TestPublish(t *testing.T) {
 	if status, _ := fetch(t, strings.TrimSpace(cliURL)); status != http.StatusNotFound {
 		t.Errorf("after --revoke-all: %d", status)
 	}
+}
+
+// auditEvent is a line of `sqlfs-exec log --json`.
+type auditEvent struct{ Actor, Op, Path, Result string }
+
+// auditLog is the audit trail of store filtered by log's flags.
+func auditLog(t *testing.T, store string, filter ...string) []auditEvent {
+	t.Helper()
+	out, stderr, code := sqlfsExec(t, "", append([]string{"log", "--store", store, "--json"}, filter...)...)
+	if code != 0 {
+		t.Fatalf("log: exit %d, %q", code, stderr)
+	}
+	var evs []auditEvent
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var ev auditEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
 }
 
 func fetch(t *testing.T, u string) (int, string) {

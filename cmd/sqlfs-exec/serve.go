@@ -231,7 +231,7 @@ func runServe(ctx context.Context, args []string) int {
 			}
 		}()
 	}
-	srv := api.NewServer(api.Options{Tools: ws.Tools, Previews: ws.Previews, Token: token, MaxConns: *apiConns, Grace: *grace, Version: metrics.Version, Logger: log})
+	srv := api.NewServer(api.Options{Tools: ws.Tools, Token: token, MaxConns: *apiConns, Grace: *grace, Version: metrics.Version, Logger: log})
 	log.Info("serving", "store", *store, "listen", ln.Addr().String(), "pid", os.Getpid(), "backends", ws.Tools.Backends())
 	code := 0
 	if err := srv.Serve(ctx, ln); err != nil {

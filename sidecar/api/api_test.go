@@ -69,13 +69,19 @@ type env struct {
 // when tcp is set) and stops it at cleanup, also on failure.
 func serve(t *testing.T, cfg Options, tcp bool) *env {
 	t.Helper()
+	return serveTools(t, cfg, tools.Options{}, tcp)
+}
+
+// serveTools is serve with the tools' options.
+func serveTools(t *testing.T, cfg Options, to tools.Options, tcp bool) *env {
+	t.Helper()
 	dir := t.TempDir()
 	core, err := sfs.Open(t.Context(), filepath.Join(dir, "ws.sqlfs"), sfs.Options{Policy: sfs.Policy{ReadOnly: []string{"ro/**"}, Hidden: []string{"secret"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := &env{core: core, sock: SocketPath(filepath.Join(dir, "ws.sqlfs"))}
-	e.svc = tools.NewForCore(core, map[string]sidecar.Backend{"shell": testBackend{}}, tools.Options{})
+	e.svc = tools.NewForCore(core, map[string]sidecar.Backend{"shell": testBackend{}}, to)
 	cfg.Tools = e.svc
 	cfg.Logger = quiet
 	e.srv = NewServer(cfg)

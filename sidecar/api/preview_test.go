@@ -11,14 +11,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
 // TestExposeRoutes: POST /v1/execs/{id}/expose gives a running exec's port
 // a URL that reaches it, GET /v1/previews lists it, DELETE ends it; an
-// unknown exec and a bad port are refused with their codes. (What a
-// preview reaches inside a real container is sidecar/preview's test.)
+// unknown exec and a bad port are refused with their codes. The expose
+// tool, over MCP, does the same for the only running exec and asks for
+// exec_id when two run. (What a preview reaches inside a real container is
+// sidecar/preview's test.)
 func TestExposeRoutes(t *testing.T) {
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "dev server %s", r.URL.Path)
@@ -37,18 +42,44 @@ func TestExposeRoutes(t *testing.T) {
 	public.Config.Handler = reg
 	public.Start()
 	t.Cleanup(public.Close)
-	e := serve(t, Options{Previews: reg}, false)
+	e := serveTools(t, Options{}, tools.Options{Previews: reg}, false)
 	svc = e.svc
 
-	ids := make(chan string, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = svc.Exec(ctx, tools.ExecInput{Command: "sleep"}, io.Discard, io.Discard, func(id string) { ids <- id })
-	}()
-	t.Cleanup(func() { cancel(); <-done })
-	id := <-ids
+	startExec := func() string {
+		ids := make(chan string, 1)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_, _ = svc.Exec(ctx, tools.ExecInput{Command: "sleep"}, io.Discard, io.Discard, func(id string) { ids <- id })
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+		return <-ids
+	}
+	get := func(u string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	id := startExec()
+
+	cs := inMemory(t, Local{svc})
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "expose", Arguments: map[string]any{"port": 3000}})
+	if err != nil || res.IsError {
+		t.Fatalf("expose tool: %v %+v", err, res)
+	}
+	var tp preview.Preview
+	if b, _ := json.Marshal(res.StructuredContent); json.Unmarshal(b, &tp) != nil || tp.Exec != id || tp.Port != 3000 || !strings.Contains(apitest.Text(res), tp.URL) {
+		t.Fatalf("expose tool's result: %s %+v", apitest.Text(res), res.StructuredContent)
+	}
+	if code, body := get(tp.URL + "app"); code != 200 || body != "dev server /app" {
+		t.Errorf("through the tool's preview: %d %q", code, body)
+	}
 
 	code, body := e.raw(t, "POST", "/v1/execs/"+id+"/expose", `{"port": 5173, "ttl_seconds": 60}`)
 	if code != 200 {
@@ -58,13 +89,7 @@ func TestExposeRoutes(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &p); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get(p.URL + "src/main.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if string(got) != "dev server /src/main.js" {
+	if _, got := get(p.URL + "src/main.js"); got != "dev server /src/main.js" {
 		t.Errorf("through the preview: %q", got)
 	}
 	if code, body := e.raw(t, "GET", "/v1/previews", ""); code != 200 || !strings.Contains(body, p.ID) || !strings.Contains(body, `"port":5173`) {
@@ -85,12 +110,17 @@ func TestExposeRoutes(t *testing.T) {
 	if code, _ := e.raw(t, "DELETE", "/v1/previews/"+p.ID, ""); code != http.StatusNotFound {
 		t.Errorf("revoking again: %d, want 404", code)
 	}
-	resp, err = http.Get(p.URL)
-	if err != nil {
-		t.Fatal(err)
+	if code, _ := get(p.URL); code != 404 {
+		t.Errorf("after revoking: %d, want 404", code)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != 404 {
-		t.Errorf("after revoking: %d, want 404", resp.StatusCode)
+
+	second := startExec()
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "expose", Arguments: map[string]any{"port": 3000}})
+	if err != nil || !res.IsError || !strings.Contains(apitest.Text(res), "2 container execs are running") || !strings.Contains(apitest.Text(res), second) {
+		t.Errorf("expose tool with two execs running: %v %s", err, apitest.Text(res))
+	}
+	res, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "expose", Arguments: map[string]any{"port": 3000, "exec_id": second}})
+	if err != nil || res.IsError || !strings.Contains(apitest.Text(res), "of exec "+second) {
+		t.Errorf("expose tool naming the exec: %v %s", err, apitest.Text(res))
 	}
 }

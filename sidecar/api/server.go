@@ -22,7 +22,6 @@ import (
 
 	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
-	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
@@ -48,12 +47,9 @@ type Options struct {
 	MaxConns int
 	// Grace is how long a shutdown lets running execs finish before it
 	// cancels them. Default 10s.
-	Grace time.Duration
-	// Previews, when set, serves POST /v1/execs/{id}/expose, GET
-	// /v1/previews and DELETE /v1/previews/{id}.
-	Previews *preview.Registry
-	Version  string
-	Logger   *slog.Logger
+	Grace   time.Duration
+	Version string
+	Logger  *slog.Logger
 }
 
 // DefaultMaxConns is Options.MaxConns's default.

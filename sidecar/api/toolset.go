@@ -144,6 +144,12 @@ var toolset = []tool{
 		"Make a public, signed link to a workspace file or directory that anyone can download until it expires (default 1 hour, at most 30 days); "+
 			"a directory downloads as a .tar.gz. Use it to hand the user an artifact (an image, a report, a build). Links cannot be revoked one by one."+pathNote,
 		true, false, (*tools.Service).Publish),
+	def("expose", "Expose port",
+		"Give a port that a server inside the container listens on (a dev server such as npm run dev, vite, python -m http.server) a public, unguessable URL that proxies HTTP and WebSocket to it, "+
+			"for the user to open in a browser. The server must run in a container exec that is still running (exec_id, or the only one running): "+
+			"the URL stops working when that exec ends, when the TTL passes (default 1 hour, at most 24 hours) or when the operator revokes it. "+
+			"Available only when the workspace is served with the container backend and a public listener.",
+		false, false, (*tools.Service).Expose),
 	def("checkpoint", "Checkpoint workspace",
 		"Save the whole workspace as it is now in a checkpoint (instant, whatever its size; optionally named) that restore can go back to. "+
 			"Take one before a risky change. Every exec also takes one automatically just before it runs (its result gives the id) so it can be undone.",

@@ -174,7 +174,7 @@ func (r *Registry) Expose(actor, execID string, port int, ttl time.Duration) (Pr
 		return fail(ErrBadPort)
 	case ttl < 0 || ttl > MaxTTL:
 		return fail(fmt.Errorf("ttl %v: must be between 1s and %v", ttl, MaxTTL))
-	case r.o.Running == nil || !r.o.Running(execID):
+	case !r.Serves(execID):
 		return fail(ErrExecEnded)
 	}
 	if ttl == 0 {
@@ -196,6 +196,12 @@ func (r *Registry) Expose(actor, execID string, port int, ttl time.Duration) (Pr
 	r.mu.Unlock()
 	r.o.Record(actor, "expose", target, nil)
 	return e.Preview, nil
+}
+
+// Serves reports whether execID may have its ports exposed: it runs, on
+// the backend whose ports this Registry reaches.
+func (r *Registry) Serves(execID string) bool {
+	return r.o.Running != nil && r.o.Running(execID)
 }
 
 // List returns the live previews, oldest expiry first.

@@ -1,5 +1,5 @@
 // Package tools implements the agent tools (read, ls, find, grep, write,
-// edit, delete, exec, publish, and checkpoint, restore, diff_checkpoint and
+// edit, delete, exec, publish, expose, and checkpoint, restore, diff_checkpoint and
 // undo over the core's checkpoints) over the filesystem core and the exec
 // backends. The
 // HTTP API and the MCP server are thin transports over Service; every limit,
@@ -18,6 +18,7 @@ import (
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/archive"
+	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -44,6 +45,9 @@ type Options struct {
 	// Publish makes a public link to a workspace path for actor; nil
 	// makes the publish tool report that no public listener runs.
 	Publish func(ctx context.Context, actor, path string, ttl time.Duration) (string, error)
+	// Previews gives ports of the container preview URLs (the expose
+	// tool); nil makes expose report that previews are not available.
+	Previews *preview.Registry
 	// Egress is the operator's network rules for execs; exec calls that
 	// ask for allow_network are refused while it allows nothing (nil or
 	// empty): the operator's word beats the caller's.

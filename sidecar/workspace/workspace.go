@@ -214,7 +214,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	}
 	// The JavaScript backend runs its programs through the shell backend.
 	w.addBackend(js.New(sh))
-	to := tools.Options{Publish: pub, Egress: o.Egress}
+	to := tools.Options{Publish: pub, Previews: w.Previews, Egress: o.Egress}
 	if !o.NoAutoCheckpoint {
 		to.AutoCheckpoint = &tools.DefaultCheckpointRetention
 		if o.AutoCheckpoint != nil {

@@ -12,7 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func text(r *mcp.CallToolResult) string {
+// Text is a tool result's text content.
+func Text(r *mcp.CallToolResult) string {
 	var b strings.Builder
 	for _, c := range r.Content {
 		if t, ok := c.(*mcp.TextContent); ok {
@@ -47,7 +48,7 @@ func CheckMCP(t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if strings.Join(names, " ") != "checkpoint delete diff_checkpoint edit exec find grep ls publish read restore undo wait_for_change write" {
+	if strings.Join(names, " ") != "checkpoint delete diff_checkpoint edit exec expose find grep ls publish read restore undo wait_for_change write" {
 		t.Errorf("tools %v", names)
 	}
 	for _, tc := range []struct {
@@ -91,14 +92,17 @@ func CheckMCP(t *testing.T, cs *mcp.ClientSession) {
 		{"diff_checkpoint", map[string]any{}, true, "from"},
 		{"undo", map[string]any{"exec_id": "nosuchexec"}, true, "no checkpoint to undo it from"},
 		{"delete", map[string]any{"path": "m", "recursive": true}, false, "deleted dir m"},
+		// The conformance workspace has no container: expose says what it needs.
+		{"expose", map[string]any{"port": 8080}, true, "previews are not available: they need the container backend and a public listener"},
+		{"expose", map[string]any{}, true, "port"},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
 		if err != nil {
 			t.Errorf("%s %v: protocol error %v", tc.tool, tc.args, err)
 			continue
 		}
-		if res.IsError != tc.isError || !strings.Contains(text(res), tc.want) {
-			t.Errorf("%s %v: IsError=%v %q; want %v containing %q", tc.tool, tc.args, res.IsError, text(res), tc.isError, tc.want)
+		if res.IsError != tc.isError || !strings.Contains(Text(res), tc.want) {
+			t.Errorf("%s %v: IsError=%v %q; want %v containing %q", tc.tool, tc.args, res.IsError, Text(res), tc.isError, tc.want)
 		}
 		if !tc.isError && res.StructuredContent == nil {
 			t.Errorf("%s: no structured content", tc.tool)
