@@ -91,7 +91,7 @@ func (r *repo) signature(who string) (*object.Signature, error) {
 	}
 	when := time.Now()
 	if d := r.env.Getenv("GIT_" + who + "_DATE"); d != "" {
-		t, err := parseDate(d)
+		t, err := parseDate(d, r.localZone())
 		if err != nil {
 			return nil, fatalf("invalid date format: %s", d)
 		}
@@ -116,8 +116,10 @@ fatal: unable to auto-detect email address
 `
 
 // parseDate reads the date forms git documents for GIT_*_DATE: git's
-// internal "<unix> <tz>" (optionally with "@"), RFC 2822 and ISO 8601.
-func parseDate(s string) (time.Time, error) {
+// internal "<unix> <tz>" (optionally with "@"), RFC 2822 and ISO 8601
+// (a T or a space between date and time, fractional seconds, an offset as
+// -0800, -08:00 or Z, or none: then the time is local, in loc).
+func parseDate(s string, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	if f := strings.Fields(strings.TrimPrefix(s, "@")); len(f) <= 2 && len(f) > 0 {
 		if sec, err := strconv.ParseInt(f[0], 10, 64); err == nil {
@@ -132,16 +134,22 @@ func parseDate(s string) (time.Time, error) {
 			return time.Unix(sec, 0).In(loc), nil
 		}
 	}
-	for _, layout := range []string{
-		time.RFC1123Z, "Mon, 2 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04:05 -0700",
-		"2006-01-02T15:04:05-07:00", "2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05 -0700",
-		"2006-01-02T15:04:05 -0700", "2006-01-02 15:04:05-07:00",
-	} {
-		if t, err := time.Parse(layout, s); err == nil {
+	for _, layout := range dateLayouts {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return t, nil
 		}
 	}
 	return time.Time{}, fmt.Errorf("unknown date format %q", s)
+}
+
+// dateLayouts are the RFC 2822 and ISO 8601 forms parseDate takes. Go
+// accepts fractional seconds after the seconds of any of them, and Z for
+// the offset where the layout has Z0700 or Z07:00.
+var dateLayouts = []string{
+	time.RFC1123Z, "Mon, 2 Jan 2006 15:04:05 -0700", "2 Jan 2006 15:04:05 -0700",
+	"2006-01-02T15:04:05Z0700", "2006-01-02T15:04:05Z07:00", "2006-01-02T15:04:05 -0700", "2006-01-02T15:04:05 -07:00",
+	"2006-01-02 15:04:05Z0700", "2006-01-02 15:04:05Z07:00", "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05 -07:00",
+	"2006-01-02T15:04:05", "2006-01-02 15:04:05",
 }
 
 func parseTZ(tz string) (*time.Location, error) {
@@ -158,6 +166,15 @@ func parseTZ(tz string) (*time.Location, error) {
 		off = -off
 	}
 	return time.FixedZone("", off), nil
+}
+
+// localZone is the time zone of the command's TZ (UTC without one): the
+// zone of a date given without an offset, as git reads it.
+func (r *repo) localZone() *time.Location {
+	if loc, err := time.LoadLocation(r.env.Getenv("TZ")); err == nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // identities are the author and committer of a new commit.
