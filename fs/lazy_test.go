@@ -155,3 +155,79 @@ func TestRestoreOfTreeNotRead(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmWalkReadsNothing: once a walk has read the tree, walking it
+// again, through paths (listings with attributes, lstat, extended
+// attributes) and through inodes (listings, lookups, attributes), reads
+// nothing from the store, hard links, symlinks and nested directories
+// included.
+func TestWarmWalkReadsNothing(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	for d := range 3 {
+		dir := fmt.Sprintf("/d%d/e", d)
+		must(t, f.MkdirAll(dir, 0o755))
+		for i := range 5 {
+			must(t, f.WriteFile(fmt.Sprintf("%s/f%d", dir, i), []byte("data"), 0o644))
+		}
+		must(t, f.Symlink("f0", dir+"/l"))
+		must(t, f.Setxattr(dir+"/f1", "user.k", []byte("v"), 0))
+	}
+	must(t, f.Link("/d0/e/f2", "/d2/h"))
+	g := reopen(t, f, store, sfs.Options{})
+	walk := func() int {
+		seen := 0
+		var byPath func(p string)
+		byPath = func(p string) {
+			ents, attrs, err := g.ReadDirAttrs(p)
+			must(t, err)
+			for i, e := range ents {
+				seen++
+				child := p + "/" + e.Name
+				if p == "/" {
+					child = "/" + e.Name
+				}
+				a, err := g.Lstat(child)
+				must(t, err)
+				if a != attrs[i] {
+					t.Fatalf("%s: listed %+v, lstat %+v", child, attrs[i], a)
+				}
+				if _, err := g.Listxattr(child); err != nil {
+					t.Fatal(err)
+				}
+				if e.Mode == 0o040000 {
+					byPath(child)
+				}
+			}
+		}
+		byPath("/")
+		x := g.Inodes()
+		var byIno func(dir uint64)
+		byIno = func(dir uint64) {
+			ents, _, err := x.ReadDir(dir, 0, 1<<20)
+			must(t, err)
+			for _, e := range ents {
+				seen++
+				_, err := x.Lookup(dir, e.Name)
+				must(t, err)
+				_, err = x.GetAttr(e.Ino)
+				must(t, err)
+				if e.Mode == 0o040000 {
+					byIno(e.Ino)
+				}
+			}
+		}
+		byIno(sqlstore.Root)
+		return seen
+	}
+	first := walk()
+	before := g.Store().MetadataReads()
+	if before.Queries == 0 {
+		t.Fatal("the first walk read nothing from the store: it did not start cold")
+	}
+	if second := walk(); second != first || first != 2*(3*(1+1+5+1)+1) {
+		t.Fatalf("walks saw %d then %d entries", first, second)
+	}
+	if after := g.Store().MetadataReads(); after != before {
+		t.Fatalf("a warm walk read the store: %+v after the first walk, %+v after the second", before, after)
+	}
+}

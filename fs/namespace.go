@@ -588,27 +588,42 @@ func (f *FS) stat(op, name string, follow bool) (Attr, error) {
 
 // ReadDir lists a directory, sorted by name, without "." and "..".
 func (f *FS) ReadDir(name string) ([]DirEntry, error) {
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	ents, _, err := f.readDir(name, false)
+	return ents, err
+}
+
+// readDir lists directory name and, with attrs, each entry's attributes.
+// Called with c.mu held.
+func (f *FS) readDir(name string, attrs bool) ([]DirEntry, []Attr, error) {
 	c := f.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	n, err := f.lookup("readdir", name, true)
 	if err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, nil, pathError("readdir", name, err)
 	}
 	if !n.isDir() {
-		return nil, pathError("readdir", name, syscall.ENOTDIR)
+		return nil, nil, pathError("readdir", name, syscall.ENOTDIR)
 	}
 	if err := c.loadDir(n.inode); err != nil {
-		return nil, pathError("readdir", name, err)
+		return nil, nil, pathError("readdir", name, err)
 	}
 	// Hidden names are those of the directory reached, not of the name
 	// it was reached by.
 	names := f.list(n.inode, func() string { return n.path }, 0, len(n.children))
 	ents := make([]DirEntry, len(names))
-	for i, childName := range names {
-		ents[i], _ = c.child(n.inode, childName)
+	var as []Attr
+	if attrs {
+		as = make([]Attr, len(names))
 	}
-	return ents, nil
+	for i, childName := range names {
+		var node *inode
+		ents[i], node = c.child(n.inode, childName)
+		if attrs {
+			as[i] = node.attr()
+		}
+	}
+	return ents, as, nil
 }
 
 // list is directory n's names from index from on, at most max of them,
@@ -684,20 +699,9 @@ func (n *inode) editSorted(edit func([]string) []string) {
 // ReadDirAttrs lists a directory with each entry's attributes, for
 // readdirplus and `ls -l`, under one lock.
 func (f *FS) ReadDirAttrs(name string) ([]DirEntry, []Attr, error) {
-	ents, err := f.ReadDir(name)
-	if err != nil {
-		return nil, nil, err
-	}
-	c := f.c
-	attrs := make([]Attr, len(ents))
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, e := range ents {
-		if n := c.inodes[e.Ino]; n != nil {
-			attrs[i] = n.attr()
-		}
-	}
-	return ents, attrs, nil
+	f.c.mu.Lock()
+	defer f.c.mu.Unlock()
+	return f.readDir(name, true)
 }
 
 // Record adds an event that changes nothing in the tree (a published link,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // benchTree makes a store and a native directory of the same tree: 100
@@ -105,11 +106,14 @@ func BenchmarkMetadata(b *testing.B) {
 			if got := walk(); got != files+100 { // the first walk reads the tree
 				b.Fatalf("walk saw %d entries, want %d", got, files+100)
 			}
+			cpu := testenv.CPUTime(b)
 			for b.Loop() {
 				walk()
 			}
+			reportCPU(b, cpu)
 		})
 		b.Run(fmt.Sprintf("files=%d/warmwalk/native", files), func(b *testing.B) {
+			cpu := testenv.CPUTime(b)
 			for b.Loop() {
 				err := filepath.WalkDir(native, func(p string, d os.DirEntry, err error) error {
 					if err != nil {
@@ -122,6 +126,14 @@ func BenchmarkMetadata(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu)
 		})
 	}
+}
+
+// reportCPU reports the CPU time (all threads, the garbage collector's
+// included) per iteration since CPUTime said start: on a loaded machine
+// the wall time of a walk is mostly waiting for a CPU.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64((testenv.CPUTime(b)-start).Microseconds())/1000/float64(b.N), "cpu-ms/op")
 }
