@@ -43,8 +43,9 @@
 // (renamed to parked.sqlfs), out of the replicator's sight: Litestream
 // meeting a store behind its replica would snapshot it as the newest
 // state. Taking generation N, a host reuses its parked copy only when it
-// served generation N-1 itself (the generation it last served, and the
-// generation whose folder held the store, are in DIR/ID/.fleet-generation):
+// served generation N-1 itself (the generation it last took, written
+// before it opens the store, and the generation whose folder held the
+// store, are in DIR/ID/.fleet-generation):
 // nobody served the workspace since, and the copy goes back to its folder,
 // its replica continuing. Otherwise the copy is set aside as stale.sqlfs,
 // and the Opener (replica.Opener) restores the workspace into DIR/ID/gen-N/,

@@ -223,6 +223,16 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 		return fail(err)
 	}
 	g.path = path
+	// Marked before the open too: generation rec is this host's whatever
+	// the open does, so a copy a failed open parks again is still current
+	// at the next generation. Marked only after, a failed open left the
+	// generation before named, the copy looked another host's at the next
+	// open, was set aside, and the workspace came back from the replica
+	// without its unshipped writes, or empty. (Without a folder yet there
+	// is no copy: the open restores one.)
+	if err := f.mark(id, rec.Generation, path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fail(err)
+	}
 	ws, err := f.o.Opener.OpenGeneration(ctx, id, path)
 	if err != nil {
 		return fail(err)

@@ -59,8 +59,10 @@ type member struct {
 	fleet *fleet.Fleet
 	host  *host.Host
 	lease *switchLease
-	srv   *http.Server
-	stop  sync.Once
+	// failNext fails the next open of a workspace (restoring.failNext).
+	failNext atomic.Bool
+	srv      *http.Server
+	stop     sync.Once
 }
 
 // switchLease passes calls to the bucket until cut, then fails them as a
@@ -102,9 +104,16 @@ func (s *switchLease) Holder(ctx context.Context, id string) (fleet.Record, erro
 type restoring struct {
 	d       *host.Dir
 	replica string
+	// failNext, when set, fails the next open (a restore that failed).
+	failNext *atomic.Bool
 }
 
+var errOpenFailed = errors.New("open failed (test)")
+
 func (o restoring) OpenGeneration(ctx context.Context, id string, gen int64) (host.Workspace, error) {
+	if o.failNext.CompareAndSwap(true, false) {
+		return nil, errOpenFailed
+	}
 	store := o.d.GenerationStorePath(id, gen)
 	if _, err := os.Stat(store); errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(o.replica, id)); err == nil {
@@ -132,6 +141,9 @@ type synced struct {
 func (s *synced) Close(ctx context.Context) error {
 	return errors.Join(s.Workspace.Close(ctx), copyStore(s.from, s.to))
 }
+
+// CloseFenced skips the final sync, as replica's does: the lease is lost.
+func (s *synced) CloseFenced(ctx context.Context) error { return s.Workspace.Close(ctx) }
 
 func copyStore(from, to string) error {
 	for _, suffix := range []string{"", "-wal"} {
@@ -169,7 +181,7 @@ func (c *cluster) start() *member {
 	}
 	m := &member{t: t, url: "http://" + ln.Addr().String(), dir: dir, lease: &switchLease{Lease: s3l}}
 	m.fleet, err = fleet.New(fleet.Options{
-		Lease: m.lease, Opener: restoring{d: d, replica: c.replica}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
+		Lease: m.lease, Opener: restoring{d: d, replica: c.replica, failNext: &m.failNext}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -490,4 +502,33 @@ func TestCreateExisting(t *testing.T) {
 		t.Fatalf("a reads %q", got)
 	}
 	b.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w2"})
+}
+
+// TestCopyKeptAfterAFailedOpen: a host whose lease on a workspace lapsed
+// holds the only copy of its last writes (its final sync skipped, the
+// replica behind). Its next open fails after taking the lease (a restore
+// or store error); the one after must still find that copy its own. The
+// generation the failed open took was this host's: before, its marker
+// named the one before, the copy looked another host's, was set aside,
+// and the workspace came back from the replica, here as an empty store.
+func TestCopyKeptAfterAFailedOpen(t *testing.T) {
+	ttl := 1500 * time.Millisecond
+	c := newCluster(t, ttl)
+	a := c.start()
+	a.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w"})
+	a.write("w", "f.txt", "acknowledged")
+	cut := time.Now()
+	a.lease.cut.Store(true)
+	for a.host.Open() > 0 {
+		if time.Since(cut) > 10*ttl {
+			t.Fatalf("a has not closed w %v after losing the lease store", time.Since(cut))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	a.lease.cut.Store(false)
+	a.failNext.Store(true)
+	// The request's first open fails; the host opens again at once.
+	if got := a.read("w", "f.txt"); got != "acknowledged" || a.failNext.Load() {
+		t.Fatalf("a reads %q after a failed open (made: %v); want its own copy's", got, !a.failNext.Load())
+	}
 }
