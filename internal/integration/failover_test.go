@@ -177,8 +177,9 @@ func (f *fleetSetup) fill(h *fleetHost, c *corpus) time.Time {
 
 // clients is how many clients ask for the workspaces at once after a
 // failover: 16, or $SQLFS_FAILOVER_CLIENTS. With one per workspace (100)
-// the host restores them all at once, and at load 30-50 here its lease
-// renewals came late: it lost leases it had just taken (see the README).
+// the host once restored them all at once and its lease renewals came
+// late; its restores are capped now (--max-restores), and 100 lost none
+// (see the README).
 func clients(t *testing.T) int {
 	if v := os.Getenv("SQLFS_FAILOVER_CLIENTS"); v != "" {
 		n, err := strconv.Atoi(v)
