@@ -31,6 +31,10 @@ const (
 	policyName = "policy.json"
 	limitsName = "limits.json"
 	lockName   = ".host.lock"
+	// mountsName is the folder (0700) of the workspaces' mounts on demand,
+	// DIR/.mounts/ID while a workspace's container backend is open. Its
+	// name is no id: never listed as a workspace.
+	mountsName = ".mounts"
 )
 
 // idPattern is what a workspace id may be: lower-case, so no two ids name
@@ -67,7 +71,9 @@ type Dir struct {
 // OpenDir takes the workspaces under root (created when missing, mode
 // 0700) for this process: a second host on the same root is refused.
 // Nothing is opened until asked. ws says how stores are opened; ao is the
-// template of each workspace's API server (Tools set per workspace).
+// template of each workspace's API server (Tools set per workspace). With
+// ws.Container set, a workspace is mounted at its container backend's
+// first exec, under root's private .mounts folder, until it closes.
 func OpenDir(root string, ws workspace.Options, ao api.Options) (*Dir, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("workspaces dir: %w", err)
@@ -93,6 +99,12 @@ func OpenDir(root string, ws workspace.Options, ao api.Options) (*Dir, error) {
 	}
 	ws.NoUsageGauges = true
 	d := &Dir{root: root, lock: lock, workspace: ws, api: ao}
+	if ws.Container != nil {
+		if err := d.cleanMounts(); err != nil {
+			lock.Close()
+			return nil, fmt.Errorf("workspaces dir: %w", err)
+		}
+	}
 	ids, err := d.IDs("", 0)
 	if err != nil {
 		lock.Close()
@@ -100,6 +112,33 @@ func OpenDir(root string, ws workspace.Options, ao api.Options) (*Dir, error) {
 	}
 	metrics.AddHostTotal(len(ids))
 	return d, nil
+}
+
+// cleanMounts makes the folder of the mounts on demand private, detaching
+// and removing what a host that died left in it.
+func (d *Dir) cleanMounts() error {
+	p := filepath.Join(d.root, mountsName)
+	if err := os.Mkdir(p, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	if err := os.Chmod(p, 0o700); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(p)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		mp := filepath.Join(p, e.Name())
+		// EINVAL: not a mount (an empty mountpoint left behind).
+		if err := syscall.Unmount(mp, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+			return fmt.Errorf("detaching a dead host's mount %s: %w", mp, err)
+		}
+		if err := os.Remove(mp); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Root is the directory the workspaces are stored under.
@@ -208,6 +247,9 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 		return nil, fmt.Errorf("%w: %s: %s is not a regular file", ErrNotFound, id, store)
 	}
 	wo := d.workspace
+	if wo.Container != nil {
+		wo.Mount, wo.MountOnDemand = filepath.Join(d.root, mountsName, id), true
+	}
 	pol := wo.FS.Policy
 	own, err := workspace.LoadPolicy(d.policyFile(p), nil, nil, 0)
 	if err != nil {

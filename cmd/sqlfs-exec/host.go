@@ -24,6 +24,7 @@ type hostOptions struct {
 	memoryHigh                      int64
 	workspaceLabel                  bool
 	flags                           *workspace.Flags
+	container                       *containerFlags
 	fleet                           *fleet.Flags
 	replica                         *replica.Flags
 	logger                          *slog.Logger
@@ -42,7 +43,7 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 			return fail("serve", err)
 		}
 	}
-	wo, err := workspaceOptions{flags: o.flags, logger: o.logger, replicated: o.replica.Enabled()}.options()
+	wo, err := workspaceOptions{flags: o.flags, container: o.container, onDemand: true, logger: o.logger, replicated: o.replica.Enabled()}.options()
 	if err != nil {
 		return fail("serve", err)
 	}

@@ -25,10 +25,13 @@ import (
 
 // workspaceOptions say how to open a workspace in this process.
 type workspaceOptions struct {
-	flags     *workspace.Flags // an owner's flags (serve); nil: the defaults
-	socket    string           // advertised to later openers
-	mount     string           // FUSE mountpoint, "" for none
-	container *containerFlags  // the container backend, over the mount
+	flags  *workspace.Flags // an owner's flags (serve); nil: the defaults
+	socket string           // advertised to later openers
+	mount  string           // FUSE mountpoint, "" for none
+	// onDemand: a host sets each workspace's mountpoint, mounted for the
+	// container backend only (workspace.Options.MountOnDemand).
+	onDemand  bool
+	container *containerFlags // the container backend, over the mount
 	logger    *slog.Logger
 	publicURL string             // base URL of published links, "" for the one recorded beside the store
 	egress    workspace.ListFlag // --egress-allow of a client command opening the store itself
@@ -78,7 +81,7 @@ func (o workspaceOptions) options() (workspace.Options, error) {
 	}
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)
 	wo.FS.ExternalWALCheckpoints = o.replicated
-	if o.mount != "" && o.container != nil && o.container.rootfs != "" {
+	if (o.mount != "" || o.onDemand) && o.container != nil && o.container.rootfs != "" {
 		wo.Container = func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error) {
 			return o.container.open(ctx, mountpoint, out)
 		}
@@ -106,7 +109,9 @@ opened on first use and hibernated (closed, after a final commit) when idle.
 The default listener is DIR.sock; on TCP the --token-file token is the
 operator's, and POST /v1/workspaces/ID/tokens mints tokens for one
 workspace. The workspace flags (policy, quota, limits) apply to every
-workspace; --mount, --rootfs and --public-addr are not available there yet.
+workspace. With --rootfs, a workspace's first container exec mounts it under
+DIR/.mounts/ID, unmounted when it hibernates; --mount and --public-addr are
+not available there yet.
 
 With --replica URL, every change is shipped continuously to S3-compatible
 object storage by a litestream child process (a host's workspace ID to
@@ -174,12 +179,12 @@ func runServe(ctx context.Context, args []string) int {
 		return fail("serve", err)
 	}
 	if *hostDir != "" {
-		if *mount != "" || cf.rootfs != "" || *publicAddr != "" {
-			return fail("serve", errors.New("--mount, --rootfs and --public-addr are not available with --workspaces yet"))
+		if *mount != "" || *publicAddr != "" {
+			return fail("serve", errors.New("--mount and --public-addr are not available with --workspaces (with --rootfs each workspace is mounted for its container execs under DIR/.mounts)"))
 		}
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
-			maxOpen: *maxOpen, maxRestores: *maxRestores, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, flags: &wf, fleet: &ff, replica: &rf, logger: log,
+			maxOpen: *maxOpen, maxRestores: *maxRestores, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
 		})
 	}
 	var ro replica.Options

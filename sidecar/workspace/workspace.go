@@ -48,6 +48,11 @@ type Options struct {
 	// dialer (the operator's policy, audited), nil when it allows nothing:
 	// the container's way out (container.Options.Egress).
 	Container func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error)
+	// MountOnDemand mounts at Mount only for the container backend, at
+	// its first exec, and unmounts when the workspace closes (a host's
+	// hibernation), removing the mountpoint it made: a workspace that runs
+	// no container holds no mount. Previews are not served then.
+	MountOnDemand bool
 	// Shell configures the shell backend; its Logger defaults to FS.Logger.
 	Shell shell.Options
 	// PublicURL is the base URL of published links. "" uses the one a
@@ -133,6 +138,9 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		}
 		o.FUSE.AllowOther = true
 	}
+	if o.MountOnDemand && o.Container == nil {
+		return nil, errors.New("a mount on demand is the container backend's: set Container")
+	}
 	f, err := sfs.Open(ctx, path, o.FS)
 	if err != nil {
 		return nil, err
@@ -192,23 +200,42 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 		if o.FUSE.FSName == "" {
 			o.FUSE.FSName = "sqlfs:" + path
 		}
-		if w.Mount, err = fuse.Start(ctx, f, o.Mount, o.FUSE); err != nil {
-			return nil, errors.Join(err, w.Close(ctx))
-		}
-		log.Info("mounted", "store", path, "mountpoint", w.Mount.Mountpoint(), "pid", os.Getpid())
-		if o.Container != nil {
-			cb, err := o.Container(ctx, w.Mount.Mountpoint(), dialer)
-			if err != nil {
-				return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.Close(ctx))
+		mount := func(ctx context.Context, mountpoint string) (*fuse.Mount, error) {
+			m, err := fuse.Start(ctx, f, mountpoint, o.FUSE)
+			if err == nil {
+				log.Info("mounted", "store", path, "mountpoint", m.Mountpoint(), "pid", os.Getpid())
 			}
-			w.addBackend(cb)
+			return m, err
+		}
+		startContainer := func(ctx context.Context, mountpoint string) (sidecar.Backend, error) {
+			cb, err := o.Container(ctx, mountpoint, dialer)
+			if err != nil {
+				return nil, err
+			}
 			if n, ok := cb.(actorNamer); ok {
 				mu.Lock()
 				namer = n
 				mu.Unlock()
 			}
-			if d, ok := cb.(portDialer); ok && o.PublicURL != "" {
-				w.openPreviews(d, cb.Name(), o.PublicURL, log)
+			return cb, nil
+		}
+		if o.MountOnDemand {
+			d := &onDemand{open: mountOnDemand(o.Mount, mount, startContainer)}
+			d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
+			w.addBackend(d)
+		} else {
+			if w.Mount, err = mount(ctx, o.Mount); err != nil {
+				return nil, errors.Join(err, w.Close(ctx))
+			}
+			if o.Container != nil {
+				cb, err := startContainer(ctx, w.Mount.Mountpoint())
+				if err != nil {
+					return nil, errors.Join(fmt.Errorf("container backend: %w", err), w.Close(ctx))
+				}
+				w.addBackend(cb)
+				if d, ok := cb.(portDialer); ok && o.PublicURL != "" {
+					w.openPreviews(d, cb.Name(), o.PublicURL, log)
+				}
 			}
 		}
 	}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/internal/exectest"
+	"github.com/sqlfs/sqlfs/internal/testenv"
+	"github.com/sqlfs/sqlfs/sidecar/tools"
+)
+
+// mountedUnder lists the mountpoints of this mount namespace under dir.
+func mountedUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var under []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			under = append(under, f[4])
+		}
+	}
+	return under
+}
+
+// TestHostContainerMountOnDemand runs container execs on a host: a
+// workspace is mounted under DIR/.mounts at its first container exec (not
+// before), unmounted when it hibernates and when it is deleted, and wakes
+// with its container's files; no mount is left behind, also at the host's
+// shutdown. It logs the first container exec of a hibernated workspace
+// against a warm one.
+func TestHostContainerMountOnDemand(t *testing.T) {
+	tmp := t.TempDir()
+	rootfs := busyboxRootfs(t, tmp)
+	dir := filepath.Join(tmp, "ws")
+	opTok, op := operatorToken(t, tmp)
+	url := "http://" + freeAddr(t)
+	host := exectest.StartHost(t, exec.Command(binary(t), "serve", "--workspaces", dir, "--listen", strings.TrimPrefix(url, "http://"), "--token-file", opTok,
+		"--rootfs", rootfs, "--container-state", filepath.Join(tmp, "state"), "--idle-timeout", "300ms"), url, op)
+	// Before the kill at cleanup: a clean shutdown unmounts everything.
+	t.Cleanup(func() {
+		if code := host.Stop(t); code != 0 {
+			t.Errorf("host exited %d:\n%s", code, host.Logs(30))
+		}
+		if m := mountedUnder(t, tmp); len(m) > 0 {
+			t.Errorf("mounts left behind: %v", m)
+		}
+	})
+	call := func(want int, method, path, body string) string {
+		t.Helper()
+		st, b := hostCall(t, url, op, method, path, body)
+		if st != want {
+			t.Fatalf("%s %s: %d %s", method, path, st, b)
+		}
+		return b
+	}
+	run := func(id, backend, command string) (tools.ExecOutput, time.Duration) {
+		t.Helper()
+		args, _ := json.Marshal(map[string]string{"command": command, "backend": backend})
+		start := time.Now()
+		b := call(http.StatusOK, "POST", "/v1/workspaces/"+id+"/tools/exec", string(args))
+		took := time.Since(start)
+		var res struct {
+			Result tools.ExecOutput `json:"result"`
+		}
+		err := json.Unmarshal([]byte(b), &res)
+		out := res.Result
+		if err != nil || out.ExitCode != 0 || out.Stderr != "" {
+			t.Fatalf("%s exec %q in %s: %v %s", backend, command, id, err, b)
+		}
+		return out, took
+	}
+	mp := filepath.Join(dir, ".mounts", "c1")
+	// waitMounts waits for the mounts under dir to be want, and the
+	// mountpoints in DIR/.mounts to be theirs.
+	waitMounts := func(want []string) {
+		t.Helper()
+		deadline := time.Now().Add(testenv.Slack(10 * time.Second))
+		points := func() []string {
+			ents, _ := os.ReadDir(filepath.Join(dir, ".mounts"))
+			var p []string
+			for _, e := range ents {
+				p = append(p, filepath.Join(dir, ".mounts", e.Name()))
+			}
+			return p
+		}
+		for got := mountedUnder(t, dir); !slices.Equal(got, want) || !slices.Equal(points(), want); got = mountedUnder(t, dir) {
+			if time.Now().After(deadline) {
+				t.Fatalf("mounts under %s: %v, want %v", dir, got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	call(http.StatusCreated, "POST", "/v1/workspaces", `{"id": "c1"}`)
+	call(http.StatusCreated, "POST", "/v1/workspaces", `{"id": "c2"}`)
+	run("c1", "shell", "echo from-shell > s.txt")
+	waitMounts(nil) // the shell needs no mount
+
+	out, _ := run("c1", "container", "cat /workspace/s.txt && echo from-container > /workspace/c.txt")
+	if out.Stdout != "from-shell\n" {
+		t.Fatalf("the container read %q: %+v", out.Stdout, out)
+	}
+	waitMounts([]string{mp})
+	if out, _ := run("c1", "shell", "cat c.txt"); out.Stdout != "from-container\n" {
+		t.Fatalf("the shell read %q", out.Stdout)
+	}
+
+	// Hibernation unmounts and removes the mountpoint; the next
+	// container exec wakes and mounts it again. Cold and warm, timed.
+	var cold, warm []time.Duration
+	for range 3 {
+		waitMounts(nil)
+		out, took := run("c1", "container", "cat /workspace/c.txt")
+		if out.Stdout != "from-container\n" {
+			t.Fatalf("after a wake the container read %q", out.Stdout)
+		}
+		cold = append(cold, took)
+		_, took = run("c1", "container", "true")
+		warm = append(warm, took)
+	}
+	slices.Sort(cold)
+	slices.Sort(warm)
+	t.Logf("container exec round trip, median of 3: hibernated workspace %s, warm %s (load %.1f)", cold[1], warm[1], testenv.LoadAverage())
+
+	// DELETE of a mounted workspace unmounts it (c2 hibernates meanwhile).
+	run("c2", "container", "true")
+	run("c1", "container", "true")
+	call(http.StatusOK, "DELETE", "/v1/workspaces/c1?force=true", "")
+	waitMounts(nil)
+}
