@@ -160,6 +160,9 @@ func (l *ownerLock) release() {
 		_ = l.info.Truncate(0)
 		_ = l.info.Close()
 	}
+	// Unlock before closing: a child forked meanwhile holds a copy of the
+	// descriptor until it execs, and the lock lives as long as any copy.
+	_ = unix.Flock(int(l.f.Fd()), unix.LOCK_UN)
 	_ = l.f.Close()
 	l.f, l.info = nil, nil
 }
