@@ -210,7 +210,6 @@ func TestUnsupportedForms(t *testing.T) {
 	}
 	before := runBuiltin(t, b, "git log --all --format=%H && git status --porcelain=v2 -b && git ls-files -s")
 	for _, cmd := range []string{
-		"git merge master",     // a changed on both sides: needs a content merge
 		"git pull --rebase",    // option not implemented
 		"git commit",           // no editor
 		"git status -z",        // option not implemented
@@ -340,5 +339,37 @@ func TestAbbrevGrowsWithPackedObjects(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMergeConflictRefused: a merge whose changes collide (the same line
+// changed differently, and changes to adjacent lines) prints git's
+// Auto-merging and CONFLICT lines, as real git does, and exits 1 without
+// changing the worktree, the index or HEAD (real git would write conflict
+// markers; the built-in writes nothing).
+func TestMergeConflictRefused(t *testing.T) {
+	setup := `git init -q -b main
+seq 1 6 > f && printf 'a\nb\nc\n' > g && echo k > keep && git add . && git commit -q -m base
+git checkout -q -b topic
+sed -i 's/^3$/THREE/' f && sed -i 's/^b$/B/' g && git commit -q -am topic
+git checkout -q main
+sed -i 's/^3$/drei/' f && sed -i 's/^a$/A/' g && git commit -q -am main
+`
+	merge := "git merge topic\n"
+	after := "git status --porcelain; git log --format=%s; cat f g; ls .git\n"
+	native := t.TempDir()
+	want := runNative(t, native, setup+merge)
+	b, _ := newStore(t)
+	before := runBuiltin(t, b, setup+after)
+	got := runBuiltin(t, b, merge)
+	const conflict = "Auto-merging f\nCONFLICT (content): Merge conflict in f\nAuto-merging g\nCONFLICT (content): Merge conflict in g\n"
+	if !strings.HasPrefix(want.stdout, conflict) || want.code != 1 {
+		t.Fatalf("real git: exit %d\n%s", want.code, want.stdout)
+	}
+	if got.stdout != conflict || got.code != 1 || !strings.Contains(got.stderr, "nothing changed") {
+		t.Errorf("built-in: exit %d\n%s%s", got.code, got.stdout, got.stderr)
+	}
+	if now := runBuiltin(t, b, after); now != before {
+		t.Errorf("the refused merge changed the repository:\n%+v\nwas\n%+v", now, before)
 	}
 }

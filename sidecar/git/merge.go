@@ -2,6 +2,7 @@ package git
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -52,9 +53,9 @@ func applyChanges(ours snapshot, changes []change) (snapshot, []string) {
 }
 
 // mergeCommit merges target into HEAD with a merge commit, as git's ort
-// strategy does when no file changed on both sides; a merge that needs a
-// content merge, or would overwrite a local change, is refused before
-// anything changes.
+// strategy does: files changed on both sides are merged line by line; a
+// conflict, or a merge that would overwrite a local change, is refused
+// before anything changes.
 func (r *repo) mergeCommit(h *head, target *object.Commit, o mergeOpts) error {
 	bases, err := r.mergeBases(h.commit, target)
 	if err != nil {
@@ -76,8 +77,16 @@ func (r *repo) mergeCommit(h *head, target *object.Commit, o mergeOpts) error {
 		return err
 	}
 	result, both := applyChanges(ours, compare(base, theirs))
-	if len(both) > 0 {
-		return unsupported("git " + o.cmd + " that needs a content merge (" + strings.Join(both, ", ") + " changed on both sides)")
+	slices.Sort(both)
+	notes, conflict, blobs, err := contentMerge(base, ours, theirs, result, both)
+	if err != nil {
+		return err
+	}
+	if conflict {
+		for _, n := range notes {
+			fmt.Fprintln(r.out, n)
+		}
+		return errorf(1, "error: the built-in git writes no conflicts to resolve: the merge was not made and nothing changed (resolve it with git in the container backend)\n")
 	}
 	st, err := r.state(false)
 	if err != nil {
@@ -96,6 +105,11 @@ func (r *repo) mergeCommit(h *head, target *object.Commit, o mergeOpts) error {
 	if len(dirty) > 0 {
 		return errorf(2, "error: Your local changes to the following files would be overwritten by merge:\n\t%s\nPlease commit your changes or stash them before you merge.\nAborting\nMerge with strategy ort failed.\n", strings.Join(dirty, "\n\t"))
 	}
+	for _, data := range blobs {
+		if _, err := r.writeBlob(data); err != nil {
+			return err
+		}
+	}
 	if _, err := r.switchTrees(ours, result, false); err != nil {
 		return err
 	}
@@ -110,6 +124,9 @@ func (r *repo) mergeCommit(h *head, target *object.Commit, o mergeOpts) error {
 	}
 	if err := r.logHeadMove(h, hash, o.reflog+": Merge made by the 'ort' strategy."); err != nil {
 		return err
+	}
+	for _, n := range notes {
+		fmt.Fprintln(r.out, n)
 	}
 	fmt.Fprintln(r.out, "Merge made by the 'ort' strategy.")
 	cs, err := withRenames(changes)
