@@ -47,14 +47,14 @@ var libModules = map[string]string{
 	"os": "os", "child_process": "child_process", "assert": "assert", "assert/strict": "assert",
 	"timers": "timers", "timers/promises": "timers_promises",
 	"crypto": "crypto", "zlib": "zlib", "string_decoder": "string_decoder", "querystring": "querystring",
-	"url": "url", "tty": "tty", "perf_hooks": "perf_hooks", "module": "module",
+	"url": "url", "tty": "tty", "perf_hooks": "perf_hooks", "module": "module", "stream": "stream", "readline": "readline",
 }
 
 // builtinModules lists the modules require finds by name, as
 // module.builtinModules does (those this backend lacks included: they
 // exist, and say so when loaded).
 func builtinModules() []string {
-	names := []string{"buffer", "console", "process", "fs/promises", "util/types"}
+	names := []string{"buffer", "console", "process", "fs/promises", "util/types", "stream/promises", "readline/promises"}
 	for name := range libModules {
 		names = append(names, name)
 	}
@@ -121,6 +121,8 @@ func (v *vm) nativeModules() map[string]require.ModuleLoader {
 	}
 	mods["fs/promises"] = reexport("fs", "promises")
 	mods["util/types"] = reexport("util", "types")
+	mods["stream/promises"] = reexport("stream", "promises")
+	mods["readline/promises"] = reexport("readline", "promises")
 	mods["sqlfs:publish"] = v.libLoader("publish")
 	mods["sqlfs:git"] = v.libLoader("git")
 	mods["sqlfs:checkpoint"] = v.libLoader("checkpoint")

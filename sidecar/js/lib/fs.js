@@ -293,46 +293,61 @@ const promises = {
   mkdtemp: p(sync.mkdtempSync),
 };
 
-class WriteStream extends require('events') {
+const { Readable, Writable } = require('stream');
+
+// WriteStream and ReadStream are node:stream's Writable and Readable over a
+// descriptor the constructor opens; the descriptor closes when the stream
+// is destroyed (after 'finish' or 'end', as autoDestroy does in Node).
+class WriteStream extends Writable {
   constructor(path, o) {
-    super();
     o = opts(o, { flags: 'w', encoding: 'utf8', mode: 0o666 });
+    super({ ...o, decodeStrings: true, defaultEncoding: o.encoding });
     this.path = path;
     this.bytesWritten = 0;
-    this.fd = n.open(toPath(path), o.flags, modeArg(o.mode, 0o666));
-    this.encoding = o.encoding;
-    native.queueTask(() => { this.emit('open', this.fd); this.emit('ready'); });
+    this.flags = o.flags;
+    this.pending = false;
+    try { this.fd = o.fd ?? n.open(toPath(path), o.flags, modeArg(o.mode, 0o666)); } catch (e) { this.fd = null; process.nextTick(() => this.destroy(e)); return; }
+    process.nextTick(() => { this.emit('open', this.fd); this.emit('ready'); });
   }
-  write(chunk, enc, cb) {
-    if (typeof enc === 'function') { cb = enc; enc = undefined; }
-    this.bytesWritten += n.write(this.fd, dataBytes(chunk, enc || this.encoding), -1);
-    if (cb) native.queueTask(() => cb(null));
-    return true;
+  _write(chunk, enc, cb) {
+    try { this.bytesWritten += n.write(this.fd, chunk, -1); } catch (e) { cb(e); return; }
+    cb();
   }
-  end(chunk, enc, cb) {
-    if (typeof chunk === 'function') { cb = chunk; chunk = undefined; }
-    if (typeof enc === 'function') { cb = enc; enc = undefined; }
-    if (chunk !== undefined && chunk !== null) this.write(chunk, enc);
-    n.close(this.fd);
-    native.queueTask(() => { this.emit('finish'); if (cb) cb(); this.emit('close'); });
-    return this;
+  _destroy(err, cb) {
+    if (this.fd !== null && this.fd !== undefined) { try { n.close(this.fd); } catch (e) { err = err || e; } this.fd = null; }
+    cb(err);
   }
+  close(cb) { if (cb) this.once('close', cb); if (!this.writableEnded) this.end(); else this.destroy(); }
 }
 
-class ReadStream extends require('events') {
+class ReadStream extends Readable {
   constructor(path, o) {
-    super();
     o = opts(o, {});
+    super({ highWaterMark: 64 * 1024, ...o });
     this.path = path;
-    let data;
-    try { data = readFileSync(path); } catch (e) { native.queueTask(() => this.emit('error', e)); return; }
-    native.queueTask(() => {
-      this.emit('open'); this.emit('ready');
-      if (data.length) this.emit('data', o.encoding ? data.toString(o.encoding) : data);
-      this.emit('end'); this.emit('close');
-    });
+    this.bytesRead = 0;
+    this.start = o.start;
+    this.end = o.end ?? Infinity;
+    this.pos = o.start;
+    this.pending = false;
+    try { this.fd = o.fd ?? n.open(toPath(path), o.flags ?? 'r', 0o666); } catch (e) { this.fd = null; process.nextTick(() => this.destroy(e)); return; }
+    process.nextTick(() => { this.emit('open', this.fd); this.emit('ready'); });
   }
-  pipe(dest) { this.on('data', (d) => dest.write(d)); this.on('end', () => dest.end && dest.end()); return dest; }
+  _read(size) {
+    const left = this.end === Infinity ? size : Math.min(size, this.end - (this.pos ?? this.bytesRead) + 1);
+    if (left <= 0) { this.push(null); return; }
+    const buf = Buffer.alloc(left);
+    let got;
+    try { got = n.read(this.fd, buf, 0, left, this.pos ?? -1); } catch (e) { this.destroy(e); return; }
+    if (this.pos !== undefined) this.pos += got;
+    this.bytesRead += got;
+    this.push(got ? buf.subarray(0, got) : null);
+  }
+  _destroy(err, cb) {
+    if (this.fd !== null && this.fd !== undefined) { try { n.close(this.fd); } catch (e) { err = err || e; } this.fd = null; }
+    cb(err);
+  }
+  close(cb) { if (cb) this.once('close', cb); this.destroy(); }
 }
 
 module.exports = {

@@ -2,6 +2,9 @@
 // programs touch only console and maybe fs.
 const g = globalThis;
 g.global = g;
+// goja has no Symbol.asyncIterator; esbuild's lowered for await falls back
+// to Symbol.for('Symbol.asyncIterator'), so that is the one streams define.
+if (!Symbol.asyncIterator) Object.defineProperty(Symbol, 'asyncIterator', { value: Symbol.for('Symbol.asyncIterator') });
 let util;
 const lazyUtil = () => util || (util = require('util'));
 
@@ -309,27 +312,15 @@ g.__invoke = (fn, ...args) => { try { fn(...args); } finally { drainTicks(); } }
 // process.
 let stdinStream;
 function makeStdin() {
-  // The whole input arrives as one 'data' event, then 'end'.
-  let stdin;
-  const start = () => {
-    if (stdin.started) return;
-    stdin.started = true;
-    native.queueTask(() => {
+  // A Readable whose whole input arrives as one chunk, then the end.
+  const { Readable } = require('stream');
+  return Object.assign(new Readable({
+    read() {
       const data = require('fs').readFileSync(0);
-      if (data.length) stdin.emit('data', stdin.encoding ? data.toString(stdin.encoding) : data);
-      stdin.emit('end');
-      stdin.emit('close');
-    });
-  };
-  stdin = Object.assign(new (require('events'))(), {
-    fd: 0, isTTY: false, started: false, encoding: null,
-    setEncoding(e) { this.encoding = e; return this; },
-    resume() { start(); return this; },
-    pause() { return this; },
-  });
-  const on = stdin.on;
-  stdin.on = stdin.addListener = function (ev, fn) { on.call(this, ev, fn); if (ev === 'data' || ev === 'end' || ev === 'readable') start(); return this; };
-  return stdin;
+      if (data.length) this.push(data);
+      this.push(null);
+    },
+  }), { fd: 0, isTTY: false });
 }
 const env = native.env();
 let exitCode;

@@ -1,5 +1,7 @@
-// node:zlib: whole-buffer compression over Go's compress packages, in
-// the sync and callback forms. Streams and brotli say so in one line.
+// node:zlib: compression over Go's compress packages, in the sync,
+// callback and stream forms. A stream (createGzip, …) is a Transform that
+// holds its input and gives all its output at the end: the same bytes as
+// the sync form, memory as for it. Brotli says so in one line.
 const constants = {
   Z_NO_FLUSH: 0, Z_PARTIAL_FLUSH: 1, Z_SYNC_FLUSH: 2, Z_FULL_FLUSH: 3, Z_FINISH: 4, Z_BLOCK: 5,
   Z_OK: 0, Z_STREAM_END: 1, Z_NEED_DICT: 2, Z_ERRNO: -1, Z_STREAM_ERROR: -2, Z_DATA_ERROR: -3, Z_MEM_ERROR: -4, Z_BUF_ERROR: -5, Z_VERSION_ERROR: -6,
@@ -9,6 +11,30 @@ const constants = {
 const input = (b) => (typeof b === 'string' ? Buffer.from(b) : b instanceof ArrayBuffer ? Buffer.from(b) : b);
 const ops = ['gzip', 'gunzip', 'deflate', 'inflate', 'deflateRaw', 'inflateRaw', 'unzip'];
 module.exports = { constants };
+class ZlibStream extends require('stream').Transform {
+  constructor(sync, o = {}) {
+    super(o);
+    this._sync = sync;
+    this._opts = o;
+    this._chunks = [];
+    this.bytesWritten = 0;
+  }
+  _transform(chunk, enc, cb) {
+    this._chunks.push(chunk);
+    this.bytesWritten += chunk.length;
+    cb();
+  }
+  _flush(cb) {
+    let out;
+    try { out = this._sync(Buffer.concat(this._chunks), this._opts); } catch (e) { cb(e); return; }
+    this._chunks = [];
+    cb(null, out);
+  }
+  // flush and params change nothing: the output comes whole at the end.
+  flush(kind, cb) { if (typeof kind === 'function') cb = kind; if (cb) process.nextTick(cb); }
+  params(level, strategy, cb) { if (cb) process.nextTick(cb); }
+  close(cb) { if (cb) this.once('close', cb); this.destroy(); }
+}
 for (const op of ops) {
   const sync = (buf, o = {}) => native.crypto.zlib(op, input(buf), o.level === undefined ? -1 : o.level);
   module.exports[`${op}Sync`] = sync;
@@ -19,7 +45,9 @@ for (const op of ops) {
     native.queueTask(() => cb(err, r));
   };
   const cls = op[0].toUpperCase() + op.slice(1);
-  module.exports[`create${cls}`] = () => { throw native.unsupported(`zlib.create${cls} (streams; the *Sync and callback forms work)`); };
+  const Cls = { [cls]: class extends ZlibStream { constructor(o) { super(sync, o); } } }[cls];
+  module.exports[cls] = Cls;
+  module.exports[`create${cls}`] = (o) => new Cls(o);
 }
 for (const name of ['brotliCompressSync', 'brotliDecompressSync', 'brotliCompress', 'brotliDecompress', 'createBrotliCompress', 'createBrotliDecompress']) {
   module.exports[name] = () => { throw native.unsupported(`zlib.${name} (brotli)`); };
