@@ -18,6 +18,7 @@ import (
 
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
@@ -164,11 +165,15 @@ func (d *Dir) path(id string) (string, error) {
 	return p, nil
 }
 
-// served is an open workspace with its API server.
+// served is an open workspace with its API server and its public
+// listener's handler (nil without one).
 type served struct {
-	ws  *workspace.Workspace
-	api *api.Server
+	ws     *workspace.Workspace
+	api    *api.Server
+	public http.Handler
 }
+
+func (s *served) Public() http.Handler { return s.public }
 
 func (s *served) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
 func (s *served) Close(ctx context.Context) error                  { return s.ws.Close(ctx) }
@@ -265,13 +270,24 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 		return nil, fmt.Errorf("workspace %s: %w", id, err)
 	}
 	lim.Apply(&wo)
+	if wo.PublicURL != "" {
+		wo.PublicURL = publicBase(wo.PublicURL, id)
+	}
 	ws, err := workspace.Open(ctx, store, wo)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", id, err)
 	}
 	ao := d.api
 	ao.Tools = ws.Tools
-	return &served{ws: ws, api: api.NewServer(ao)}, nil
+	s := &served{ws: ws, api: api.NewServer(ao)}
+	if wo.PublicURL != "" {
+		links, err := publish.Open(store, wo.PublicURL)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("workspace %s: %w", id, err), ws.Close(ctx))
+		}
+		s.public = ws.PublicHandler(links, d.api.Logger)
+	}
+	return s, nil
 }
 
 // ParkedName is the store of a workspace in DIR/ID while the replicator

@@ -44,6 +44,9 @@ type Workspace interface {
 	// Tools is its tool service (a fork of it takes the source's state
 	// from there); nil when it has none.
 	Tools() *tools.Service
+	// Public serves its published links (/p/) and previews (/x/) on the
+	// host's public listener (PublicHandler); nil when there is none.
+	Public() http.Handler
 }
 
 // Opener opens workspaces by id. An id it does not know fails with an

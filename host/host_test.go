@@ -47,8 +47,15 @@ func serve(t *testing.T, o host.Options) *env {
 // serveWith is serve with handler options ho (token and logger set here).
 func serveWith(t *testing.T, o host.Options, ho host.HandlerOptions) *env {
 	t.Helper()
+	e, _ := serveDir(t, o, ho, workspace.Options{})
+	return e
+}
+
+// serveDir is serveWith opening stores with wo, and returns its Dir too.
+func serveDir(t *testing.T, o host.Options, ho host.HandlerOptions, wo workspace.Options) (*env, *host.Dir) {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ws")
-	d, err := host.OpenDir(dir, workspace.Options{}, api.Options{Logger: quiet})
+	d, err := host.OpenDir(dir, wo, api.Options{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +70,7 @@ func serveWith(t *testing.T, o host.Options, ho host.HandlerOptions) *env {
 		}
 		d.Close()
 	})
-	return &env{t: t, dir: dir, url: srv.URL, host: h}
+	return &env{t: t, dir: dir, url: srv.URL, host: h}, d
 }
 
 // do sends a request with token (operator when "") and a JSON body

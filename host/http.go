@@ -209,6 +209,11 @@ func (s *handler) serveOn(ws Workspace, w http.ResponseWriter, r *http.Request, 
 	if s.o.WorkspaceLabel {
 		metrics.HostWorkspaceRequests.WithLabelValues(r.PathValue("id")).Inc()
 	}
+	ws.ServeHTTP(w, withPath(r, path))
+}
+
+// withPath is r for path instead of its own.
+func withPath(r *http.Request, path string) *http.Request {
 	r2 := new(http.Request)
 	*r2 = *r
 	u := *r.URL
@@ -216,7 +221,7 @@ func (s *handler) serveOn(ws Workspace, w http.ResponseWriter, r *http.Request, 
 	u.Path = path
 	u.RawPath = ""
 	r2.RequestURI = u.RequestURI()
-	ws.ServeHTTP(w, r2)
+	return r2
 }
 
 // mcpStream serves an MCP session's GET stream (server-sent events), which

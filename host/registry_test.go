@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -53,7 +54,12 @@ func (f *fakes) Open(_ context.Context, id string) (host.Workspace, error) {
 
 func (w *fake) ServeHTTP(http.ResponseWriter, *http.Request) {}
 func (w *fake) Busy() bool                                   { return false }
-func (w *fake) Tools() *tools.Service                        { return nil }
+
+// Public says whose handler served which path.
+func (w *fake) Public() http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { fmt.Fprintf(rw, "%s %s", w.id, r.URL.Path) })
+}
+func (w *fake) Tools() *tools.Service { return nil }
 
 func (w *fake) Close(context.Context) error {
 	if w.held.Load() != 0 {

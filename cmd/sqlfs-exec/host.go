@@ -10,15 +10,19 @@ import (
 
 	"github.com/sqlfs/sqlfs/fleet"
 	"github.com/sqlfs/sqlfs/host"
+	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/replica"
 	"github.com/sqlfs/sqlfs/sidecar/api"
+	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
 // hostOptions are serve --workspaces' flags.
 type hostOptions struct {
 	dir, listen, token, metricsAddr string
+	publicAddr, publicURL           string // the public listener's address and base URL, "" for none
+	public                          publish.ServerOptions
 	grace, idle                     time.Duration
 	maxOpen, maxRestores, maxConns  int
 	memoryHigh                      int64
@@ -36,6 +40,17 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 	if o.maxOpen < 0 || o.idle <= 0 || o.memoryHigh < 0 || o.maxRestores < 1 {
 		return fail("serve", errors.New("--max-open and --memory-high must be 0 or more, --idle-timeout positive and --max-restores 1 or more"))
 	}
+	if o.publicAddr != "" {
+		if o.fleet.Enabled() {
+			// A leased workspace's store, and its signing key, live in its
+			// generation's folder, which the public listener does not follow.
+			return fail("serve", errors.New("--public-addr is not available with --fleet-lease yet"))
+		}
+		// Facing the internet, the caps must leave the host its files.
+		if err := netlimit.CheckFiles(o.maxConns, o.public.MaxConns); err != nil {
+			return fail("serve", err)
+		}
+	}
 	var ro replica.Options
 	if o.replica.Enabled() {
 		var err error
@@ -43,7 +58,7 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 			return fail("serve", err)
 		}
 	}
-	wo, err := workspaceOptions{flags: o.flags, container: o.container, onDemand: true, logger: o.logger, replicated: o.replica.Enabled()}.options()
+	wo, err := workspaceOptions{flags: o.flags, container: o.container, onDemand: true, logger: o.logger, replicated: o.replica.Enabled(), publicURL: o.publicURL}.options()
 	if err != nil {
 		return fail("serve", err)
 	}
@@ -108,6 +123,12 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 				o.logger.Error("metrics server stopped", "addr", o.metricsAddr, "err", err)
 			}
 		}()
+	}
+	if o.publicAddr != "" {
+		if err := listenPublic(ctx, host.PublicHandler(h, dir), o.publicAddr, o.public, func() {}, o.logger); err != nil {
+			return fail("serve", errors.Join(err, ln.Close()))
+		}
+		o.logger.Info("serving published links and previews", "addr", o.publicAddr, "base", o.publicURL)
 	}
 	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Remote: remote, Logger: o.logger})
 	if member != nil {

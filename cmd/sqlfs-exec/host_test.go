@@ -226,3 +226,44 @@ func TestHostAckedToolWritesSurviveSIGKILL(t *testing.T) {
 		t.Errorf("%d of %d acknowledged changes lost", lost, len(want))
 	}
 }
+
+// TestServeWorkspacesPublic: serve --workspaces --public-addr serves each
+// workspace's published links under /w/ID/ on the public port, with no
+// token, and a link of one workspace finds nothing under another's.
+func TestServeWorkspacesPublic(t *testing.T) {
+	tmp := t.TempDir()
+	opTok, op := operatorToken(t, tmp)
+	pub := freeAddr(t)
+	url, _ := startHost(t, filepath.Join(tmp, "ws"), opTok, "--public-addr", pub)
+	for _, id := range []string{"w1", "w2"} {
+		if st, b := hostCall(t, url, op, "POST", "/v1/workspaces", `{"id":"`+id+`"}`); st != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", id, st, b)
+		}
+		if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/"+id+"/tools/write", `{"path":"f.txt","content":"of `+id+`"}`); st != http.StatusOK {
+			t.Fatalf("write %s: %d %s", id, st, b)
+		}
+	}
+	st, b := hostCall(t, url, op, "POST", "/v1/workspaces/w1/tools/publish", `{"path":"f.txt"}`)
+	var out struct {
+		Result struct {
+			URL string `json:"url"`
+		} `json:"result"`
+	}
+	if st != http.StatusOK || json.Unmarshal([]byte(b), &out) != nil || !strings.HasPrefix(out.Result.URL, "http://"+pub+"/w/w1/p/") {
+		t.Fatalf("publish: %d %s", st, b)
+	}
+	for _, c := range []struct {
+		url  string
+		want int
+	}{
+		{out.Result.URL, http.StatusOK},
+		{strings.Replace(out.Result.URL, "/w/w1/", "/w/w2/", 1), http.StatusNotFound},
+		{strings.Replace(out.Result.URL, "/w/w1/", "/", 1), http.StatusNotFound},
+	} {
+		// No token: the public port asks none.
+		st, body := hostCall(t, c.url, "", "GET", "", "")
+		if st != c.want || c.want == http.StatusOK && body != "of w1" {
+			t.Errorf("%s: %d %q, want %d", c.url, st, body, c.want)
+		}
+	}
+}

@@ -11,11 +11,10 @@ import (
 	"os"
 	"time"
 
-	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar/api"
-	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
 func init() {
@@ -32,33 +31,37 @@ key (STORE.publish-key), which ends every link made so far.
 
 `
 
-// servePublic serves published links (and previews, when not nil) on addr
+// servePublic serves ws's published links and previews on addr
 // until ctx ends and records the base URL beside the store for
 // `sqlfs-exec publish`.
-func servePublic(ctx context.Context, store string, f *sfs.FS, previews *preview.Registry, addr, base string, o publish.ServerOptions, log *slog.Logger) error {
+func servePublic(ctx context.Context, store string, ws *workspace.Workspace, addr, base string, o publish.ServerOptions, log *slog.Logger) error {
 	links, err := publish.Open(store, base)
 	if err != nil {
 		return err
 	}
+	if err := os.WriteFile(publish.BaseURLPath(store), []byte(base), 0o600); err != nil {
+		return fmt.Errorf("public listener: %w", err)
+	}
+	stop := func() { os.Remove(publish.BaseURLPath(store)) }
+	if err := listenPublic(ctx, ws.PublicHandler(links, log), addr, o, stop, log); err != nil {
+		stop()
+		return err
+	}
+	log.Info("serving published links", "addr", addr, "base", base)
+	return nil
+}
+
+// listenPublic serves h on the public listener at addr until ctx ends,
+// then calls stop.
+func listenPublic(ctx context.Context, h http.Handler, addr string, o publish.ServerOptions, stop func(), log *slog.Logger) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("public listener: %w", err)
 	}
-	if err := os.WriteFile(publish.BaseURLPath(store), []byte(base), 0o600); err != nil {
-		ln.Close()
-		return fmt.Errorf("public listener: %w", err)
-	}
-	var h http.Handler = publish.Handler(f, links, log)
-	if previews != nil {
-		mux := http.NewServeMux()
-		mux.Handle("/", h)
-		mux.Handle(preview.PathPrefix, previews)
-		h = mux
-	}
 	srv, ln := publish.NewServer(h, ln, o, log)
 	go func() {
 		<-ctx.Done()
-		os.Remove(publish.BaseURLPath(store))
+		stop()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
@@ -68,7 +71,6 @@ func servePublic(ctx context.Context, store string, f *sfs.FS, previews *preview
 			log.Error("public listener stopped", "addr", addr, "err", err)
 		}
 	}()
-	log.Info("serving published links", "addr", ln.Addr().String(), "base", base)
 	return nil
 }
 

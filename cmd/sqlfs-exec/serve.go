@@ -110,8 +110,8 @@ The default listener is DIR.sock; on TCP the --token-file token is the
 operator's, and POST /v1/workspaces/ID/tokens mints tokens for one
 workspace. The workspace flags (policy, quota, limits) apply to every
 workspace. With --rootfs, a workspace's first container exec mounts it under
-DIR/.mounts/ID, unmounted when it hibernates; --mount and --public-addr are
-not available there yet.
+DIR/.mounts/ID, unmounted when it hibernates; --mount is not available there
+yet. --public-addr serves workspace ID's links and previews under /w/ID/.
 
 With --replica URL, every change is shipped continuously to S3-compatible
 object storage by a litestream child process (a host's workspace ID to
@@ -179,11 +179,12 @@ func runServe(ctx context.Context, args []string) int {
 		return fail("serve", err)
 	}
 	if *hostDir != "" {
-		if *mount != "" || *publicAddr != "" {
-			return fail("serve", errors.New("--mount and --public-addr are not available with --workspaces (with --rootfs each workspace is mounted for its container execs under DIR/.mounts)"))
+		if *mount != "" {
+			return fail("serve", errors.New("--mount is not available with --workspaces (with --rootfs each workspace is mounted for its container execs under DIR/.mounts)"))
 		}
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
+			publicAddr: *publicAddr, publicURL: publicBase(*publicAddr, *publicURL), public: public,
 			maxOpen: *maxOpen, maxRestores: *maxRestores, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
 		})
 	}
@@ -225,7 +226,7 @@ func runServe(ctx context.Context, args []string) int {
 		return fail("serve", errors.Join(err, closeWS(ctx)))
 	}
 	if *publicAddr != "" {
-		if err := servePublic(ctx, *store, ws.FS, ws.Previews, *publicAddr, publicBase(*publicAddr, *publicURL), public, log); err != nil {
+		if err := servePublic(ctx, *store, ws, *publicAddr, publicBase(*publicAddr, *publicURL), public, log); err != nil {
 			return fail("serve", errors.Join(err, ln.Close(), closeWS(ctx)))
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -151,6 +152,18 @@ func (l *Links) URL(p string, ttl time.Duration) (string, error) {
 	exp := time.Now().Add(ttl).Unix()
 	u := l.BaseURL + "/p" + (&url.URL{Path: p}).EscapedPath()
 	return u + "?e=" + strconv.FormatInt(exp, 10) + "&s=" + sign(key, p, exp), nil
+}
+
+// Signed returns the path r asks for (GET or HEAD of /p/PATH) when its
+// link is valid: signed with the current key and not expired.
+func (l *Links) Signed(r *http.Request) (string, bool) {
+	p, ok := strings.CutPrefix(r.URL.Path, "/p/")
+	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return "", false
+	}
+	p = sfs.Clean(p)
+	q := r.URL.Query()
+	return p, l.verify(p, q.Get("e"), q.Get("s"))
 }
 
 // verify reports whether sig signs p until exp and exp has not passed.

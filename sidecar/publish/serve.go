@@ -48,14 +48,8 @@ func Handler(fsys *sfs.FS, links *Links, log *slog.Logger) http.Handler {
 	fsys = fsys.WithActor(Actor)
 	audit := fsys
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p, ok := strings.CutPrefix(r.URL.Path, "/p/")
-		q := r.URL.Query()
-		if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-			notFound(w)
-			return
-		}
-		p = sfs.Clean(p)
-		if !links.verify(p, q.Get("e"), q.Get("s")) {
+		p, ok := links.Signed(r)
+		if !ok {
 			notFound(w)
 			return
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar/httpcred"
 	"github.com/sqlfs/sqlfs/sidecar/js"
 	"github.com/sqlfs/sqlfs/sidecar/preview"
+	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/shell"
 	"github.com/sqlfs/sqlfs/sidecar/shell/builtin"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -323,6 +324,19 @@ func (w *Workspace) openPreviews(d portDialer, backend, base string, log *slog.L
 	ctx, cancel := context.WithCancel(context.Background())
 	w.stopPreviews = cancel
 	go w.Previews.Watch(ctx, time.Second)
+}
+
+// PublicHandler serves the workspace on a public listener: its published
+// links (/p/, signed with links' key) and its previews (/x/).
+func (w *Workspace) PublicHandler(links *publish.Links, log *slog.Logger) http.Handler {
+	var h http.Handler = publish.Handler(w.FS, links, log)
+	if w.Previews != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/", h)
+		mux.Handle(preview.PathPrefix, w.Previews)
+		h = mux
+	}
+	return h
 }
 
 func (w *Workspace) addBackend(b sidecar.Backend) {
