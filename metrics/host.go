@@ -51,6 +51,10 @@ var (
 		Name: "sqlfs_host_busy_refusals_total",
 		Help: "Requests refused because every open workspace was in use at --max-open.",
 	})
+	HostContainerRefusals = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_host_container_refusals_total",
+		Help: "Container execs refused because --max-containers were running.",
+	})
 	HostUnknownLookups = factory.NewCounterVec(prometheus.CounterOpts{
 		Name: "sqlfs_host_unknown_lookups_total",
 		Help: "Requests for a workspace this host has no folder of, by how its existence was settled: listed (a listing of the object store), looked_up (one id asked), cached (known missing), limited (past the lookup rate: answered not found).",

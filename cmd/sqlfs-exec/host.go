@@ -13,6 +13,7 @@ import (
 	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/replica"
+	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
@@ -25,6 +26,7 @@ type hostOptions struct {
 	public                          publish.ServerOptions
 	grace, idle                     time.Duration
 	maxOpen, maxRestores, maxConns  int
+	maxContainers                   int
 	memoryHigh                      int64
 	workspaceLabel                  bool
 	flags                           *workspace.Flags
@@ -61,6 +63,12 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 	wo, err := workspaceOptions{flags: o.flags, container: o.container, onDemand: true, logger: o.logger, replicated: o.replica.Enabled(), publicURL: o.publicURL}.options()
 	if err != nil {
 		return fail("serve", err)
+	}
+	if o.maxContainers < 0 {
+		return fail("serve", errors.New("--max-containers must be 0 or more"))
+	}
+	if o.maxContainers > 0 {
+		wo.ContainerSlots = sidecar.NewSlots(o.maxContainers, "container slots of this host (--max-containers)")
 	}
 	dir, err := host.OpenDir(o.dir, wo, api.Options{Version: metrics.Version, Logger: o.logger})
 	if err != nil {

@@ -32,21 +32,18 @@ func mountedUnder(t *testing.T, dir string) []string {
 	return under
 }
 
-// TestHostContainerMountOnDemand runs container execs on a host: a
-// workspace is mounted under DIR/.mounts at its first container exec (not
-// before), unmounted when it hibernates and when it is deleted, and wakes
-// with its container's files; no mount is left behind, also at the host's
-// shutdown. It logs the first container exec of a hibernated workspace
-// against a warm one.
-func TestHostContainerMountOnDemand(t *testing.T) {
-	tmp := t.TempDir()
+// startContainerHost runs serve --workspaces tmp/ws --rootfs (a busybox
+// one) with extra flags; at cleanup, before the kill, it shuts the host
+// down cleanly, which must leave no mount under tmp.
+func startContainerHost(t *testing.T, tmp string, extra ...string) (url, op, opTok, dir string) {
+	t.Helper()
 	rootfs := busyboxRootfs(t, tmp)
-	dir := filepath.Join(tmp, "ws")
-	opTok, op := operatorToken(t, tmp)
-	url := "http://" + freeAddr(t)
-	host := exectest.StartHost(t, exec.Command(binary(t), "serve", "--workspaces", dir, "--listen", strings.TrimPrefix(url, "http://"), "--token-file", opTok,
-		"--rootfs", rootfs, "--container-state", filepath.Join(tmp, "state"), "--idle-timeout", "300ms"), url, op)
-	// Before the kill at cleanup: a clean shutdown unmounts everything.
+	dir = filepath.Join(tmp, "ws")
+	opTok, op = operatorToken(t, tmp)
+	url = "http://" + freeAddr(t)
+	args := append([]string{"serve", "--workspaces", dir, "--listen", strings.TrimPrefix(url, "http://"), "--token-file", opTok,
+		"--rootfs", rootfs, "--container-state", filepath.Join(tmp, "state")}, extra...)
+	host := exectest.StartHost(t, exec.Command(binary(t), args...), url, op)
 	t.Cleanup(func() {
 		if code := host.Stop(t); code != 0 {
 			t.Errorf("host exited %d:\n%s", code, host.Logs(30))
@@ -55,6 +52,18 @@ func TestHostContainerMountOnDemand(t *testing.T) {
 			t.Errorf("mounts left behind: %v", m)
 		}
 	})
+	return url, op, opTok, dir
+}
+
+// TestHostContainerMountOnDemand runs container execs on a host: a
+// workspace is mounted under DIR/.mounts at its first container exec (not
+// before), unmounted when it hibernates and when it is deleted, and wakes
+// with its container's files; no mount is left behind, also at the host's
+// shutdown. It logs the first container exec of a hibernated workspace
+// against a warm one.
+func TestHostContainerMountOnDemand(t *testing.T) {
+	tmp := t.TempDir()
+	url, op, _, dir := startContainerHost(t, tmp, "--idle-timeout", "300ms")
 	call := func(want int, method, path, body string) string {
 		t.Helper()
 		st, b := hostCall(t, url, op, method, path, body)
@@ -136,4 +145,55 @@ func TestHostContainerMountOnDemand(t *testing.T) {
 	run("c1", "container", "true")
 	call(http.StatusOK, "DELETE", "/v1/workspaces/c1?force=true", "")
 	waitMounts(nil)
+}
+
+// TestHostMaxContainers: with --max-containers 1, a container exec while
+// another workspace's runs is refused at once with 429, Retry-After and a
+// clear message (the CLI prints it), counted in the metrics; the shell
+// still runs, and the slot frees with the first exec's end.
+func TestHostMaxContainers(t *testing.T) {
+	url, op, opTok, _ := startContainerHost(t, t.TempDir(), "--max-containers", "1")
+	for _, id := range []string{"a", "b"} {
+		if st, b := hostCall(t, url, op, "POST", "/v1/workspaces", `{"id": "`+id+`"}`); st != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", id, st, b)
+		}
+	}
+	long := make(chan string, 1)
+	go func() {
+		_, b := exectest.Call(t, url, op, "POST", "/v1/workspaces/a/tools/exec", `{"command": "touch /workspace/started; sleep 3", "backend": "container"}`)
+		long <- b
+	}()
+	deadline := time.Now().Add(testenv.Slack(20 * time.Second))
+	for {
+		if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/a/tools/read", `{"path": "started"}`); st == http.StatusOK {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("a's container exec never started: %d %s", st, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", url+"/v1/workspaces/b/tools/exec", strings.NewReader(`{"command": "true", "backend": "container"}`))
+	req.Header.Set("Authorization", "Bearer "+op)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("second container exec: %d, Retry-After %q", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	_, stderr, code := sqlfsExec(t, "", "run", "--host", url, "--workspace", "b", "--token-file", opTok, "--backend", "container", "--", "true")
+	if code == 0 || !strings.Contains(stderr, "--max-containers") {
+		t.Fatalf("run past the bound: exit %d, %s", code, stderr)
+	}
+	if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/b/tools/exec", `{"command": "true"}`); st != http.StatusOK {
+		t.Fatalf("shell exec past the container bound: %d %s", st, b)
+	}
+	if _, m := hostCall(t, url, op, "GET", "/metrics", ""); !strings.Contains(m, "sqlfs_host_container_refusals_total 2") {
+		t.Fatalf("refusals not counted:\n%s", m)
+	}
+	<-long
+	if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/b/tools/exec", `{"command": "true", "backend": "container"}`); st != http.StatusOK {
+		t.Fatalf("container exec once the slot is free: %d %s", st, b)
+	}
 }

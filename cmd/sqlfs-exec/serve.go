@@ -148,6 +148,7 @@ func runServe(ctx context.Context, args []string) int {
 		maxOpen     = fs.Int("max-open", 0, "with --workspaces: open at most `N` workspaces, hibernating the least recently used idle one first (0: no bound)")
 		idle        = fs.Duration("idle-timeout", 30*time.Second, "with --workspaces: hibernate a workspace unused for this long")
 		wsLabel     = fs.Bool("metrics-workspace-label", false, "with --workspaces: count each workspace's requests in sqlfs_host_workspace_requests_total{workspace} (one series per workspace)")
+		maxCtrs     = fs.Int("max-containers", 0, "with --workspaces and --rootfs: run at most `N` container execs at once on the host; one more is refused with 429 and Retry-After (0: no bound)")
 		memHigh     = fs.Int64("memory-high", 0, "with --workspaces: past `BYTES` of resident memory, hibernate idle workspaces early, least recently used first (0: no bound)")
 		maxRestores = fs.Int("max-restores", replica.DefaultMaxRestores(), "with --workspaces --replica: restore at most `N` workspaces from the replica at once (the CPU count, at least 2, by default); the others wait their turn, their leases renewed meanwhile")
 		cf          containerFlags
@@ -185,7 +186,7 @@ func runServe(ctx context.Context, args []string) int {
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
 			publicAddr: *publicAddr, publicURL: publicBase(*publicAddr, *publicURL), public: public,
-			maxOpen: *maxOpen, maxRestores: *maxRestores, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
+			maxOpen: *maxOpen, maxRestores: *maxRestores, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, maxContainers: *maxCtrs, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
 		})
 	}
 	var ro replica.Options

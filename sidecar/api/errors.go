@@ -52,6 +52,7 @@ var statusOf = map[tools.Code]int{
 	tools.CodeNoSpace:      http.StatusInsufficientStorage,
 	tools.CodeCanceled:     http.StatusServiceUnavailable,
 	tools.CodeNoPublish:    http.StatusServiceUnavailable,
+	tools.CodeAtCapacity:   http.StatusTooManyRequests,
 }
 
 // ErrorOf turns any error into its JSON body and HTTP status.
@@ -69,6 +70,9 @@ func ErrorOf(err error) (ErrorBody, int) {
 
 func WriteError(w http.ResponseWriter, err error) {
 	b, st := ErrorOf(err)
+	if b.Code == tools.CodeAtCapacity {
+		w.Header().Set("Retry-After", "1")
+	}
 	WriteJSON(w, st, map[string]ErrorBody{"error": b})
 }
 

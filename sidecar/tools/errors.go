@@ -39,6 +39,8 @@ const (
 	CodeConflict Code = "conflict"
 	// CodePruned: changes a watcher asked for are no longer in the audit trail.
 	CodePruned Code = "changes_pruned"
+	// CodeAtCapacity: a bound on concurrent execs is reached; retry later.
+	CodeAtCapacity Code = "at_capacity"
 )
 
 // Error is a tool failure with a message written for the model.
@@ -73,6 +75,8 @@ func classify(err error) error {
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		code = CodeCanceled
+	case errors.Is(err, sidecar.ErrAtCapacity):
+		code = CodeAtCapacity
 	case errors.Is(err, ErrEscape):
 		code = CodeEscape
 	case errors.Is(err, sidecar.ErrUnknownBackend):

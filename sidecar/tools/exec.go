@@ -157,6 +157,13 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	}
 	dir := sidecar.WorkspaceDir + strings.TrimSuffix(cwd, "/")
 
+	if s.opts.Admit != nil {
+		release, err := s.opts.Admit(name)
+		if err != nil {
+			return ExecResult{}, err
+		}
+		defer release()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e := &execEntry{

@@ -55,6 +55,9 @@ type Options struct {
 	// AutoCheckpoint, when set, takes a checkpoint before every exec so it
 	// can be undone, and bounds how many of those stay. Nil takes none.
 	AutoCheckpoint *CheckpointRetention
+	// Admit, when set, is asked before an exec on backend starts: an
+	// error refuses it (a host's --max-containers), release ends it.
+	Admit func(backend string) (release func(), err error)
 }
 
 func (o Options) withDefaults() Options {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
@@ -105,5 +106,23 @@ func mountOnDemand(mountpoint string, mount func(ctx context.Context, mountpoint
 			return nil, nil, errors.Join(fmt.Errorf("container backend named %q, want %q", b.Name(), ContainerBackend), b.Close(), unmount())
 		}
 		return b, unmount, nil
+	}
+}
+
+// admitContainers is tools.Options.Admit for slots (nil: no bound): a
+// container exec takes one, counted in the metrics when refused.
+func admitContainers(slots *sidecar.Slots) func(backend string) (func(), error) {
+	if slots == nil {
+		return nil
+	}
+	return func(backend string) (func(), error) {
+		if backend != ContainerBackend {
+			return func() {}, nil
+		}
+		release, err := slots.Take()
+		if err != nil {
+			metrics.HostContainerRefusals.Inc()
+		}
+		return release, err
 	}
 }

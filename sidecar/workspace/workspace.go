@@ -54,6 +54,10 @@ type Options struct {
 	// hibernation), removing the mountpoint it made: a workspace that runs
 	// no container holds no mount. Previews are not served then.
 	MountOnDemand bool
+	// ContainerSlots, when set, bound the container execs run at once,
+	// shared with every workspace holding them (a host's
+	// --max-containers); one past them is refused at once.
+	ContainerSlots *sidecar.Slots
 	// Shell configures the shell backend; its Logger defaults to FS.Logger.
 	Shell shell.Options
 	// PublicURL is the base URL of published links. "" uses the one a
@@ -242,7 +246,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	}
 	// The JavaScript backend runs its programs through the shell backend.
 	w.addBackend(js.New(sh))
-	to := tools.Options{Publish: pub, Previews: w.Previews, Egress: o.Egress}
+	to := tools.Options{Admit: admitContainers(o.ContainerSlots), Publish: pub, Previews: w.Previews, Egress: o.Egress}
 	if !o.NoAutoCheckpoint {
 		to.AutoCheckpoint = &tools.DefaultCheckpointRetention
 		if o.AutoCheckpoint != nil {
