@@ -265,9 +265,12 @@ func TestPreview(t *testing.T) {
 // tunnelled to the container's server, and revoking the preview closes it.
 func TestPreviewUpgrade(t *testing.T) {
 	ws := newWorkspace(t)
-	// Each connection answers the upgrade, then reads until the peer
-	// closes it.
-	script := `printf 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\nupgraded\n'; cat >/dev/null` + "\n"
+	// Each connection reads the request's head, answers the upgrade, then
+	// reads until the peer closes it. (Answering before the request is
+	// read races the proxy's transport, which drops a connection that
+	// speaks first: "Unsolicited response received on idle HTTP channel".)
+	script := `cr=$(printf '\r'); while IFS= read -r line && [ "$line" != "$cr" ] && [ -n "$line" ]; do :; done
+printf 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\nupgraded\n'; cat >/dev/null` + "\n"
 	if err := os.WriteFile(filepath.Join(ws.dir, "up.sh"), []byte(script), 0o644); err != nil {
 		t.Fatal(err)
 	}
