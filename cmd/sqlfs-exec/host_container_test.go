@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +51,9 @@ func startContainerHost(t *testing.T, tmp string, extra ...string) (url, op, opT
 		}
 		if m := mountedUnder(t, tmp); len(m) > 0 {
 			t.Errorf("mounts left behind: %v", m)
+			for _, p := range m { // never leave them to the next test
+				_ = syscall.Unmount(p, syscall.MNT_DETACH)
+			}
 		}
 	})
 	return url, op, opTok, dir
