@@ -4,4 +4,6 @@ XLSX.utils.book_append_sheet(wb, XLSX.utils.aoa_to_sheet([['name', 'n'], ['a', 1
 const buf = XLSX.write(wb, { type: 'buffer', bookType: 'xlsx' });
 const back = XLSX.read(buf);
 console.log(back.SheetNames, XLSX.utils.sheet_to_csv(back.Sheets.Data), back.Sheets.Data['!ref']);
-XLSX.writeFile(XLSX.utils.book_new(), 'x.csv', { bookType: 'csv' });
+XLSX.writeFile(back, 'x.csv', { bookType: 'csv' });
+XLSX.writeFile(wb, 'x.xlsx', { compression: true });
+console.log(XLSX.utils.sheet_to_json(XLSX.readFile('x.xlsx').Sheets.Data));
