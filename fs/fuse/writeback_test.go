@@ -271,7 +271,7 @@ func TestWritebackRequests(t *testing.T) {
 				t.Errorf("4 MiB in 4 KiB writes: %v WRITEs, want %v (%v)", writes["write"], wantWrites, writes)
 			}
 			lstat(t, w.Path("big"))
-			stats := requestsDuring(t, func() {
+			stats := requestsWhileCached(t, func() {
 				readFile(t, w.Path("big"))
 				lstat(t, w.Path("big"))
 			})
@@ -280,6 +280,26 @@ func TestWritebackRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requestsWhileCached is requestsDuring for fn's cached path: its pages,
+// names and attributes already in the kernel. Another process's
+// `echo 3 > /proc/sys/vm/drop_caches` (the benchmarks drop caches before
+// every round) or memory pressure can evict them meanwhile; fn then sends
+// READs (each of which makes the kernel drop the file's atime: one more
+// GETATTR), LOOKUPs or FORGETs, and the run is repeated. A path that
+// always sends them still fails: the last run's counts are returned.
+func requestsWhileCached(t *testing.T, fn func()) map[string]float64 {
+	t.Helper()
+	var got map[string]float64
+	for attempt := range 5 {
+		got = requestsDuring(t, fn)
+		if got["read"] == 0 && got["lookup"] == 0 && got["forget"] == 0 {
+			break
+		}
+		t.Logf("attempt %d: the kernel's caches were dropped meanwhile (%v); measuring again", attempt+1, got)
+	}
+	return got
 }
 
 // BenchmarkCoreReadsKernelFiles is the flusher's cost: the core (as the
