@@ -137,7 +137,7 @@ func cmdClone(s *session, args []string) error {
 	}
 	wtfs := newBillyFS(s.ctx, s.env.FS, dst)
 	dot := newBillyFS(s.ctx, s.env.FS, path.Join(dst, ".git"))
-	if _, err := gogit.InitWithOptions(newStorage(dot).Storage, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(defBranch)}); err != nil {
+	if _, err := gogit.InitWithOptions(s.newStorage(dot).Storage, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(defBranch)}); err != nil {
 		return err
 	}
 	r, err := s.openAt(dst)
@@ -330,7 +330,7 @@ func (s *session) openSource(dir string) (*gogit.Repository, error) {
 	if _, err := s.env.FS.Stat(path.Join(gitDir, "HEAD")); err != nil {
 		return nil, err
 	}
-	return gogit.Open(newStorage(newBillyFS(s.ctx, s.env.FS, gitDir)), nil)
+	return gogit.Open(s.newStorage(newBillyFS(s.ctx, s.env.FS, gitDir)), nil)
 }
 
 // upstream is the branch's configured upstream and how far apart they are.

@@ -90,7 +90,7 @@ func cmdInit(s *session, args []string) error {
 	}
 	wtfs := newBillyFS(s.ctx, s.env.FS, root)
 	dot := newBillyFS(s.ctx, s.env.FS, gitDir)
-	_, err := gogit.InitWithOptions(newStorage(dot).Storage, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)})
+	_, err := gogit.InitWithOptions(s.newStorage(dot).Storage, wtfs, gogit.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName(branch)})
 	if err != nil {
 		return fmt.Errorf("init %s: %w", root, err)
 	}

@@ -55,6 +55,9 @@ type session struct {
 	dir  string // working directory, absolute in the view
 	// config overrides from -c
 	overrides map[string]string
+	// storages is every repository storage opened, closed when the
+	// command ends (they keep pack files open).
+	storages []storage
 }
 
 type command func(s *session, args []string) error
@@ -135,7 +138,13 @@ func Main(ctx context.Context, env *builtin.Env, args []string) int {
 		fmt.Fprintf(s.errw, "git: '%s' is %v (use the container backend)\n", args[0], errUnsupported)
 		return 1
 	}
-	return s.report(cmd(s, args[1:]))
+	err := cmd(s, args[1:])
+	for _, st := range s.storages {
+		if cerr := st.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return s.report(err)
 }
 
 func (s *session) report(err error) int {
@@ -205,7 +214,7 @@ func (s *session) open() (*repo, error) {
 func (s *session) openAt(root string) (*repo, error) {
 	wtfs := newBillyFS(s.ctx, s.env.FS, root)
 	dot := newBillyFS(s.ctx, s.env.FS, path.Join(root, ".git"))
-	r, err := gogit.Open(newStorage(dot), wtfs)
+	r, err := gogit.Open(s.newStorage(dot), wtfs)
 	if err != nil {
 		return nil, fmt.Errorf("open repository at %s: %w", root, err)
 	}
