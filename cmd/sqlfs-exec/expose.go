@@ -23,9 +23,12 @@ dev server: sqlfs-exec run --backend container -- 'npm run dev'). The URL
 holds a random token: whoever has it reaches the port, without a login.
 
 It works only through an owner started with 'sqlfs-exec serve --mount DIR
---rootfs DIR --public-addr HOST:PORT', and only while the exec runs: the URL
-stops working when the exec ends, when --ttl passes (at most 24h), or when
-it is revoked (DELETE /v1/previews/ID of the owner's API). --exec names the
+--rootfs DIR --public-addr HOST:PORT', or a workspace of a host started with
+'sqlfs-exec serve --workspaces DIR --rootfs DIR --public-addr HOST:PORT'
+(the URL is then under /w/ID/x/), and only while the exec runs: the URL
+stops working (404) when the exec ends, when --ttl passes (at most 24h),
+when it is revoked (DELETE /v1/previews/ID of the owner's API), or when the
+workspace closes (a host's workspace hibernates only once no exec runs). --exec names the
 exec; without it, the only container exec running is used. Exposing and
 ending are audited (op expose and unexpose on port:PORT).
 

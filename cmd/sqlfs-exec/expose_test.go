@@ -3,10 +3,8 @@ package main
 import (
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,22 +41,7 @@ func TestExpose(t *testing.T) {
 	if _, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--", "mkdir site && echo 'hello from the workspace' > site/index.html"); code != 0 {
 		t.Fatalf("run: %s", stderr)
 	}
-	server := exec.Command(binary(t), "run", "--store", store, "--backend", "container", "--timeout", "5m", "--",
-		"busybox httpd -f -p 127.0.0.1:8080 -h /workspace/site")
-	exited, err := testenv.StartChild(server)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopServer := func() {
-		_ = server.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(testenv.Slack(30 * time.Second)):
-			_ = server.Process.Kill()
-			<-exited
-		}
-	}
-	t.Cleanup(stopServer)
+	stopServer := startHTTPD(t, "--store", store)
 
 	// The exec is listed as soon as the owner starts it; httpd listens a
 	// little later.

@@ -30,9 +30,17 @@ func (o ExposeOutput) Text() string {
 // expose tool.
 const ExposeActor = "tool:expose"
 
-// errNoPreviews is the answer of every preview call on a Service without
-// a registry.
-var errNoPreviews = toolErr(CodeNoPublish, nil, "previews are not available: they need the container backend and a public listener (sqlfs-exec serve --mount --rootfs --public-addr)")
+// containerBackend is the name of the backend whose ports previews reach.
+const containerBackend = "container"
+
+// noPreviews is the answer of every preview call on a Service without a
+// registry: what is missing, the container backend or a public listener.
+func (s *Service) noPreviews() error {
+	if _, ok := s.backends[containerBackend]; !ok {
+		return toolErr(CodeNoPublish, nil, "previews are not available: the container backend is not configured (serve --rootfs DIR, with --mount DIR or --workspaces DIR), and a preview's server runs in a container exec")
+	}
+	return toolErr(CodeNoPublish, preview.ErrNoBaseURL, "previews are not available: %v", preview.ErrNoBaseURL)
+}
 
 // Expose runs the expose tool.
 func (s *Service) Expose(ctx context.Context, in ExposeInput) (ExposeOutput, error) {
@@ -43,11 +51,14 @@ func (s *Service) Expose(ctx context.Context, in ExposeInput) (ExposeOutput, err
 // its exec runs, audited under actor.
 func (s *Service) ExposeAs(_ context.Context, actor string, in ExposeInput) (ExposeOutput, error) {
 	reg := s.opts.Previews
-	if reg == nil {
-		return ExposeOutput{}, errNoPreviews
-	}
-	if in.TTLSeconds < 0 {
+	switch {
+	case reg == nil:
+		return ExposeOutput{}, s.noPreviews()
+	case in.TTLSeconds < 0:
 		return ExposeOutput{}, toolErr(CodeInvalid, nil, "ttl_seconds must not be negative")
+	case in.Port < 1 || in.Port > 65535:
+		// Before looking for the exec: the port is wrong whichever runs.
+		return ExposeOutput{}, toolErr(CodeInvalid, preview.ErrBadPort, "port %d: %v", in.Port, preview.ErrBadPort)
 	}
 	id := in.ExecID
 	if id == "" {
@@ -96,7 +107,7 @@ func (s *Service) Previews() []preview.Preview {
 // RevokePreview ends preview id, audited under actor.
 func (s *Service) RevokePreview(actor, id string) error {
 	if s.opts.Previews == nil {
-		return toolErr(CodeNotFound, preview.ErrNoPreview, "no previews here")
+		return toolErr(CodeNotFound, preview.ErrNoPreview, "revoke preview %q: %v (previews are not available in this workspace)", id, preview.ErrNoPreview)
 	}
 	if err := s.opts.Previews.Revoke(actor, id); err != nil {
 		return toolErr(CodeNotFound, err, "%v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"sync"
 
@@ -35,7 +36,14 @@ type onDemand struct {
 	closed  bool
 }
 
-var _ sidecar.Backend = (*onDemand)(nil)
+var (
+	_ sidecar.Backend = (*onDemand)(nil)
+	_ portDialer      = (*onDemand)(nil)
+)
+
+// errNotStarted is DialPort's answer before the first container exec (or
+// after Close): no container, so no port to reach.
+var errNotStarted = errors.New("the container is not running: start the server in an exec first")
 
 func (d *onDemand) Name() string { return ContainerBackend }
 
@@ -62,6 +70,23 @@ func (d *onDemand) Exec(ctx context.Context, req sidecar.Request) (sidecar.Resul
 		return sidecar.Result{}, err
 	}
 	return b.Exec(ctx, req)
+}
+
+// DialPort reaches port inside the running container (a preview), never
+// mounting or starting one: a preview belongs to a running exec, which
+// started it.
+func (d *onDemand) DialPort(ctx context.Context, port uint16) (net.Conn, error) {
+	d.mu.Lock()
+	b, closed := d.b, d.closed
+	d.mu.Unlock()
+	if b == nil || closed {
+		return nil, errNotStarted
+	}
+	pd, ok := b.(portDialer)
+	if !ok {
+		return nil, fmt.Errorf("the %s backend reaches no port inside its container", b.Name())
+	}
+	return pd.DialPort(ctx, port)
 }
 
 // Close stops the backend, then unmounts: the container holds the mount.

@@ -52,7 +52,8 @@ type Options struct {
 	// MountOnDemand mounts at Mount only for the container backend, at
 	// its first exec, and unmounts when the workspace closes (a host's
 	// hibernation), removing the mountpoint it made: a workspace that runs
-	// no container holds no mount. Previews are not served then.
+	// no container holds no mount. Its previews (with PublicURL) reach the
+	// container while it runs and end when the workspace closes.
 	MountOnDemand bool
 	// ContainerSlots, when set, bound the container execs run at once,
 	// shared with every workspace holding them (a host's
@@ -228,6 +229,9 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 			d := &onDemand{open: mountOnDemand(o.Mount, mount, startContainer)}
 			d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
 			w.addBackend(d)
+			if o.PublicURL != "" {
+				w.openPreviews(d, d.Name(), o.PublicURL, log)
+			}
 		} else {
 			if w.Mount, err = mount(ctx, o.Mount); err != nil {
 				return nil, errors.Join(err, w.Close(ctx))

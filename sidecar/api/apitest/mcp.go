@@ -93,7 +93,7 @@ func CheckMCP(t *testing.T, cs *mcp.ClientSession) {
 		{"undo", map[string]any{"exec_id": "nosuchexec"}, true, "no checkpoint to undo it from"},
 		{"delete", map[string]any{"path": "m", "recursive": true}, false, "deleted dir m"},
 		// The conformance workspace has no container: expose says what it needs.
-		{"expose", map[string]any{"port": 8080}, true, "previews are not available: they need the container backend and a public listener"},
+		{"expose", map[string]any{"port": 8080}, true, "previews are not available: the container backend is not configured"},
 		{"expose", map[string]any{}, true, "port"},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
+)
+
+// hostWorkspaceToken mints a token of workspace id on the host at url and
+// writes it to a file in dir.
+func hostWorkspaceToken(t *testing.T, url, op, dir, id string) string {
+	t.Helper()
+	st, b := hostCall(t, url, op, "POST", "/v1/workspaces/"+id+"/tokens", `{"ttl_seconds": 3600}`)
+	var minted struct {
+		Token string `json:"token"`
+	}
+	if st != http.StatusCreated || json.Unmarshal([]byte(b), &minted) != nil || minted.Token == "" {
+		t.Fatalf("mint a token of %s: %d %s", id, st, b)
+	}
+	file := filepath.Join(dir, id+".token")
+	if err := os.WriteFile(file, []byte(minted.Token), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// startHTTPD runs busybox httpd serving /workspace/site on
+// 127.0.0.1:8080 in a container exec (sqlfs-exec run as a child process)
+// of the workspace that target names (--store STORE, or --host URL
+// --workspace ID ...); stop ends it (SIGTERM, the exec with it), also at
+// cleanup.
+func startHTTPD(t *testing.T, target ...string) (stop func()) {
+	t.Helper()
+	args := append(append([]string{"run"}, target...), "--backend", "container", "--timeout", "5m", "--",
+		"busybox httpd -f -p 127.0.0.1:8080 -h /workspace/site")
+	server := exec.Command(binary(t), args...)
+	exited, err := testenv.StartChild(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop = func() {
+		_ = server.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(testenv.Slack(30 * time.Second)):
+			_ = server.Process.Kill()
+			<-exited
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+// waitFor retries fn until it says done, failing with what it last said
+// past a deadline.
+func waitFor(t *testing.T, what string, fn func() (done bool, last string)) {
+	t.Helper()
+	deadline := time.Now().Add(testenv.Slack(30 * time.Second))
+	for {
+		done, last := fn()
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s", what, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestHostExpose: on a host (serve --workspaces --rootfs --public-addr),
+// `sqlfs-exec expose --host --workspace ID PORT` gives a port of ID's
+// container exec a URL under /w/ID/x/ that serves ID's server and no
+// other's: two workspaces each run httpd on the same port, and neither
+// one's token (API or preview) reaches the other's container. The preview
+// ends with its exec, stays gone once the workspace hibernated and woke,
+// and a forced DELETE of a workspace ends its previews. Bad input is
+// refused with a clear message.
+func TestHostExpose(t *testing.T) {
+	tmp := t.TempDir()
+	public := freeAddr(t)
+	url, op, opTok, _ := startContainerHost(t, tmp, "--public-addr", public, "--idle-timeout", "500ms")
+	state := func(id string) string {
+		t.Helper()
+		var info struct {
+			State string `json:"state"`
+		}
+		st, b := hostCall(t, url, op, "GET", "/v1/workspaces/"+id, "")
+		if st != http.StatusOK || json.Unmarshal([]byte(b), &info) != nil {
+			t.Fatalf("GET workspace %s: %d %s", id, st, b)
+		}
+		return info.State
+	}
+	toks := map[string]string{}
+	for _, id := range []string{"a", "b"} {
+		if st, b := hostCall(t, url, op, "POST", "/v1/workspaces", `{"id": "`+id+`"}`); st != http.StatusCreated {
+			t.Fatalf("create %s: %d %s", id, st, b)
+		}
+		toks[id] = hostWorkspaceToken(t, url, op, tmp, id)
+		if _, stderr, code := sqlfsExec(t, "", "run", "--host", url, "--workspace", id, "--token-file", toks[id], "--", "mkdir site && echo 'page of "+id+"' > site/index.html"); code != 0 {
+			t.Fatalf("run in %s: %s", id, stderr)
+		}
+	}
+	expose := func(id, tokenFile string, args ...string) (string, string, int) {
+		t.Helper()
+		return sqlfsExec(t, "", append([]string{"expose", "--host", url, "--workspace", id, "--token-file", tokenFile}, args...)...)
+	}
+
+	// Bad input, before any container runs.
+	for _, c := range []struct {
+		id   string
+		args []string
+		want string
+	}{
+		{"a", []string{"8080"}, "no container exec is running"},
+		{"a", []string{"70000"}, "port 70000: port must be 1-65535"},
+		{"a", []string{"0"}, "port 0: port must be 1-65535"},
+		{"a", []string{"http"}, `port "http": not a number`},
+		{"nosuch", []string{"8080"}, "nosuch"},
+	} {
+		tok := opTok
+		if c.id == "a" {
+			tok = toks["a"]
+		}
+		if _, stderr, code := expose(c.id, tok, c.args...); code == 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("expose %s %v: exit %d, %q, want %q", c.id, c.args, code, stderr, c.want)
+		}
+	}
+
+	stopA := startHTTPD(t, "--host", url, "--workspace", "a", "--token-file", toks["a"])
+	startHTTPD(t, "--host", url, "--workspace", "b", "--token-file", toks["b"])
+	urls := map[string]string{}
+	for _, id := range []string{"a", "b"} {
+		waitFor(t, "expose in "+id, func() (bool, string) {
+			stdout, stderr, code := expose(id, toks[id], "--ttl", "10m", "8080")
+			urls[id] = strings.TrimSpace(stdout)
+			return code == 0, stderr
+		})
+		if prefix := "http://" + public + "/w/" + id + "/x/"; !strings.HasPrefix(urls[id], prefix) || !strings.HasSuffix(urls[id], "/") {
+			t.Fatalf("expose in %s printed %q, want it under %s", id, urls[id], prefix)
+		}
+		waitFor(t, "GET the preview of "+id, func() (bool, string) {
+			status, body := fetch(t, urls[id])
+			return status == 200 && body == "page of "+id+"\n", body
+		})
+	}
+
+	// A's preview token under b's prefix, and b's under a's, reach
+	// nothing, though both run a server on that port.
+	tokA := strings.TrimSuffix(strings.TrimPrefix(urls["a"], "http://"+public+"/w/a/x/"), "/")
+	for _, u := range []string{
+		"http://" + public + "/w/b/x/" + tokA + "/",
+		"http://" + public + "/x/" + tokA + "/",
+		"http://" + public + "/w/a%2f..%2fb/x/" + tokA + "/",
+		strings.Replace(urls["b"], "/w/b/", "/w/a/", 1),
+	} {
+		if status, body := fetch(t, u); status != http.StatusNotFound {
+			t.Errorf("GET %s: %d %q, want 404", u, status, body)
+		}
+	}
+	// A's workspace token cannot expose b's ports, nor reach b's exec
+	// through a's routes.
+	if _, stderr, code := expose("b", toks["a"], "8080"); code == 0 || !strings.Contains(stderr, "unauthorized") {
+		t.Errorf("expose in b with a's token: exit %d, %q", code, stderr)
+	}
+	var execsB struct {
+		Execs []struct {
+			ID      string `json:"id"`
+			Running bool   `json:"running"`
+		} `json:"execs"`
+	}
+	if st, b := hostCall(t, url, op, "GET", "/v1/workspaces/b/execs", ""); st != http.StatusOK || json.Unmarshal([]byte(b), &execsB) != nil || len(execsB.Execs) == 0 {
+		t.Fatalf("b's execs: %d %s", st, b)
+	}
+	tokenA, _ := os.ReadFile(toks["a"])
+	for _, e := range execsB.Execs {
+		if st, b := hostCall(t, url, string(tokenA), "POST", "/v1/workspaces/a/execs/"+e.ID+"/expose", `{"port": 8080}`); st == http.StatusOK {
+			t.Errorf("a exposed b's exec %s: %d %s", e.ID, st, b)
+		}
+		if _, stderr, code := expose("a", toks["a"], "--exec", e.ID, "8080"); code == 0 || !strings.Contains(stderr, "the exec has ended") {
+			t.Errorf("expose --exec %s (b's) in a: exit %d, %q", e.ID, code, stderr)
+		}
+	}
+
+	// The exec's end ends a's preview; a hibernates, and after a wake the
+	// URL stays a 404.
+	stopA()
+	waitFor(t, "a's preview after its exec ended", func() (bool, string) {
+		status, body := fetch(t, urls["a"])
+		return status == http.StatusNotFound, body
+	})
+	waitFor(t, "a hibernating", func() (bool, string) {
+		s := state("a")
+		return s == "hibernated", s
+	})
+	if _, stderr, code := sqlfsExec(t, "", "run", "--host", url, "--workspace", "a", "--token-file", toks["a"], "--backend", "container", "--", "true"); code != 0 {
+		t.Fatalf("container exec after the wake: %s", stderr)
+	}
+	if status, body := fetch(t, urls["a"]); status != http.StatusNotFound {
+		t.Errorf("a's preview after hibernation and wake: %d %q, want 404", status, body)
+	}
+
+	// A forced DELETE closes b while its server runs: its preview ends.
+	if st, b := hostCall(t, url, op, "DELETE", "/v1/workspaces/b?force=true", ""); st != http.StatusOK {
+		t.Fatalf("DELETE b: %d %s", st, b)
+	}
+	if status, body := fetch(t, urls["b"]); status != http.StatusNotFound {
+		t.Errorf("b's preview after DELETE: %d %q, want 404", status, body)
+	}
+}
