@@ -67,7 +67,7 @@ func startContainerHost(t *testing.T, tmp string, extra ...string) (url, op, opT
 // against a warm one.
 func TestHostContainerMountOnDemand(t *testing.T) {
 	tmp := t.TempDir()
-	url, op, _, dir := startContainerHost(t, tmp, "--idle-timeout", "300ms")
+	url, op, opTok, dir := startContainerHost(t, tmp, "--idle-timeout", "300ms")
 	call := func(want int, method, path, body string) string {
 		t.Helper()
 		st, b := hostCall(t, url, op, method, path, body)
@@ -117,6 +117,10 @@ func TestHostContainerMountOnDemand(t *testing.T) {
 	call(http.StatusCreated, "POST", "/v1/workspaces", `{"id": "c2"}`)
 	run("c1", "shell", "echo from-shell > s.txt")
 	waitMounts(nil) // the shell needs no mount
+	// No --public-addr: no previews, and expose says why.
+	if _, stderr, code := sqlfsExec(t, "", "expose", "--host", url, "--workspace", "c1", "--token-file", opTok, "8080"); code != 1 || !strings.Contains(stderr, "no public listener") {
+		t.Errorf("expose without --public-addr: exit %d, %q", code, stderr)
+	}
 
 	out, _ := run("c1", "container", "cat /workspace/s.txt && echo from-container > /workspace/c.txt")
 	if out.Stdout != "from-shell\n" {

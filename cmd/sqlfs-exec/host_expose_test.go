@@ -82,7 +82,8 @@ func waitFor(t *testing.T, what string, fn func() (done bool, last string)) {
 // other's: two workspaces each run httpd on the same port, and neither
 // one's token (API or preview) reaches the other's container. The preview
 // ends with its exec, stays gone once the workspace hibernated and woke,
-// and a forced DELETE of a workspace ends its previews. Bad input is
+// and a forced DELETE of a workspace ends its previews. --list and
+// --revoke see and end a workspace's own previews only. Bad input is
 // refused with a clear message.
 func TestHostExpose(t *testing.T) {
 	tmp := t.TempDir()
@@ -151,6 +152,56 @@ func TestHostExpose(t *testing.T) {
 			status, body := fetch(t, urls[id])
 			return status == 200 && body == "page of "+id+"\n", body
 		})
+	}
+
+	// --list shows a workspace's own previews; --revoke ends one of them
+	// and nothing of another workspace's.
+	list := func(id string) [][]string {
+		t.Helper()
+		stdout, stderr, code := expose(id, toks[id], "--list")
+		if code != 0 {
+			t.Fatalf("expose --list in %s: exit %d, %q", id, code, stderr)
+		}
+		var rows [][]string
+		for line := range strings.Lines(stdout) {
+			rows = append(rows, strings.Split(strings.TrimSuffix(line, "\n"), "\t"))
+		}
+		return rows
+	}
+	second, stderr, code := expose("a", toks["a"], "--ttl", "1m", "8080")
+	second = strings.TrimSpace(second)
+	if code != 0 {
+		t.Fatalf("a second expose in a: %s", stderr)
+	}
+	rows := list("a")
+	if len(rows) != 2 || len(rows[0]) != 5 || rows[0][1] != "8080" || rows[0][4] != second || rows[1][4] != urls["a"] {
+		t.Fatalf("expose --list in a: %q, want the 1m preview %s then %s", rows, second, urls["a"])
+	}
+	if _, err := time.Parse(time.RFC3339, rows[0][3]); err != nil {
+		t.Errorf("expiry column: %v", err)
+	}
+	if rows := list("b"); len(rows) != 1 || rows[0][4] != urls["b"] {
+		t.Errorf("expose --list in b: %q, want only %s", rows, urls["b"])
+	}
+	if _, stderr, code := expose("b", toks["b"], "--revoke", rows[0][0]); code != 1 || !strings.Contains(stderr, "no such preview") {
+		t.Errorf("b revoking a's preview: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := expose("a", opTok, "--revoke", rows[0][0]); code != 0 {
+		t.Fatalf("expose --revoke in a: exit %d, %q", code, stderr)
+	}
+	if status, body := fetch(t, second); status != http.StatusNotFound {
+		t.Errorf("revoked preview: %d %q, want 404", status, body)
+	}
+	if status, body := fetch(t, urls["a"]); status != http.StatusOK || body != "page of a\n" {
+		t.Errorf("a's other preview after the revoke: %d %q", status, body)
+	}
+	if rows := list("a"); len(rows) != 1 || rows[0][4] != urls["a"] {
+		t.Errorf("expose --list after the revoke: %q", rows)
+	}
+	for _, args := range [][]string{{"--list", "8080"}, {"--list", "--revoke", "x"}, {"--revoke", "x", "8080"}, {}} {
+		if _, _, code := expose("a", toks["a"], args...); code != 2 {
+			t.Errorf("expose %v: exit %d, want 2 (usage)", args, code)
+		}
 	}
 
 	// A's preview token under b's prefix, and b's under a's, reach

@@ -101,6 +101,10 @@ func TestServeWorkspaces(t *testing.T) {
 	if code != 0 || out != "     1\tcommitted\n" {
 		t.Fatalf("tool --host with w1's token: %d %q %s", code, out, stderr)
 	}
+	// No --rootfs: expose says the container backend is missing.
+	if _, stderr, code := sqlfsExec(t, "", "expose", "--host", url, "--workspace", "w1", "--token-file", wsTok, "8080"); code != 1 || !strings.Contains(stderr, "the container backend is not configured") {
+		t.Errorf("expose without --rootfs: exit %d, %q", code, stderr)
+	}
 	_, stderr, code = sqlfsExec(t, "", "run", "--host", url, "--workspace", "w2", "--token-file", wsTok, "--", "echo x")
 	if code != 1 || !strings.Contains(stderr, "unauthorized") {
 		t.Fatalf("w1's token on w2: %d %s", code, stderr)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sqlfs/sqlfs/sidecar/preview"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
@@ -46,6 +47,10 @@ type Conn interface {
 	// host, from checkpoint ref or the live tree when ref is "".
 	Fork(ctx context.Context, ref, dst string) error
 	Undo(ctx context.Context, execID string) (tools.UndoResult, error)
+	// Previews lists the live preview URLs; RevokePreview ends one by its
+	// id (not its secret token).
+	Previews(ctx context.Context) ([]preview.Preview, error)
+	RevokePreview(ctx context.Context, id string) error
 }
 
 // Local is a Conn over an in-process Service.
@@ -103,6 +108,10 @@ func (l Local) Fork(ctx context.Context, ref, dst string) error {
 }
 func (l Local) Undo(ctx context.Context, id string) (tools.UndoResult, error) {
 	return l.S.Undo(ctx, tools.UndoActor, id)
+}
+func (l Local) Previews(context.Context) ([]preview.Preview, error) { return l.S.Previews(), nil }
+func (l Local) RevokePreview(_ context.Context, id string) error {
+	return l.S.RevokePreview(previewActor, id)
 }
 
 // Client talks to an owner's API.
@@ -209,7 +218,7 @@ func (c *Client) request(ctx context.Context, method, path, contentType string, 
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNoContent {
 		defer resp.Body.Close()
 		return nil, readError(resp)
 	}
@@ -474,4 +483,20 @@ func (c *Client) Undo(ctx context.Context, id string) (tools.UndoResult, error) 
 	var out tools.UndoResult
 	err := c.do(ctx, http.MethodPost, "/v1/execs/"+url.PathEscape(id)+"/undo", nil, &out)
 	return out, err
+}
+
+func (c *Client) Previews(ctx context.Context) ([]preview.Preview, error) {
+	var out struct {
+		Previews []preview.Preview `json:"previews"`
+	}
+	err := c.do(ctx, http.MethodGet, "/v1/previews", nil, &out)
+	return out.Previews, err
+}
+
+func (c *Client) RevokePreview(ctx context.Context, id string) error {
+	resp, err := c.request(ctx, http.MethodDelete, "/v1/previews/"+url.PathEscape(id), "", nil)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
 }
