@@ -42,6 +42,21 @@
 //     for good, hence Options.NoXattr.
 //   - A write-through WRITE drops the file's size and times (its reply
 //     carries none): the next stat is a GETATTR.
+//   - A written-through page is kept up to date only if the write covered
+//     all of it, so the first read of a small file just written (git
+//     hashing what tar wrote, a checkout reading a loose object) is a
+//     READ. NOTIFY_STORE could fill the page after the WRITE's reply, but
+//     not safely: a later write to the same page is copied into the cache
+//     before the server sees it, and a store made from the older bytes
+//     would then land over it and mark the page up to date.
+//   - Every READ drops the file's atime (fuse_invalidate_atime): the next
+//     stat of it is a GETATTR (git commit's index refresh after git add).
+//   - LINK and UNLINK drop the file's ctime: the next stat of the other
+//     name is a GETATTR (git commit's existence check of each loose object
+//     git add linked and unlinked).
+//   - What does refresh a directory's attributes without a GETATTR is a
+//     LOOKUP of the directory itself: npm's mkdir -p of the package
+//     directory before each file it creates there.
 //
 // # Locks
 //

@@ -1,0 +1,133 @@
+package fuse_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"syscall"
+	"testing"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
+)
+
+// The requests per file of the developer workloads' inner loops (the
+// README's "Developer workloads" table), pinned: each one is a request the
+// kernel sends whatever the server answers (common.go, "Requests the server
+// cannot save"), so a change that adds one shows here. With xattrs off, as
+// sqlfs-mount mounts by default. FORGET is left out: the kernel queues it
+// and sends it when it likes, and no caller waits for it.
+func TestWorkloadRequestsPerFile(t *testing.T) {
+	if fuse.LibFUSE != 0 {
+		t.Skipf("libfuse %d's path API sends other requests", fuse.LibFUSE)
+	}
+	const files = 20
+	source := bytes.Repeat([]byte("module.exports = 1;\n"), 768) // 15,360 bytes
+	cases := []struct {
+		name string
+		// setup runs once, untimed; file(i) makes file i's requests.
+		setup func(w *fusetest.Workspace)
+		file  func(w *fusetest.Workspace, i int)
+		want  map[string]float64 // per file
+	}{
+		{
+			// git's loose object: a missing name checked, a temporary file
+			// created and written, linked to the final name, unlinked.
+			name:  "git loose object",
+			setup: func(w *fusetest.Workspace) { must(t, os.MkdirAll(w.Path("objects", "ab"), 0o755)) },
+			file: func(w *fusetest.Workspace, i int) {
+				final := w.Path("objects", "ab", fmt.Sprintf("%038x", i))
+				tmp := w.Path("objects", "ab", fmt.Sprintf("tmp_obj_%d", i))
+				if _, err := os.Lstat(final); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("lstat %s: %v", final, err)
+				}
+				writeNew(t, tmp, 0o444, []byte("x\x01compressed object"))
+				must(t, os.Link(tmp, final))
+				must(t, os.Remove(tmp))
+			},
+			// LOOKUP: git's check of the final name, the temporary name's
+			// create, link's exclusive lookup of the final name (a negative
+			// entry is always looked up again). GETATTR: objects/ab after
+			// each of UNLINK, MKNOD and LINK changed it, at the next
+			// permission check in it.
+			want: map[string]float64{"lookup": 3, "create": 1, "write": 1, "link": 1, "unlink": 1, "getattr": 3},
+		},
+		{
+			// npm's extraction: mkdir -p of the package's directory, which
+			// exists, then the file, written in two pieces.
+			name:  "npm file",
+			setup: func(w *fusetest.Workspace) { must(t, os.MkdirAll(w.Path("node_modules", "pkg", "lib"), 0o755)) },
+			file: func(w *fusetest.Workspace, i int) {
+				dir := w.Path("node_modules", "pkg", "lib")
+				if err := os.Mkdir(dir, 0o755); !errors.Is(err, os.ErrExist) {
+					t.Fatalf("mkdir of an existing directory: %v", err)
+				}
+				f, err := os.OpenFile(fmt.Sprintf("%s/f%d.js", dir, i), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+				must(t, err)
+				// Bytes already faulted in: the kernel sends what it could
+				// copy before a fault as a WRITE of its own.
+				_, err = f.Write(source[:12800])
+				must(t, err)
+				_, err = f.Write(source[12800:])
+				must(t, err)
+				must(t, f.Close())
+			},
+			// LOOKUP: mkdir's exclusive lookup of the existing directory,
+			// the new name. That LOOKUP's reply also refreshes lib's
+			// attributes, which the last MKNOD dropped, so the create's
+			// permission check needs no GETATTR (npm's 0.74 a file come
+			// from files whose mkdir -p was not right before). A WRITE per
+			// write(2).
+			want: map[string]float64{"lookup": 2, "create": 1, "write": 2},
+		},
+		{
+			name: "rm -rf",
+			setup: func(w *fusetest.Workspace) {
+				must(t, os.Mkdir(w.Path("tree"), 0o755))
+				for i := range files + 1 {
+					writeNew(t, w.Path("tree", fmt.Sprintf("f%d", i)), 0o644, []byte("data"))
+				}
+				lstat(t, w.Path("tree"))
+			},
+			file: func(w *fusetest.Workspace, i int) { must(t, os.Remove(w.Path("tree", fmt.Sprintf("f%d", i)))) },
+			// GETATTR: the directory after the last UNLINK.
+			want: map[string]float64{"unlink": 1, "getattr": 1},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := fusetest.Mount(t, sfs.Options{}, fuse.Options{NoXattr: true})
+			c.setup(w)
+			// One untimed file first: the ENOSYS answers the kernel learns
+			// once (xattrs) are behind it, and the directory's attributes
+			// are dropped by a change as before every later file.
+			c.file(w, files)
+			got := requestsDuring(t, func() {
+				for i := range files {
+					c.file(w, i)
+				}
+			})
+			delete(got, "forget")
+			want := map[string]float64{}
+			for op, n := range c.want {
+				want[op] = n * files
+			}
+			if !maps.Equal(got, want) {
+				t.Errorf("requests for %d files: %v, want %v", files, got, want)
+			}
+		})
+	}
+}
+
+// writeNew creates name exclusively and writes data in one write.
+func writeNew(t *testing.T, name string, mode os.FileMode, data []byte) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_CLOEXEC, mode)
+	must(t, err)
+	_, err = f.Write(data)
+	must(t, err)
+	must(t, f.Close())
+}
