@@ -44,9 +44,8 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 	}
 	if o.publicAddr != "" {
 		if o.fleet.Enabled() {
-			// A leased workspace's store, and its signing key, live in its
-			// generation's folder, which the public listener does not follow.
-			return fail("serve", errors.New("--public-addr is not available with --fleet-lease yet"))
+			// Why it is more than a step is in the README's fleet section.
+			return fail("serve", errors.New("--public-addr is not available with --fleet-lease yet: a link's signing key lives beside one lease generation's store, not in the replica, so links would stop working when a workspace moves, and the public listener does not forward to the host holding a workspace"))
 		}
 		// Facing the internet, the caps must leave the host its files.
 		if err := netlimit.CheckFiles(o.maxConns, o.public.MaxConns); err != nil {

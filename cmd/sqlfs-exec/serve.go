@@ -111,7 +111,9 @@ operator's, and POST /v1/workspaces/ID/tokens mints tokens for one
 workspace. The workspace flags (policy, quota, limits) apply to every
 workspace. With --rootfs, a workspace's first container exec mounts it under
 DIR/.mounts/ID, unmounted when it hibernates; --mount is not available there
-yet. --public-addr serves workspace ID's links and previews under /w/ID/.
+yet. --public-addr serves workspace ID's links under /w/ID/p/ and, with
+--rootfs, the previews of its container execs under /w/ID/x/ (sqlfs-exec
+expose --host URL --workspace ID); not with --fleet-lease yet.
 
 With --replica URL, every change is shipped continuously to S3-compatible
 object storage by a litestream child process (a host's workspace ID to

@@ -134,6 +134,7 @@ func TestServeFlags(t *testing.T) {
 		{"tool without store", []string{"tool", "ls"}, 1, "--store is required"},
 		{"store and workspaces", []string{"serve", "--store", filepath.Join(dir, "f"), "--workspaces", dir}, 2, "usage"},
 		{"workspaces with mount", []string{"serve", "--workspaces", filepath.Join(dir, "h"), "--mount", dir}, 1, "not available with --workspaces"},
+		{"public with fleet", []string{"serve", "--workspaces", filepath.Join(dir, "i"), "--public-addr", "127.0.0.1:0", "--fleet-lease", "s3://bucket/leases"}, 1, "--public-addr is not available with --fleet-lease yet: "},
 		{"unknown tool", []string{"tool", "--store", filepath.Join(dir, "d"), "format", "{}"}, 1, "unknown_tool"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
