@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/fs/fuse"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
 // The stderr of `sqlfs-exec run` is the command's alone: no log line of
@@ -83,7 +84,7 @@ func TestRunSweepsMountsOfKilledRuns(t *testing.T) {
 	}
 	waitMounts := func(n int) []string {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
+		deadline := time.Now().Add(testenv.Slack(30 * time.Second))
 		for {
 			if m := runMounts(); len(m) >= n {
 				return m
@@ -96,11 +97,22 @@ func TestRunSweepsMountsOfKilledRuns(t *testing.T) {
 	}
 	live := start(filepath.Join(dir, "live.sqlfs"), "sleep 60")
 	liveMnt := waitMounts(1)[0]
-	killed := start(filepath.Join(dir, "killed.sqlfs"), "sleep 60")
+	killed := start(filepath.Join(dir, "killed.sqlfs"), "touch /workspace/started; sleep 60")
 	stale := ""
 	for _, m := range waitMounts(2) {
 		if m != liveMnt {
 			stale = m
+		}
+	}
+	// Killed once its command runs: a run killed while it makes a request
+	// on its own mount (the chown of the root at start) cannot exit until
+	// that mount's connection is aborted (the kernel waits for an answer
+	// from the server it is killing).
+	for deadline := time.Now().Add(testenv.Slack(30 * time.Second)); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(stale, "started")); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the run to kill never ran its command: %v", err)
 		}
 	}
 	if err := killed.Process.Kill(); err != nil {

@@ -367,9 +367,17 @@ func (b *Backend) release(r *running) {
 //     it reads EOF when the sidecar dies, even by SIGKILL, and the watcher
 //     then ends pid 1, which takes down every process in the pid namespace.
 //     (libcontainer's ParentDeathSignal does not reach the final init.)
+//   - A line on fd 4 tells start that the shell runs: libcontainer's Run
+//     returns once init was told to exec it, and an exec joining init's
+//     namespaces half-way through that execve finds none (runc: "failed to
+//     open /proc/PID/ns/ipc").
 const initScript = `trap 'exit 0' TERM
-{ read x <&3; kill -TERM 1; kill -KILL -1; } &
+{ read x <&3; kill -TERM 1; kill -KILL -1; } 4>&- &
+echo >&4; exec 4>&-
 while :; do sleep 86400; done`
+
+// initReadyWait bounds the wait for the init script's first line.
+const initReadyWait = 30 * time.Second
 
 func (b *Backend) start(ctx context.Context) (_ *running, err error) {
 	if err := ctx.Err(); err != nil {
@@ -404,21 +412,34 @@ func (b *Backend) start(ctx context.Context) (_ *running, err error) {
 		return nil, fmt.Errorf("%w: %w", ErrNotStarted, err)
 	}
 	defer lifeR.Close()
-	c, err := libcontainer.Create(b.cfg.StateDir, id, config)
+	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		lifeW.Close()
+		return nil, fmt.Errorf("%w: %w", ErrNotStarted, err)
+	}
+	defer readyR.Close()
+	c, err := libcontainer.Create(b.cfg.StateDir, id, config)
+	if err != nil {
+		closeAll(lifeW, readyW)
 		return nil, fmt.Errorf("%w: create %s: %w", ErrNotStarted, id, err)
 	}
 	init := &libcontainer.Process{
 		Args:       []string{"/bin/sh", "-c", initScript},
 		Env:        baseEnv(),
 		Cwd:        "/",
-		ExtraFiles: []*os.File{lifeR},
+		ExtraFiles: []*os.File{lifeR, readyW},
 		Init:       true,
 	}
-	if err := c.Run(init); err != nil {
+	err = c.Run(init)
+	_ = readyW.Close() // init has its own: EOF if it dies before the line
+	if err == nil {
+		if err = awaitLine(readyR, initReadyWait); err != nil {
+			go init.Wait() //nolint:errcheck // reaps the init destroy kills
+		}
+	}
+	if err != nil {
 		lifeW.Close()
-		if derr := c.Destroy(); derr != nil {
+		if derr := destroy(c); derr != nil {
 			b.log.Warn("destroy after failed start", "id", id, "err", derr)
 		}
 		return nil, fmt.Errorf("%w: %s: %w", ErrNotStarted, id, err)
@@ -442,6 +463,19 @@ func (b *Backend) start(ctx context.Context) (_ *running, err error) {
 	}()
 	b.log.Debug("container started", "id", id)
 	return r, nil
+}
+
+// awaitLine reads one line from r, for at most wait. Not cut short by the
+// exec's context: the container it starts serves the execs after it too.
+func awaitLine(r *os.File, wait time.Duration) error {
+	if err := r.SetReadDeadline(time.Now().Add(wait)); err != nil {
+		return err
+	}
+	var b [1]byte
+	if _, err := r.Read(b[:]); err != nil {
+		return fmt.Errorf("init script did not start: %w", err)
+	}
+	return nil
 }
 
 // initExitWait bounds how long stopLocked waits for a SIGKILLed init to be

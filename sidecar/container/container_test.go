@@ -853,3 +853,33 @@ func TestKillWhenFreezeIsSlow(t *testing.T) {
 		t.Fatal("the killed exec did not end")
 	}
 }
+
+// TestInitRunsItsScriptWhenStarted: a started container's init already
+// runs the init script. libcontainer's Run returns once the init was told
+// to exec it, not once it has: an exec right after a cold start could find
+// the init half-way through execve (its old thread group leader a zombie
+// with no namespaces) and runc failed with "failed to open
+// /proc/PID/ns/ipc" (the first exec of a waking workspace, 1 in 10 at
+// load 10).
+func TestInitRunsItsScriptWhenStarted(t *testing.T) {
+	b, _ := newTestBackend(t, nil)
+	sh, err := filepath.EvalSymlinks(filepath.Join(testRootfs, "bin", "sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		r, _, err := b.acquire(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The path inside the container: the rootfs's, as init sees it.
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", r.initPID))
+		if err != nil || filepath.Base(exe) != filepath.Base(sh) {
+			t.Fatalf("start %d: init %d runs %q, not yet the rootfs's sh (%s): %v", i, r.initPID, exe, sh, err)
+		}
+		b.release(r)
+		b.mu.Lock()
+		b.stopLocked()
+		b.mu.Unlock()
+	}
+}
