@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,14 +67,19 @@ func (b buildInfo) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, 1, Version, runtime.Version())
 }
 
-// Handler serves Registry in the Prometheus exposition format.
-func Handler() http.Handler {
+// Handler serves Registry in the Prometheus exposition format. Every
+// caller shares one handler, made at the first call: a host makes an API
+// server each time it wakes a workspace, and a new handler each time
+// (instrumenting itself with Registry again) cost 0.14 ms of that wake.
+func Handler() http.Handler { return handler() }
+
+var handler = sync.OnceValue(func() http.Handler {
 	return promhttp.InstrumentMetricHandler(Registry, promhttp.HandlerFor(Registry, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(slog.Default().Handler(), slog.LevelError),
 		ErrorHandling: promhttp.ContinueOnError,
 		Registry:      Registry,
 	}))
-}
+})
 
 // Serve listens on addr (HOST:PORT) and serves /metrics and /healthz until ctx is done. It returns nil after a
 // clean stop and an error if it cannot listen or serving fails. It blocks: run it in a goroutine.

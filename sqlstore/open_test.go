@@ -143,7 +143,9 @@ func TestCreateLeavesOnlyTheStore(t *testing.T) {
 	for _, e := range ents {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != "ws.db ws.db.lock" {
+	// No temporary file of the create; the WAL, emptied, and the
+	// wal-index stay for the next open (TestReopenReusesWALFiles).
+	if strings.Join(names, " ") != "ws.db ws.db-shm ws.db-wal ws.db.lock" {
 		t.Fatalf("files after create and close: %v", names)
 	}
 }
@@ -232,5 +234,62 @@ func TestOpenTightensLooseModes(t *testing.T) {
 	}
 	if !strings.Contains(logged.String(), "tightened") || !strings.Contains(logged.String(), path) {
 		t.Errorf("no log line about the tightened mode:\n%s", logged.String())
+	}
+}
+
+// A store's close leaves its WAL, emptied, and its wal-index in place, and
+// the next open reuses both instead of creating them (creating files was
+// a good part of a host's wake); the store file alone still holds every
+// commit.
+func TestReopenReusesWALFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ws.db")
+	inodes := func() (ids [2]uint64) {
+		t.Helper()
+		for i, suffix := range []string{"-wal", "-shm"} {
+			var st syscall.Stat_t
+			if err := syscall.Stat(path+suffix, &st); err != nil {
+				t.Fatalf("after close: %v", err)
+			}
+			if suffix == "-wal" && st.Size != 0 {
+				t.Errorf("WAL of %d bytes after close, want it emptied", st.Size)
+			}
+			ids[i] = st.Ino
+		}
+		return ids
+	}
+	var first [2]uint64
+	for round := range 3 {
+		st, err := sqlstore.Open(t.Context(), path, sqlstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		commitFile(t, st, uint64(2+round), fmt.Sprintf("round %d", round))
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ids := inodes()
+		if round == 0 {
+			first = ids
+		} else if ids != first {
+			t.Errorf("round %d: WAL and wal-index are inodes %v, were %v: made anew", round, ids, first)
+		}
+	}
+	alone := filepath.Join(t.TempDir(), "copy.db")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := sqlstore.Open(t.Context(), alone, sqlstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for round := range 3 {
+		if d, err := st.ReadChunk(t.Context(), uint64(2+round), 0); err != nil || string(d) != fmt.Sprintf("round %d", round) {
+			t.Errorf("the store file alone, inode %d: %q %v", 2+round, d, err)
+		}
 	}
 }

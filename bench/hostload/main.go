@@ -248,6 +248,27 @@ func (s *server) rss() (rss, hwm int64) {
 	return rss, hwm
 }
 
+// cpu is the CPU time the server's threads have run, from each thread's
+// schedstat (nanoseconds; a thread that exited meanwhile drops out, which
+// Go's threads seldom do): unlike a latency, CPU per request does not
+// grow with the machine's load.
+func (s *server) cpu() time.Duration {
+	dir := fmt.Sprintf("/proc/%d/task", s.cmd.Process.Pid)
+	tasks, _ := os.ReadDir(dir)
+	var total time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			total += time.Duration(n)
+		}
+	}
+	return total
+}
+
 func (s *server) openCount() int {
 	b, err := s.must("GET", "/v1/health", "")
 	if err != nil {
@@ -396,15 +417,18 @@ func wake(c config) ([][]string, error) {
 	}
 	read := `{"path":"d0/f1.txt"}`
 	var cold, warm []time.Duration
+	var cpu time.Duration
 	for range c.wakeRounds {
 		if err := s.waitHibernated(30 * time.Second); err != nil {
 			return nil, err
 		}
+		c0 := s.cpu()
 		t0 := time.Now()
 		if _, err := s.must("POST", "/v1/workspaces/big-0/tools/read", read); err != nil {
 			return nil, err
 		}
 		cold = append(cold, time.Since(t0))
+		cpu += s.cpu() - c0
 		t0 = time.Now()
 		if _, err := s.must("POST", "/v1/workspaces/big-0/tools/read", read); err != nil {
 			return nil, err
@@ -415,7 +439,8 @@ func wake(c config) ([][]string, error) {
 	slices.Sort(warm)
 	p50, p99 := percentile(cold, 0.5), percentile(cold, 0.99)
 	return [][]string{
-		{fmt.Sprintf("wake: first read of a hibernated %d-file workspace, until its answer (%d wakes; the same read open: p50 %v)", c.wakeFiles, c.wakeRounds, percentile(warm, 0.5).Round(10*time.Microsecond)),
+		{fmt.Sprintf("wake: first read of a hibernated %d-file workspace, until its answer (%d wakes; the same read open: p50 %v; the host's CPU per wake: %v)",
+			c.wakeFiles, c.wakeRounds, percentile(warm, 0.5).Round(10*time.Microsecond), (cpu / time.Duration(c.wakeRounds)).Round(10*time.Microsecond)),
 			fmt.Sprintf("p50 %v, p99 %v", p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond)), "p50 ≤ 5 ms, p99 ≤ 25 ms", met(p50 <= 5*time.Millisecond && p99 <= 25*time.Millisecond)},
 	}, s.stop()
 }

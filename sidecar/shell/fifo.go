@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -17,11 +18,12 @@ import (
 // The interpreter makes process-substitution FIFOs with the host's mkfifo
 // and opens them with os.OpenFile, bypassing every handler, so they must be
 // real host files. They live in a private directory of the host's
-// temporary directory: one per backend, with one subdirectory per exec
-// removed when the exec ends (a killed exec's FIFOs with it), and the whole
-// directory removed at Close. A backend holds an flock on its directory's
-// lock file for its lifetime; a directory whose lock is free belongs to an
-// owner that died without Close, and the next backend to start removes it.
+// temporary directory: one per backend, made at its first exec, with one
+// subdirectory per exec removed when the exec ends (a killed exec's FIFOs
+// with it), and the whole directory removed at Close. A backend holds an
+// flock on its directory's lock file from then on; a directory whose lock
+// is free belongs to an owner that died without Close, and the next
+// backend to make its own removes it.
 const (
 	fifoRootPrefix = "sqlfs-shell-fifo-"
 	fifoLockName   = ".lock"
@@ -30,29 +32,58 @@ const (
 	fifoStaleAge = time.Minute
 )
 
-// fifoRoot is a backend's FIFO directory and the lock that marks it live.
+// fifoRoot is a backend's FIFO directory and the lock that marks it live,
+// made at the first exec: a backend that runs none (a host's workspace
+// woken for a read) costs no host directory, which took 2-3 ms of
+// mkdir, create and flock on every wake on a loaded machine.
 type fifoRoot struct {
+	log  *slog.Logger
+	mu   sync.Mutex
+	made bool // tried, or closed: never made after Close
 	dir  string
 	lock *os.File
 }
 
-// newFIFORoot removes stale FIFO directories and makes this backend's.
+func newFIFORoot(log *slog.Logger) *fifoRoot { return &fifoRoot{log: log} }
+
+// root is the directory, made at the first call; "" when it could not be.
+func (f *fifoRoot) root() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.made {
+		f.made = true
+		f.dir, f.lock = makeFIFORoot(f.log)
+	}
+	return f.dir
+}
+
+// current is the directory if it was made, else "". Nil-safe.
+func (f *fifoRoot) current() string {
+	if f == nil {
+		return ""
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.dir
+}
+
+// makeFIFORoot removes stale FIFO directories and makes this backend's.
 // Without one, process substitution fails with a message and everything
 // else works.
-func newFIFORoot(log *slog.Logger) fifoRoot {
+func makeFIFORoot(log *slog.Logger) (string, *os.File) {
 	removeStaleFIFODirs(os.TempDir(), log)
 	dir, err := os.MkdirTemp("", fifoRootPrefix)
 	if err != nil {
 		log.Warn("shell backend: process substitution disabled", "err", err)
-		return fifoRoot{}
+		return "", nil
 	}
 	lock, err := lockFIFODir(dir, true)
 	if err != nil {
 		log.Warn("shell backend: process substitution disabled", "err", err)
 		_ = os.RemoveAll(dir)
-		return fifoRoot{}
+		return "", nil
 	}
-	return fifoRoot{dir: dir, lock: lock}
+	return dir, lock
 }
 
 // lockFIFODir takes the lock of dir, creating its lock file with create.
@@ -104,12 +135,16 @@ func ownedByUs(fi fs.FileInfo) bool {
 }
 
 // close removes the directory, then releases the lock.
-func (f fifoRoot) close() error {
+func (f *fifoRoot) close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.made = true
 	if f.dir == "" {
 		return nil
 	}
 	err := os.RemoveAll(f.dir)
 	f.lock.Close()
+	f.dir, f.lock = "", nil
 	if err != nil {
 		return fmt.Errorf("shell backend: remove fifo dir: %w", err)
 	}
@@ -119,12 +154,13 @@ func (f fifoRoot) close() error {
 // execDir makes the FIFO directory of one exec, or returns a directory
 // that cannot exist, so mkfifo fails with a clear message instead of
 // falling back to the host's TMPDIR.
-func (f fifoRoot) execDir(id string) (dir string, remove func()) {
+func (f *fifoRoot) execDir(id string) (dir string, remove func()) {
 	const none = "/nonexistent/sqlfs-shell-fifo"
-	if f.dir == "" {
+	root := f.root()
+	if root == "" {
 		return none, func() {}
 	}
-	dir = filepath.Join(f.dir, id)
+	dir = filepath.Join(root, id)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return none, func() {}
 	}

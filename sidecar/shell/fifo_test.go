@@ -30,9 +30,11 @@ func entries(t *testing.T, dir string) []string {
 	return names
 }
 
-// The backend leaves nothing in the host's temporary directory: each
-// exec's FIFOs go with the exec, killed or not, the backend's directory
-// goes at Close, and a crashed owner's is removed by the next backend.
+// The backend leaves nothing in the host's temporary directory: it makes
+// its directory at its first exec, not before (a workspace woken for a
+// read makes none), each exec's FIFOs go with the exec, killed or not, the
+// backend's directory goes at Close, and a crashed owner's is removed by
+// the next backend to make its own.
 func TestFIFODirCleanup(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -72,10 +74,18 @@ func TestFIFODirCleanup(t *testing.T) {
 	}
 
 	b, _ := newTestBackend(t, Options{})
-	own := b.m.fifos.dir
+	before := entries(t, tmp)
+	if len(before) != 4 {
+		t.Errorf("after start, before any exec: %v, want the 4 leftovers only", before)
+	}
+	execReq(t, b, sidecar.Request{Command: "true"})
+	own := b.m.fifos.current()
+	if own == "" {
+		t.Fatal("no FIFO directory after an exec")
+	}
 	want := []string{filepath.Base(own), filepath.Base(live), filepath.Base(young)}
 	if got := entries(t, tmp); !sameSet(got, want) {
-		t.Errorf("after start: %v, want %v", got, want)
+		t.Errorf("after the first exec: %v, want %v", got, want)
 	}
 
 	for _, cmd := range []string{

@@ -32,7 +32,7 @@ const (
 type mounts struct {
 	workspace tree
 	tmp       tree
-	fifos     fifoRoot
+	fifos     *fifoRoot
 }
 
 type place int
@@ -58,7 +58,7 @@ func (m *mounts) locate(p string) (place, tree, string) {
 		return placeNull, nil, ""
 	case p == devFull:
 		return placeFull, nil, ""
-	case isFIFO(m.fifos.dir, p):
+	case isFIFO(m.fifos.current(), p):
 		// Before /tmp: the private FIFO directory may sit in the host's
 		// temporary directory, which is usually /tmp.
 		return placeFIFO, nil, p
