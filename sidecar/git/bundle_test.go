@@ -22,6 +22,11 @@ func TestCloneBundle(t *testing.T) {
 		{"no-head", "git bundle create ../b.bundle side", "git clone b.bundle c"},
 		{"prerequisites", "git bundle create ../b.bundle HEAD~1..main", "git clone b.bundle c; ls"},
 		{"not-a-bundle", "echo junk > ../b.bundle", "git clone b.bundle c 2>/dev/null; ls"},
+		// A thin pack under a header naming no prerequisite: its delta
+		// against a blob it lacks cannot be resolved.
+		{"unresolved-delta", `for i in 300 600 900; do seq 1 $i > n && git add n && git commit -q -m $i; done &&
+			(printf '# v2 git bundle\n%s refs/heads/main\n\n' $(git rev-parse HEAD); printf '%s\n^%s\n' HEAD HEAD~1 | git pack-objects --thin --stdout --revs -q) > ../b.bundle`,
+			"git clone b.bundle c; echo \"exit $?\"; ls"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			native := t.TempDir()

@@ -302,7 +302,11 @@ func (src *cloneSource) copyObjects(s *session, r *repo, branch string) error {
 		return src.fetch(s, r, branch)
 	}
 	if src.bundle != nil {
-		if err := packfile.UpdateObjectStorage(r.r.Storer, src.bundle.pack); err != nil {
+		err := packfile.UpdateObjectStorage(r.r.Storer, src.bundle.pack)
+		var bad *badPackError
+		if errors.As(err, &bad) {
+			return errorf(128, "fatal: %s\nerror: index-pack died\nfatal: remote transport reported error\n", bad.msg)
+		} else if err != nil {
 			return fmt.Errorf("bundle packfile: %w", err)
 		}
 		return nil

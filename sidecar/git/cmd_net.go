@@ -102,7 +102,7 @@ func (src *cloneSource) fetch(s *session, r *repo, branch string) error {
 	rem := r.remoteFor("origin", n.url, specs)
 	err := rem.FetchContext(s.ctx, &gogit.FetchOptions{RemoteName: "origin", RefSpecs: specs, Depth: n.depth, Auth: n.auth, Tags: tags})
 	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
-		return s.netError(n.url, err)
+		return s.fetchError(n.url, err)
 	}
 	if n.depth > 0 {
 		if err := src.followTags(s, r, rem); err != nil {
@@ -118,6 +118,20 @@ func (src *cloneSource) fetch(s *session, r *repo, branch string) error {
 		src.refs = kept
 	}
 	return nil
+}
+
+// fetchError is git's message for a failed fetch: a pack cut short ends
+// as git's fetch-pack and index-pack report it.
+func (s *session) fetchError(url string, err error) error {
+	var bad *badPackError
+	switch {
+	case s.ctx.Err() != nil:
+	case errors.As(err, &bad):
+		return errorf(128, "fatal: %s\nfatal: fetch-pack: invalid index-pack output\n", bad.msg)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errorf(128, "fetch-pack: unexpected disconnect while reading sideband packet\nfatal: early EOF\nfatal: fetch-pack: invalid index-pack output\n")
+	}
+	return s.netError(url, err)
 }
 
 // followTags fetches the annotated tags of a shallow clone whose commits
@@ -144,7 +158,7 @@ func (src *cloneSource) followTags(s *session, r *repo, rem *gogit.Remote) error
 	}
 	err = rem.FetchContext(s.ctx, &gogit.FetchOptions{RemoteName: "origin", RefSpecs: specs, Auth: n.auth, Tags: gogit.NoTags})
 	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) {
-		return s.netError(n.url, err)
+		return s.fetchError(n.url, err)
 	}
 	return nil
 }
@@ -312,7 +326,7 @@ func (r *repo) fetchRemote(name string, quiet bool, how string) error {
 	rem := r.remoteFor(name, url, rc.Fetch)
 	err = rem.FetchContext(r.ctx, &gogit.FetchOptions{RemoteName: name, RefSpecs: rc.Fetch, Auth: auth, Tags: gogit.TagFollowing, Force: true})
 	if err != nil && !errors.Is(err, gogit.NoErrAlreadyUpToDate) && !errors.Is(err, transport.ErrEmptyRemoteRepository) {
-		return r.netError(url, err)
+		return r.fetchError(url, err)
 	}
 	after, err := r.snapshotRefs("refs/remotes/"+name+"/", "refs/tags/")
 	if err != nil {

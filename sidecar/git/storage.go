@@ -19,13 +19,17 @@ import (
 // through the store.
 type storage struct {
 	*filesystem.Storage
+	// objects is the storage's object cache, which a received pack fills
+	// with what it inflated (indexpack.go).
+	objects cache.Object
 }
 
 // newStorage opens a repository's storage for the session. Pack files stay
 // open until the session ends (go-git otherwise opens the pack again for
 // every object it reads: a third of a 10k-file checkout's time).
 func (s *session) newStorage(dot *billyFS) storage {
-	st := storage{filesystem.NewStorageWithOptions(dot, cache.NewObjectLRUDefault(), filesystem.Options{KeepDescriptors: true})}
+	objects := cache.NewObjectLRUDefault()
+	st := storage{filesystem.NewStorageWithOptions(dot, objects, filesystem.Options{KeepDescriptors: true}), objects}
 	s.storages = append(s.storages, st)
 	return st
 }
