@@ -41,7 +41,7 @@ func TestExpose(t *testing.T) {
 	if _, stderr, code := sqlfsExec(t, "", "run", "--store", store, "--", "mkdir site && echo 'hello from the workspace' > site/index.html"); code != 0 {
 		t.Fatalf("run: %s", stderr)
 	}
-	stopServer := startHTTPD(t, "--store", store)
+	stopServer := startContainerServer(t, httpd, "--store", store)
 
 	// The exec is listed as soon as the owner starts it; httpd listens a
 	// little later.

@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,16 +39,19 @@ func hostWorkspaceToken(t *testing.T, url, op, dir, id string) string {
 	return file
 }
 
-// startHTTPD runs busybox httpd serving /workspace/site on
-// 127.0.0.1:8080 in a container exec (sqlfs-exec run as a child process)
-// of the workspace that target names (--store STORE, or --host URL
-// --workspace ID ...); stop ends it (SIGTERM, the exec with it), also at
-// cleanup.
-func startHTTPD(t *testing.T, target ...string) (stop func()) {
+// httpd serves /workspace/site on 127.0.0.1:8080 in a container.
+const httpd = "busybox httpd -f -p 127.0.0.1:8080 -h /workspace/site"
+
+// startContainerServer runs command (a server) in a container exec
+// (sqlfs-exec run as a child process) of the workspace that target names
+// (--store STORE, or --host URL --workspace ID ...); stop ends it
+// (SIGTERM, the exec with it), also at cleanup.
+func startContainerServer(t *testing.T, command string, target ...string) (stop func()) {
 	t.Helper()
-	args := append(append([]string{"run"}, target...), "--backend", "container", "--timeout", "5m", "--",
-		"busybox httpd -f -p 127.0.0.1:8080 -h /workspace/site")
+	args := append(append([]string{"run"}, target...), "--backend", "container", "--timeout", "5m", "--", command)
 	server := exec.Command(binary(t), args...)
+	var stderr bytes.Buffer // read once the child has exited
+	server.Stderr = &stderr
 	exited, err := testenv.StartChild(server)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +65,12 @@ func startHTTPD(t *testing.T, target ...string) (stop func()) {
 			<-exited
 		}
 	}
-	t.Cleanup(stop)
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() && stderr.Len() > 0 {
+			t.Logf("the exec %q printed:\n%s", command, stderr.String())
+		}
+	})
 	return stop
 }
 
@@ -82,7 +97,8 @@ func waitFor(t *testing.T, what string, fn func() (done bool, last string)) {
 // other's: two workspaces each run httpd on the same port, and neither
 // one's token (API or preview) reaches the other's container. The preview
 // ends with its exec, stays gone once the workspace hibernated and woke,
-// and a forced DELETE of a workspace ends its previews. --list and
+// and a forced DELETE of a workspace ends its previews; an upgraded
+// connection through a preview closes when its exec is killed. --list and
 // --revoke see and end a workspace's own previews only. Bad input is
 // refused with a clear message.
 func TestHostExpose(t *testing.T) {
@@ -136,8 +152,8 @@ func TestHostExpose(t *testing.T) {
 		}
 	}
 
-	stopA := startHTTPD(t, "--host", url, "--workspace", "a", "--token-file", toks["a"])
-	startHTTPD(t, "--host", url, "--workspace", "b", "--token-file", toks["b"])
+	stopA := startContainerServer(t, httpd, "--host", url, "--workspace", "a", "--token-file", toks["a"])
+	startContainerServer(t, httpd, "--host", url, "--workspace", "b", "--token-file", toks["b"])
 	urls := map[string]string{}
 	for _, id := range []string{"a", "b"} {
 		waitFor(t, "expose in "+id, func() (bool, string) {
@@ -202,6 +218,77 @@ func TestHostExpose(t *testing.T) {
 		if _, _, code := expose("a", toks["a"], args...); code != 2 {
 			t.Errorf("expose %v: exit %d, want 2 (usage)", args, code)
 		}
+	}
+
+	// An upgraded connection (what a WebSocket is) is tunnelled to a's
+	// container, and closed when the exec serving it is killed.
+	script := `cr=$(printf '\r'); while IFS= read -r line && [ "$line" != "$cr" ] && [ -n "$line" ]; do :; done
+printf 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\nupgraded\n'; cat >/dev/null`
+	if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/a/tools/write", `{"path": "up.sh", "content": `+strconv.Quote(script+"\n")+`}`); st != http.StatusOK {
+		t.Fatalf("write up.sh: %d %s", st, b)
+	}
+	startContainerServer(t, "busybox nc -ll -p 9000 -e /bin/sh /workspace/up.sh", "--host", url, "--workspace", "a", "--token-file", toks["a"])
+	var ncExec string
+	waitFor(t, "the nc exec in a", func() (bool, string) {
+		var out struct {
+			Execs []struct {
+				ID      string `json:"id"`
+				Command string `json:"command"`
+				Running bool   `json:"running"`
+			} `json:"execs"`
+		}
+		_, b := hostCall(t, url, op, "GET", "/v1/workspaces/a/execs", "")
+		_ = json.Unmarshal([]byte(b), &out)
+		for _, e := range out.Execs {
+			if e.Running && strings.Contains(e.Command, "nc -ll") {
+				ncExec = e.ID
+			}
+		}
+		return ncExec != "", b
+	})
+	if _, stderr, code := expose("a", toks["a"], "9000"); code != 1 || !strings.Contains(stderr, "2 container execs are running") {
+		t.Errorf("expose with two container execs in a: exit %d, %q", code, stderr)
+	}
+	var tunnel *bufio.Reader
+	waitFor(t, "an upgrade through a's preview of port 9000", func() (bool, string) {
+		stdout, stderr, code := expose("a", toks["a"], "--exec", ncExec, "9000")
+		if code != 0 {
+			return false, stderr
+		}
+		path := strings.TrimPrefix(strings.TrimSpace(stdout), "http://"+public)
+		c, err := net.Dial("tcp", public)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: test\r\nConnection: Upgrade\r\n\r\n", path, public)
+		br := bufio.NewReader(c)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+			c.Close()
+			return false, fmt.Sprintf("%v %v", resp, err)
+		}
+		if line, err := br.ReadString('\n'); line != "upgraded\n" {
+			t.Fatalf("after the upgrade: %q %v", line, err)
+		}
+		tunnel = br
+		return true, ""
+	})
+	if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/a/execs/"+ncExec+"/kill", ""); st != http.StatusOK {
+		t.Fatalf("kill the nc exec: %d %s", st, b)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := tunnel.ReadByte()
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, io.EOF) {
+			t.Errorf("the tunnel after its exec was killed: %v, want EOF", err)
+		}
+	case <-time.After(testenv.Slack(30 * time.Second)):
+		t.Errorf("the tunnel stayed open after its exec was killed")
 	}
 
 	// A's preview token under b's prefix, and b's under a's, reach
