@@ -13,7 +13,12 @@
 // A host takes a workspace's lease when it opens it (Fleet is the host's
 // Opener) and releases it when the workspace closes (hibernation,
 // removal, shutdown), after the replica holds everything the workspace
-// committed: a clean shutdown hands every workspace off at once. While
+// committed: a clean shutdown hands every workspace off at once. A close
+// whose final replication failed (the object store unreachable) keeps
+// the lease, renewed, and the store in its folder in the replicator's
+// sight, trying again until the replica has it all; reopened meanwhile,
+// the workspace is served from that store (sqlfs_fleet_unreplicated_workspaces
+// counts them). While
 // open, the lease is renewed every TTL/3. A host that has not renewed it
 // within TTL*2/3 of sending its last successful renewal, or whose renewal
 // finds the record changed, stops serving the workspace at once: requests
@@ -49,7 +54,10 @@
 // nobody served the workspace since, and the copy goes back to its folder,
 // its replica continuing. Otherwise the copy is set aside as stale.sqlfs,
 // and the Opener (replica.Opener) restores the workspace into DIR/ID/gen-N/,
-// from the newest generation below N the replica holds. Each holder thus
+// from the newest generation below N the replica holds; when the replica
+// holds nothing of it, the set-aside copy is the newest state anyone has
+// and is served, and a host without one refuses rather than serve an
+// empty store (replica.ErrUnreplicated). Each holder thus
 // replicates to a path of its own (see package replica: a stale holder's
 // late uploads cannot reach what restores return), and one that lost its
 // lease closes the workspace without a final sync. So a holder that dies

@@ -45,6 +45,12 @@ type fencedCloser interface {
 	CloseFenced(ctx context.Context) error
 }
 
+// replicaSyncer is a closed workspace whose final replication can be
+// tried again after its Close failed to (replica.Opener's).
+type replicaSyncer interface {
+	SyncReplica(ctx context.Context) error
+}
+
 // Options configure a Fleet.
 type Options struct {
 	Lease Lease
@@ -100,6 +106,21 @@ type grant struct {
 	until  time.Time // serve only before this (monotonic)
 	lost   bool
 	closed bool // its workspace was opened and closed again
+	// ws is what the host holds under this grant, once open: what a lost
+	// lease evicts (the next instance of the workspace has a grant of its
+	// own).
+	ws host.Workspace
+	// unreplicated is set while the workspace is closed with commits the
+	// replica may lack (its final sync failed): the lease is kept and the
+	// store left in the replicator's sight while drain tries again.
+	unreplicated *drainer
+}
+
+// drainer retries the final replication of a closed workspace.
+type drainer struct {
+	stop context.CancelFunc
+	done chan struct{}
+	sync replicaSyncer
 }
 
 // New returns a fleet member over o; Bind gives it its host.
@@ -144,6 +165,13 @@ func (f *Fleet) Exists(ctx context.Context, id string) (bool, error) {
 // under its lease, taken for the purpose, its replica, then its lease
 // record, so that no host can serve it again.
 func (f *Fleet) Delete(ctx context.Context, id string) error {
+	f.mu.Lock()
+	g := f.held[id]
+	f.mu.Unlock()
+	if g != nil && g.stopDrain() != nil {
+		// Its unshipped commits go with it; the lease is taken again below.
+		_ = f.giveUp(ctx, g, false)
+	}
 	rec, err := f.o.Lease.Acquire(ctx, id, f.claim)
 	if err != nil {
 		return fmt.Errorf("deleting workspace %s: %w", id, err)
@@ -196,6 +224,9 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 	if ok, err := f.Exists(ctx, id); err != nil || !ok {
 		return nil, cmp.Or(err, fmt.Errorf("%w: %s", host.ErrNotFound, id))
 	}
+	if ws, ok, err := f.resume(ctx, id); ok {
+		return ws, err
+	}
 	start := time.Now()
 	actx, cancel := context.WithTimeout(ctx, f.o.TTL)
 	rec, err := f.o.Lease.Acquire(actx, id, f.claim)
@@ -240,15 +271,130 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 	if err := f.mark(id, rec.Generation, path); err != nil {
 		return fail(errors.Join(err, ws.Close(ctx)))
 	}
-	g.mu.Lock()
-	lost := g.lost
-	g.mu.Unlock()
-	if lost {
+	lw, ok := g.serve(ws, f)
+	if !ok {
 		return fail(errors.Join(fmt.Errorf("workspace %s: %w while opening it", id, ErrLost), ws.Close(ctx)))
 	}
 	metrics.FleetAcquisitions.WithLabelValues(local).Inc()
 	f.o.Logger.Debug("leased workspace", "id", id, "generation", rec.Generation, "path_generation", path, "local", local)
-	return &leased{Workspace: ws, f: f, g: g}, nil
+	return lw, nil
+}
+
+// serve wraps ws, opened under g, for the host, unless g was lost.
+func (g *grant) serve(ws host.Workspace, f *Fleet) (*leased, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lost {
+		return nil, false
+	}
+	lw := &leased{Workspace: ws, f: f, g: g}
+	g.ws, g.closed = lw, false
+	return lw, true
+}
+
+// resume opens workspace id again under the lease its last close kept
+// (its final sync failed, see drain): the store never left its folder,
+// nor the lease this host. ok is false when there is none to resume.
+func (f *Fleet) resume(ctx context.Context, id string) (_ host.Workspace, ok bool, _ error) {
+	f.mu.Lock()
+	g := f.held[id]
+	f.mu.Unlock()
+	if g == nil {
+		return nil, false, nil
+	}
+	d := g.stopDrain()
+	if d == nil {
+		return nil, false, nil
+	}
+	ws, err := f.o.Opener.OpenGeneration(ctx, id, g.path)
+	if err != nil {
+		f.drain(g, d.sync) // still closed, its commits still to ship
+		return nil, true, err
+	}
+	lw, ok := g.serve(ws, f)
+	if !ok {
+		// Lost meanwhile: its copy stays where it is, unparked (see drain).
+		return nil, true, errors.Join(fmt.Errorf("workspace %s: %w while opening it", id, ErrLost), ws.Close(ctx))
+	}
+	metrics.FleetAcquisitions.WithLabelValues("current").Inc()
+	f.o.Logger.Info("reopened a workspace whose last commits the replica still lacks, under the lease it kept", "id", id, "generation", g.rec.Generation)
+	return lw, true, nil
+}
+
+// stopDrain stops g's drain, if any, and returns it when g is still held
+// (a lost grant's copy is nobody's to serve now; a drain that succeeded
+// gave the lease up).
+func (g *grant) stopDrain() *drainer {
+	g.mu.Lock()
+	d := g.unreplicated
+	g.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	d.stop()
+	<-d.done
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.unreplicated != d || g.lost || g.closed {
+		return nil
+	}
+	g.unreplicated = nil
+	return d
+}
+
+// drainRetry is the first wait before a drain tries the replica again,
+// doubling to drainRetryMax.
+const (
+	drainRetry    = time.Second
+	drainRetryMax = 30 * time.Second
+)
+
+// drain keeps g's lease (its renewals go on) and its workspace's store in
+// the replicator's sight after a close whose final replication failed
+// (the object store unreachable), trying sy again until the replica has
+// every commit: only then is the store parked and the lease released. A
+// lease lapsing meanwhile would let another host restore the workspace
+// without them. If the lease is lost all the same (the lease store
+// unreachable as long), the local copy keeps them, in its folder, and
+// the log says where.
+func (f *Fleet) drain(g *grant, sy replicaSyncer) {
+	ctx, stop := context.WithCancel(context.Background())
+	d := &drainer{stop: stop, done: make(chan struct{}), sync: sy}
+	g.mu.Lock()
+	g.unreplicated = d
+	g.mu.Unlock()
+	metrics.FleetUnreplicated.Inc()
+	store := host.GenerationStore(f.o.Dir, g.id, g.path)
+	go func() {
+		defer close(d.done)
+		defer metrics.FleetUnreplicated.Dec()
+		for wait := drainRetry; ; wait = min(2*wait, drainRetryMax) {
+			select {
+			case <-ctx.Done():
+				return // resumed, or the workspace is deleted
+			case <-g.done:
+				f.o.Logger.Error("lost the lease of a closed workspace whose last commits the replica lacks: the local copy keeps them", "id", g.id, "store", store)
+				return
+			case <-time.After(wait):
+			}
+			err := sy.SyncReplica(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				f.o.Logger.Warn("the replica still lacks a closed workspace's last commits: keeping its lease, trying again", "id", g.id, "store", store, "after", min(2*wait, drainRetryMax), "err", err)
+				continue
+			}
+			err = f.park(g.id, g.path)
+			err = errors.Join(err, f.giveUp(ctx, g, err == nil))
+			if err != nil {
+				f.o.Logger.Error("the replica caught up with a closed workspace, but handing it off failed", "id", g.id, "err", err)
+				return
+			}
+			f.o.Logger.Info("the replica caught up with a closed workspace: its lease is released", "id", g.id)
+			return
+		}
+	}()
 }
 
 // A workspace this host does not hold has its local copy parked: its
@@ -258,7 +404,7 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 // as the newest state.
 const (
 	parkedName = host.ParkedName
-	staleName  = "stale.sqlfs"
+	staleName  = host.StaleName
 )
 
 func exists(file string) bool {
@@ -502,12 +648,21 @@ func (f *Fleet) fence(g *grant, cause string, err error) {
 	f.forget(g)
 	metrics.FleetLosses.WithLabelValues(cause).Inc()
 	f.o.Logger.Error("lost the lease of a workspace: closing it", "id", g.id, "cause", cause, "err", err)
-	if f.host != nil {
-		go func() {
-			if err := f.host.Evict(context.Background(), g.id); err != nil {
-				f.o.Logger.Error("closing a workspace whose lease was lost", "id", g.id, "err", err)
-			}
-		}()
+	go f.evict(g)
+}
+
+// evict closes g's workspace on the host, apart from the renewals: that
+// instance alone, as the host may have closed it since and opened the
+// next under a lease of its own.
+func (f *Fleet) evict(g *grant) {
+	g.mu.Lock()
+	ws := g.ws
+	g.mu.Unlock()
+	if f.host == nil || ws == nil {
+		return // not open yet: the open finds the lease lost
+	}
+	if err := f.host.EvictInstance(context.Background(), g.id, ws); err != nil {
+		f.o.Logger.Error("closing a workspace whose lease was lost", "id", g.id, "err", err)
 	}
 }
 
@@ -585,8 +740,10 @@ func (w *leased) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 
 // Close closes the workspace (the Opener's workspace replicates it a
 // last time), parks it and releases its lease, renewing it meanwhile. A
-// workspace whose lease was lost, or whose close failed, is closed and
-// parked, and its lease left to lapse.
+// workspace whose lease was lost is closed and parked, and its lease
+// left to lapse. One whose final replication failed keeps its lease and
+// its store in the replicator's sight until the replica has it all
+// (drain); reopened meanwhile, it is served from that store.
 func (w *leased) Close(ctx context.Context) error {
 	w.g.mu.Lock()
 	lost := w.g.lost
@@ -596,6 +753,15 @@ func (w *leased) Close(ctx context.Context) error {
 		err = fc.CloseFenced(ctx)
 	} else {
 		err = w.Workspace.Close(ctx)
+	}
+	w.g.mu.Lock()
+	lost = w.g.lost
+	w.g.mu.Unlock()
+	if sy, ok := w.Workspace.(replicaSyncer); ok && err != nil && !lost {
+		metrics.FleetReleases.WithLabelValues("kept").Inc()
+		w.f.drain(w.g, sy)
+		return fmt.Errorf("%w; workspace %s keeps its lease, and its store %s stays in the replicator's sight, until the replica has its last commits (trying again)",
+			err, w.g.id, host.GenerationStore(w.f.o.Dir, w.g.id, w.g.path))
 	}
 	if perr := w.f.park(w.g.id, w.g.path); perr != nil {
 		err = errors.Join(err, perr)

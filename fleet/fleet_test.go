@@ -23,6 +23,7 @@ import (
 	"github.com/sqlfs/sqlfs/fleet"
 	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/internal/s3test"
+	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/api/apitest"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -61,6 +62,9 @@ type member struct {
 	lease *switchLease
 	// failNext fails the next open of a workspace (restoring.failNext).
 	failNext atomic.Bool
+	// failSync fails every final sync to the replica while set (the
+	// object store unreachable).
+	failSync atomic.Bool
 	srv      *http.Server
 	stop     sync.Once
 }
@@ -106,6 +110,7 @@ type restoring struct {
 	replica string
 	// failNext, when set, fails the next open (a restore that failed).
 	failNext *atomic.Bool
+	failSync *atomic.Bool
 }
 
 var errOpenFailed = errors.New("open failed (test)")
@@ -129,17 +134,28 @@ func (o restoring) OpenGeneration(ctx context.Context, id string, gen int64) (ho
 	if err != nil {
 		return nil, err
 	}
-	return &synced{Workspace: ws, from: store, to: filepath.Join(o.replica, id)}, nil
+	return &synced{Workspace: ws, from: store, to: filepath.Join(o.replica, id), fail: o.failSync}, nil
 }
 
 // synced copies a workspace to the replica double when it closed.
 type synced struct {
 	host.Workspace
 	from, to string
+	fail     *atomic.Bool
 }
 
+var errSyncFailed = errors.New("the replica is unreachable (test)")
+
 func (s *synced) Close(ctx context.Context) error {
-	return errors.Join(s.Workspace.Close(ctx), copyStore(s.from, s.to))
+	return errors.Join(s.Workspace.Close(ctx), s.SyncReplica(ctx))
+}
+
+// SyncReplica is the final sync, tried again after a failed one.
+func (s *synced) SyncReplica(context.Context) error {
+	if s.fail.Load() {
+		return errSyncFailed
+	}
+	return copyStore(s.from, s.to)
 }
 
 // CloseFenced skips the final sync, as replica's does: the lease is lost.
@@ -181,7 +197,7 @@ func (c *cluster) start() *member {
 	}
 	m := &member{t: t, url: "http://" + ln.Addr().String(), dir: dir, lease: &switchLease{Lease: s3l}}
 	m.fleet, err = fleet.New(fleet.Options{
-		Lease: m.lease, Opener: restoring{d: d, replica: c.replica, failNext: &m.failNext}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
+		Lease: m.lease, Opener: restoring{d: d, replica: c.replica, failNext: &m.failNext, failSync: &m.failSync}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -242,6 +258,13 @@ func (m *member) must(want int, method, path string, body any) []byte {
 func (m *member) write(id, path, content string) {
 	m.t.Helper()
 	m.must(http.StatusOK, "POST", "/v1/workspaces/"+id+"/tools/write", map[string]any{"path": path, "content": content})
+}
+
+// create creates workspace id on m with one file.
+func (m *member) create(id, path, content string) {
+	m.t.Helper()
+	m.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": id})
+	m.write(id, path, content)
 }
 
 // read returns a file's content (the read tool's lines without their
@@ -420,8 +443,7 @@ func TestFencing(t *testing.T) {
 	ttl := 1500 * time.Millisecond
 	c := newCluster(t, ttl)
 	a, b := c.start(), c.start()
-	a.must(http.StatusCreated, "POST", "/v1/workspaces", map[string]any{"id": "w"})
-	a.write("w", "f.txt", "before")
+	a.create("w", "f.txt", "before")
 	// A close syncs w to the replica; a takes it again.
 	if err := a.host.Evict(t.Context(), "w"); err != nil {
 		t.Fatal(err)
@@ -530,5 +552,59 @@ func TestCopyKeptAfterAFailedOpen(t *testing.T) {
 	// The request's first open fails; the host opens again at once.
 	if got := a.read("w", "f.txt"); got != "acknowledged" || a.failNext.Load() {
 		t.Fatalf("a reads %q after a failed open (made: %v); want its own copy's", got, !a.failNext.Load())
+	}
+}
+
+// TestFailedFinalSyncKeepsTheLease: a workspace whose final sync to the
+// replica failed (the object store down) at hibernation keeps its lease,
+// renewed, and its store in place in the replicator's sight: no other
+// host restores it without its last acknowledged writes, requests reach
+// it on its host, and once the replica is back the host ships them,
+// parks the store and releases the lease. Before, the store was parked
+// and the lease left to lapse: b then served w from the replica, empty.
+func TestFailedFinalSyncKeepsTheLease(t *testing.T) {
+	ttl := 1500 * time.Millisecond
+	c := newCluster(t, ttl)
+	a, b := c.start(), c.start()
+	a.create("w", "f.txt", "acknowledged")
+	a.failSync.Store(true)
+	if err := a.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	store := host.GenerationStore(a.dir, "w", 1)
+	time.Sleep(2 * ttl)
+	if r := holder(t, c, "w"); r.Addr != a.url || !r.Live(time.Now()) || r.Generation != 1 {
+		t.Fatalf("lease of w %v after a failed final sync: %+v; want a's generation 1, live", 2*ttl, r)
+	}
+	if _, err := os.Stat(store); err != nil {
+		t.Fatalf("the store of w left its place after a failed final sync: %v", err)
+	}
+	// Asked through b, a serves it: its own store, under the kept lease.
+	if got := b.read("w", "f.txt"); got != "acknowledged" {
+		t.Fatalf("b reads %q", got)
+	}
+	if a.host.Open() != 1 || b.host.Open() != 0 {
+		t.Fatalf("open: a %d, b %d; want w on a", a.host.Open(), b.host.Open())
+	}
+	// Closed again, still failing; then the replica comes back.
+	if err := a.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	a.failSync.Store(false)
+	deadline := time.Now().Add(testenv.Slack(10 * time.Second))
+	for r := holder(t, c, "w"); !r.Released; r = holder(t, c, "w") {
+		if time.Now().After(deadline) {
+			t.Fatalf("lease of w once the replica is back: %+v; want released", r)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(a.dir, "w", host.ParkedName)); err != nil {
+		t.Fatalf("w not parked after its sync: %v", err)
+	}
+	if got := b.read("w", "f.txt"); got != "acknowledged" {
+		t.Fatalf("b reads %q from the replica", got)
+	}
+	if r := holder(t, c, "w"); r.Addr != b.url || r.Generation != 2 {
+		t.Fatalf("lease of w: %+v, want generation 2 held by b", r)
 	}
 }

@@ -295,6 +295,11 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 // host does not hold (fleet).
 const ParkedName = "parked.sqlfs"
 
+// StaleName is a fleet host's local copy of a workspace another host
+// served since, set aside in DIR/ID: the replica's state is newer, unless
+// the replica holds nothing of it.
+const StaleName = "stale.sqlfs"
+
 // MoveStore renames the store files from to to (the store, its WAL and
 // shared memory), those that exist, removing the leftovers of an older
 // copy at to.

@@ -513,9 +513,20 @@ func (h *Host) Remove(ctx context.Context, id string, force bool, remove func() 
 }
 
 // Evict closes workspace id at once if it is open, cancelling its running
-// execs; requests still using it fail. A fleet evicts a workspace whose
-// lease it lost: another host may be serving it already.
-func (h *Host) Evict(ctx context.Context, id string) error {
+// execs; requests still using it fail.
+func (h *Host) Evict(ctx context.Context, id string) error { return h.evict(ctx, id, nil) }
+
+// EvictInstance is Evict of ws, the Opener's workspace for id, alone: once
+// ws closed, a later open of id is another instance, which stays open. A
+// fleet evicts the instance whose lease it lost (another host may serve
+// it already); evicting by id, a late eviction closed the next instance,
+// opened under a new lease.
+func (h *Host) EvictInstance(ctx context.Context, id string, ws Workspace) error {
+	return h.evict(ctx, id, ws)
+}
+
+// evict closes id's open workspace, when it is ws or ws is nil.
+func (h *Host) evict(ctx context.Context, id string, ws Workspace) error {
 	for {
 		e, err := h.settled(ctx, id)
 		if err != nil {
@@ -536,7 +547,7 @@ func (h *Host) Evict(ctx context.Context, id string) error {
 			}
 			continue
 		}
-		if e.err != nil {
+		if e.err != nil || (ws != nil && e.ws != ws) {
 			h.mu.Unlock()
 			return nil
 		}

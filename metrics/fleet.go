@@ -23,8 +23,12 @@ var (
 	})
 	FleetReleases = factory.NewCounterVec(prometheus.CounterOpts{
 		Name: "sqlfs_fleet_lease_releases_total",
-		Help: "Leases given up when a workspace closed (hibernation, shutdown), by outcome (ok; kept: the close or its final replication failed, so the lease lapses instead; failed: the lease store refused or was unreachable).",
+		Help: "Leases given up when a workspace closed (hibernation, shutdown), by outcome (ok; kept: the close or its final replication failed, so the lease is kept until the replica caught up, or lapses without a replica; failed: the lease store refused or was unreachable).",
 	}, []string{"outcome"})
+	FleetUnreplicated = factory.NewGauge(prometheus.GaugeOpts{
+		Name: "sqlfs_fleet_unreplicated_workspaces",
+		Help: "Closed workspaces whose final replication failed: this host keeps their lease and their store in the replicator's sight, trying again, until the replica has every commit.",
+	})
 	FleetForwards = factory.NewCounterVec(prometheus.CounterOpts{
 		Name: "sqlfs_fleet_forwards_total",
 		Help: "Requests forwarded to the host holding their workspace, by outcome (ok, unreachable).",

@@ -47,7 +47,7 @@ var (
 	})
 	ReplicaRestores = factory.NewCounterVec(prometheus.CounterOpts{
 		Name: "sqlfs_replica_restores_total",
-		Help: "Restores from the replica, by outcome (ok, empty, error).",
+		Help: "Restores from the replica, by outcome (ok, empty, error; local: the replica held nothing of a workspace another host served, and the local copy set aside was served instead).",
 	}, []string{"outcome"})
 	ReplicaRestoresWaiting = factory.NewGauge(prometheus.GaugeOpts{
 		Name: "sqlfs_replica_restores_waiting",

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -163,6 +164,48 @@ func (m *member) synced(t *testing.T, id string) {
 	t.Fatalf("no store of %s in %v", id, stores)
 }
 
+// twoMembers starts two fleet hosts sharing a fake S3 server's replica
+// (base) and leases.
+func twoMembers(t *testing.T, ttl time.Duration) (a, b *member, base URL) {
+	srv := fakeServer(t)
+	base = srv.base(t, "fleet")
+	return startMember(t, srv, base, ttl), startMember(t, srv, base, ttl), base
+}
+
+// acquireOnceFree opens workspace id on m once no other host holds its
+// lease (within a minute), and returns the open's error.
+func (m *member) acquireOnceFree(t *testing.T, id string) error {
+	t.Helper()
+	var held *fleet.HeldError
+	for deadline := time.Now().Add(testenv.Slack(time.Minute)); ; time.Sleep(100 * time.Millisecond) {
+		_, release, err := m.host.Acquire(context.Background(), id)
+		if err == nil {
+			release()
+			return nil
+		}
+		if !errors.As(err, &held) || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
+// pauseLitestream stops m's litestream (SIGSTOP) until the returned
+// resume, or the test's end.
+func (m *member) pauseLitestream(t *testing.T) (resume func()) {
+	t.Helper()
+	pid, err := m.sup.pid(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { syscall.Kill(pid, syscall.SIGCONT) }) }
+	t.Cleanup(resume)
+	return resume
+}
+
 // TestStaleHolderCannotChangeTheReplica is a split brain: host A's
 // litestream is paused with a commit not shipped, A loses its lease, B
 // takes the workspace over from the replica and writes, then A's
@@ -170,31 +213,14 @@ func (m *member) synced(t *testing.T, id string) {
 // flush). A restore must still return exactly B's tree, and pass check.
 func TestStaleHolderCannotChangeTheReplica(t *testing.T) {
 	ctx := context.Background()
-	srv := fakeServer(t)
-	base := srv.base(t, "fleet")
-	const ttl = 3 * time.Second
-	a, b := startMember(t, srv, base, ttl), startMember(t, srv, base, ttl)
+	a, b, base := twoMembers(t, 3*time.Second)
 	if err := a.dir.Create("ws", nil); err != nil {
 		t.Fatal(err)
 	}
 	a.write(t, "ws", "one.txt", "from A, shipped\n")
 	a.synced(t, "ws")
 
-	pid, err := a.sup.pid(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	resumed := false
-	resume := func() {
-		if !resumed {
-			resumed = true
-			syscall.Kill(pid, syscall.SIGCONT)
-		}
-	}
-	t.Cleanup(resume)
+	resume := a.pauseLitestream(t)
 	// More commits than B makes: shipped into B's path they would be
 	// its newest transactions.
 	for _, name := range []string{"stale1.txt", "stale2.txt", "stale3.txt", "stale4.txt", "stale5.txt"} {
@@ -203,16 +229,8 @@ func TestStaleHolderCannotChangeTheReplica(t *testing.T) {
 	a.lease.cut.Store(true)
 
 	// A fences itself; once its lease expired B takes the workspace.
-	var held *fleet.HeldError
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		_, release, err := b.host.Acquire(ctx, "ws")
-		if err == nil {
-			release()
-			break
-		}
-		if !errors.As(err, &held) || time.Now().After(deadline) {
-			t.Fatalf("B acquiring the workspace: %v", err)
-		}
+	if err := b.acquireOnceFree(t, "ws"); err != nil {
+		t.Fatalf("B acquiring the workspace: %v", err)
 	}
 	if a.fleet.Serving("ws") {
 		t.Fatal("A still serves the workspace B holds")
@@ -323,4 +341,38 @@ func waitState(t *testing.T, h *host.Host, id, state string) {
 			t.Fatalf("workspace %s is %s; want %s", id, st, state)
 		}
 	}
+}
+
+// TestStaleCopyOverAnEmptyReplica: host A serves a workspace whose
+// writes never reach the replica (its litestream stopped from the start)
+// and loses its lease. B, with no copy and nothing in the replica, must
+// refuse it rather than serve it empty (the empty store would become the
+// newest state); A, taking it again after B's generation, finds its own
+// copy stale but the replica empty, and serves its copy. Before, A
+// served the workspace empty (B answered no such workspace).
+func TestStaleCopyOverAnEmptyReplica(t *testing.T) {
+	ctx := context.Background()
+	a, b, _ := twoMembers(t, 3*time.Second)
+	resume := a.pauseLitestream(t)
+	if err := a.dir.Create("ws", nil); err != nil {
+		t.Fatal(err)
+	}
+	a.write(t, "ws", "only-on-a.txt", "acknowledged by A\n")
+	a.lease.cut.Store(true)
+	waitState(t, a.host, "ws", "hibernated")
+	a.lease.cut.Store(false)
+
+	if err := b.acquireOnceFree(t, "ws"); !errors.Is(err, ErrUnreplicated) {
+		t.Fatalf("B acquiring the workspace once A's lease expired: %v; want %v", err, ErrUnreplicated)
+	}
+	resume()
+	if err := a.acquireOnceFree(t, "ws"); err != nil {
+		t.Fatalf("A acquiring the workspace again: %v", err)
+	}
+	a.read(t, "ws", "only-on-a.txt", "acknowledged by A\n")
+	a.synced(t, "ws")
+	if err := a.host.Evict(ctx, "ws"); err != nil {
+		t.Fatal(err)
+	}
+	b.read(t, "ws", "only-on-a.txt", "acknowledged by A\n")
 }

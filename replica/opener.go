@@ -124,7 +124,11 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 	}
 	store := o.Dir.GenerationStorePath(id, gen)
 	if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) {
-		if err := o.restore(ctx, id, gen, store); err != nil && !errors.Is(err, ErrNoReplica) {
+		err := o.restore(ctx, id, gen, store)
+		if errors.Is(err, ErrNoReplica) && gen > 0 {
+			err = o.unreplicated(id, gen, store)
+		}
+		if err != nil && !errors.Is(err, ErrNoReplica) {
 			return nil, fmt.Errorf("workspace %s: %w", id, err)
 		}
 	}
@@ -133,6 +137,38 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 		return nil, err
 	}
 	return &synced{Workspace: ws, o: o, id: id, store: store, gen: gen}, nil
+}
+
+// ErrUnreplicated: a workspace that earlier lease generations served has
+// nothing in the replica, and this host no copy of it: what it held, if
+// anything, is only on the disk of a host that served it.
+var ErrUnreplicated = errors.New("the replica holds nothing of a workspace other hosts served")
+
+// unreplicated settles a fleet's open of workspace id under generation
+// gen when the replica holds nothing of it: nothing may silently replace
+// data with an empty store. A local copy another host's generation set
+// aside (host.StaleName) is then the newest state anyone has: it is
+// served, and replicates from now on. Without one, generation 1 is a new
+// workspace, but a later one had holders whose data never reached the
+// replica: refused (ErrUnreplicated) until one of them, started again,
+// serves it from its copy, or the workspace is deleted.
+func (o *Opener) unreplicated(id string, gen int64, store string) error {
+	stale := filepath.Join(o.Dir.Root(), id, host.StaleName)
+	if _, err := os.Lstat(stale); err == nil {
+		if err := os.MkdirAll(filepath.Dir(store), 0o700); err != nil {
+			return err
+		}
+		if err := host.MoveStore(stale, store); err != nil {
+			return fmt.Errorf("taking up the local copy: %w", err)
+		}
+		metrics.ReplicaRestores.WithLabelValues("local").Inc()
+		o.Options.Logger.Warn("the replica holds nothing of a workspace another host served since: serving this host's older copy, the newest state anyone has", "id", id, "generation", gen, "store", store)
+		return nil
+	}
+	if gen == 1 {
+		return ErrNoReplica // a new workspace
+	}
+	return fmt.Errorf("%w (generations 1 to %d): its data, if any, is on the disk of a host that served it, which serves it again once started; or DELETE the workspace", ErrUnreplicated, gen-1)
 }
 
 // Prune deletes the replicas of workspace id's generations below path
@@ -304,20 +340,28 @@ func (s *synced) Tools() *tools.Service {
 
 func (s *synced) Close(ctx context.Context) error {
 	err := s.Workspace.Close(ctx)
-	if s.o.Supervisor == nil {
-		return err
-	}
 	// The close's own context bounds waiting for execs, which may have
 	// used it up: the replica gets a time of its own.
+	return errors.Join(err, s.SyncReplica(context.WithoutCancel(ctx)))
+}
+
+// SyncReplica returns once the replica holds everything the closed
+// workspace committed (within SyncTimeout), then takes its store out of
+// litestream's sight: Close's final replication, which a fleet tries
+// again while it failed. A sync that failed leaves the store in sight,
+// for litestream to ship when it can.
+func (s *synced) SyncReplica(ctx context.Context) error {
+	if s.o.Supervisor == nil {
+		return nil
+	}
 	wait := s.o.SyncTimeout
 	if wait <= 0 {
 		wait = time.Minute
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+	sctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if serr := s.o.Supervisor.Sync(sctx, s.store); serr != nil {
-		// Left in sight, litestream ships the rest when it can.
-		return errors.Join(err, serr)
+	if err := s.o.Supervisor.Sync(sctx, s.store); err != nil {
+		return err
 	}
 	// Synced, the store leaves litestream's sight next (parked here, or by
 	// the fleet): litestream lets go of it while it is still in place.
@@ -334,9 +378,9 @@ func (s *synced) Close(ctx context.Context) error {
 		}
 	}
 	if s.parked == "" {
-		return err
+		return nil
 	}
-	return errors.Join(err, host.MoveStore(s.store, s.parked))
+	return host.MoveStore(s.store, s.parked)
 }
 
 // CloseFenced closes the workspace without waiting for the replica: its
