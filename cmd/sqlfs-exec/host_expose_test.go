@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/internal/exectest"
 	"github.com/sqlfs/sqlfs/internal/testenv"
 )
 
@@ -91,6 +92,31 @@ func waitFor(t *testing.T, what string, fn func() (done bool, last string)) {
 	}
 }
 
+// runningExec waits for a running exec of workspace id on the host at url
+// whose command holds sub, and returns its id.
+func runningExec(t *testing.T, url, op, id, sub string) string {
+	t.Helper()
+	var found string
+	waitFor(t, "an exec running "+sub+" in "+id, func() (bool, string) {
+		var out struct {
+			Execs []struct {
+				ID      string `json:"id"`
+				Command string `json:"command"`
+				Running bool   `json:"running"`
+			} `json:"execs"`
+		}
+		_, b := hostCall(t, url, op, "GET", "/v1/workspaces/"+id+"/execs", "")
+		_ = json.Unmarshal([]byte(b), &out)
+		for _, e := range out.Execs {
+			if e.Running && strings.Contains(e.Command, sub) {
+				found = e.ID
+			}
+		}
+		return found != "", b
+	})
+	return found
+}
+
 // TestHostExpose: on a host (serve --workspaces --rootfs --public-addr),
 // `sqlfs-exec expose --host --workspace ID PORT` gives a port of ID's
 // container exec a URL under /w/ID/x/ that serves ID's server and no
@@ -151,6 +177,21 @@ func TestHostExpose(t *testing.T) {
 			t.Errorf("expose %s %v: exit %d, %q, want %q", c.id, c.args, code, stderr, c.want)
 		}
 	}
+
+	// A running exec of another backend has no port a preview reaches.
+	shellDone := make(chan struct{})
+	go func() {
+		defer close(shellDone)
+		exectest.Call(t, url, op, "POST", "/v1/workspaces/a/tools/exec", `{"command": "sleep 60"}`)
+	}()
+	shellExec := runningExec(t, url, op, "a", "sleep 60")
+	if _, stderr, code := expose("a", toks["a"], "--exec", shellExec, "8080"); code != 1 || !strings.Contains(stderr, "runs on the shell backend") {
+		t.Errorf("expose --exec of a shell exec: exit %d, %q", code, stderr)
+	}
+	if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/a/execs/"+shellExec+"/kill", ""); st != http.StatusOK {
+		t.Fatalf("kill the shell exec: %d %s", st, b)
+	}
+	<-shellDone
 
 	stopA := startContainerServer(t, httpd, "--host", url, "--workspace", "a", "--token-file", toks["a"])
 	startContainerServer(t, httpd, "--host", url, "--workspace", "b", "--token-file", toks["b"])
@@ -228,24 +269,7 @@ printf 'HTTP/1.1 101 Switching Protocols\r\nUpgrade: test\r\nConnection: Upgrade
 		t.Fatalf("write up.sh: %d %s", st, b)
 	}
 	startContainerServer(t, "busybox nc -ll -p 9000 -e /bin/sh /workspace/up.sh", "--host", url, "--workspace", "a", "--token-file", toks["a"])
-	var ncExec string
-	waitFor(t, "the nc exec in a", func() (bool, string) {
-		var out struct {
-			Execs []struct {
-				ID      string `json:"id"`
-				Command string `json:"command"`
-				Running bool   `json:"running"`
-			} `json:"execs"`
-		}
-		_, b := hostCall(t, url, op, "GET", "/v1/workspaces/a/execs", "")
-		_ = json.Unmarshal([]byte(b), &out)
-		for _, e := range out.Execs {
-			if e.Running && strings.Contains(e.Command, "nc -ll") {
-				ncExec = e.ID
-			}
-		}
-		return ncExec != "", b
-	})
+	ncExec := runningExec(t, url, op, "a", "nc -ll")
 	if _, stderr, code := expose("a", toks["a"], "9000"); code != 1 || !strings.Contains(stderr, "2 container execs are running") {
 		t.Errorf("expose with two container execs in a: exit %d, %q", code, stderr)
 	}

@@ -66,6 +66,9 @@ func (s *Service) ExposeAs(_ context.Context, actor string, in ExposeInput) (Exp
 		if id, err = s.soleServingExec(reg); err != nil {
 			return ExposeOutput{}, err
 		}
+	} else if info, err := s.ExecInfo(id); err == nil && info.Running && !reg.Serves(id) {
+		// Running, but where no preview reaches: "it has ended" would mislead.
+		return ExposeOutput{}, toolErr(CodeInvalid, nil, "exec %s runs on the %s backend, whose ports no preview reaches: run the server in a container exec", id, info.Backend)
 	}
 	p, err := reg.Expose(actor, id, in.Port, time.Duration(in.TTLSeconds*float64(time.Second)))
 	switch {
