@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"reflect"
 	"time"
 )
@@ -130,6 +131,18 @@ const (
 	LimitMaxProcs       Limit = "max_procs"
 	LimitMaxMemoryBytes Limit = "max_memory_bytes"
 )
+
+// Root is a workspace's root directory as the process that owns the
+// store reads and changes it, through its core. A backend over that
+// process's own FUSE mount of the workspace goes through Root rather than
+// the mount: a request from the server to itself, caught in flight by a
+// SIGKILL, is never answered, and the process can then never exit (nor let
+// go of the store).
+type Root interface {
+	Owner() (uid, gid uint32, perm fs.FileMode, err error)
+	Chown(uid, gid int) error
+	Chmod(perm fs.FileMode) error
+}
 
 // Backend runs commands. Exec returns a non-nil error only when the command
 // could not be run at all; a command that ran and failed reports it in

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sqlfs/sqlfs/egress"
+	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/container"
 )
 
@@ -33,16 +34,18 @@ func (f *containerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.idle, "idle", container.DefaultIdleTimeout, "stop the container after this long without an exec; negative: never")
 }
 
-// open starts the backend over mountpoint, the workspace's FUSE mount (or
-// any directory), which the container sees at /workspace, with out (nil:
-// none) as its way out unless --network gives it the host's network. The
-// backend is closed when ctx ends; callers also Close it before exiting.
-func (f *containerFlags) open(ctx context.Context, mountpoint string, out *egress.Dialer) (*container.Backend, error) {
+// open starts the backend over mountpoint, the workspace's FUSE mount
+// served here (root: its root through the core), which the container sees
+// at /workspace, with out (nil: none) as its way out unless --network gives
+// it the host's network. The backend is closed when ctx ends; callers also
+// Close it before exiting.
+func (f *containerFlags) open(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer) (*container.Backend, error) {
 	if f.network {
 		out = nil
 	}
 	return container.New(ctx, container.Options{
 		Workspace:   mountpoint,
+		Root:        root,
 		Rootfs:      f.rootfs,
 		StateDir:    f.stateDir,
 		Network:     f.network,

@@ -82,8 +82,8 @@ func (o workspaceOptions) options() (workspace.Options, error) {
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)
 	wo.FS.ExternalWALCheckpoints = o.replicated
 	if (o.mount != "" || o.onDemand) && o.container != nil && o.container.rootfs != "" {
-		wo.Container = func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error) {
-			return o.container.open(ctx, mountpoint, out)
+		wo.Container = func(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer) (sidecar.Backend, error) {
+			return o.container.open(ctx, mountpoint, root, out)
 		}
 	}
 	return wo, nil

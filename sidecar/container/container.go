@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -73,6 +74,11 @@ type Options struct {
 	// /workspace: the workspace's FUSE mountpoint (mounted with allow_other,
 	// since commands run as User).
 	Workspace string
+	// Root, when set, is the workspace's root as the process serving the
+	// mount at Workspace sees it: New reads and gives the root to User
+	// through it, and never calls into Workspace itself (see sidecar.Root).
+	// Workspace must then be absolute.
+	Root sidecar.Root
 	// Rootfs is the root filesystem directory (see BuildBusyboxRootfs and
 	// mkrootfs.sh). It is mounted read-only.
 	Rootfs string
@@ -151,7 +157,11 @@ func New(ctx context.Context, cfg Options) (*Backend, error) {
 		return nil, err
 	}
 	log := cfg.Logger.With("backend", Name)
-	if err := ensureWritable(cfg.Workspace, uid, gid, log); err != nil {
+	root := cfg.Root
+	if root == nil {
+		root = dirRoot(cfg.Workspace)
+	}
+	if err := ensureWritable(root, cfg.Workspace, uid, gid, log); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
@@ -184,14 +194,25 @@ func withDefaults(cfg Options) (Options, error) {
 		return cfg, fmt.Errorf("%w: Network (the host's network) and Egress (the owner's proxy) exclude each other", ErrBadConfig)
 	}
 	// libcontainer refuses a symlinked rootfs path, and both must exist now
-	// rather than fail on first Exec.
+	// rather than fail on first Exec. A workspace with a Root is a mount
+	// this process serves: only the path to it is resolved.
 	for _, p := range []*string{&cfg.Workspace, &cfg.Rootfs} {
-		abs, err := filepath.Abs(*p)
+		resolve := *p
+		if p == &cfg.Workspace && cfg.Root != nil {
+			if !filepath.IsAbs(resolve) {
+				return cfg, fmt.Errorf("%w: Workspace %q is not absolute", ErrBadConfig, resolve)
+			}
+			resolve = filepath.Dir(filepath.Clean(resolve))
+		}
+		abs, err := filepath.Abs(resolve)
 		if err == nil {
 			abs, err = filepath.EvalSymlinks(abs)
 		}
 		if err != nil {
 			return cfg, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		}
+		if resolve != *p {
+			abs = filepath.Join(abs, filepath.Base(*p))
 		}
 		*p = abs
 	}
@@ -227,23 +248,19 @@ func withDefaults(cfg Options) (Options, error) {
 
 // ensureWritable gives the workspace root to uid:gid when they could not
 // write to it (a new store's root is root's, 0755): commands run as that
-// user and /workspace is the only place they can keep files.
-func ensureWritable(dir string, uid, gid int, log *slog.Logger) error {
-	fi, err := os.Stat(dir)
+// user and /workspace is the only place they can keep files. dir names it
+// in the log.
+func ensureWritable(root sidecar.Root, dir string, uid, gid int, log *slog.Logger) error {
+	ruid, rgid, perm, err := root.Owner()
 	if err != nil {
 		return fmt.Errorf("%w: workspace: %w", ErrBadConfig, err)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fmt.Errorf("%w: workspace: no ownership information", ErrBadConfig)
-	}
-	perm := fi.Mode().Perm()
 	switch {
-	case int(st.Uid) == uid:
+	case int(ruid) == uid:
 		if perm&0o300 == 0o300 {
 			return nil
 		}
-	case int(st.Gid) == gid:
+	case int(rgid) == gid:
 		if perm&0o030 == 0o030 {
 			return nil
 		}
@@ -251,17 +268,35 @@ func ensureWritable(dir string, uid, gid int, log *slog.Logger) error {
 		return nil
 	}
 	log.Info("giving the workspace root to the container user", "dir", dir, "uid", uid, "gid", gid,
-		"was_uid", st.Uid, "was_gid", st.Gid, "mode", fmt.Sprintf("%#o", perm))
-	if err := os.Chown(dir, uid, gid); err != nil {
+		"was_uid", ruid, "was_gid", rgid, "mode", fmt.Sprintf("%#o", perm))
+	if err := root.Chown(uid, gid); err != nil {
 		return fmt.Errorf("workspace root: %w", err)
 	}
 	if perm&0o300 != 0o300 {
-		if err := os.Chmod(dir, perm|0o700); err != nil {
+		if err := root.Chmod(perm | 0o700); err != nil {
 			return fmt.Errorf("workspace root: %w", err)
 		}
 	}
 	return nil
 }
+
+// dirRoot is the Root of a directory reached through the kernel.
+type dirRoot string
+
+func (d dirRoot) Owner() (uid, gid uint32, perm fs.FileMode, err error) {
+	fi, err := os.Stat(string(d))
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0, 0, errors.New("no ownership information")
+	}
+	return st.Uid, st.Gid, fi.Mode().Perm(), nil
+}
+
+func (d dirRoot) Chown(uid, gid int) error     { return os.Chown(string(d), uid, gid) }
+func (d dirRoot) Chmod(perm fs.FileMode) error { return os.Chmod(string(d), perm) }
 
 // ParseUser parses "uid:gid".
 func ParseUser(s string) (uid, gid int, err error) {

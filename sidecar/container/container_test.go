@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -740,7 +741,7 @@ func TestEnsureWritable(t *testing.T) {
 			if err := os.Chmod(dir, tt.mode); err != nil {
 				t.Fatal(err)
 			}
-			if err := ensureWritable(dir, testUID, testGID, slog.Default()); err != nil {
+			if err := ensureWritable(dirRoot(dir), dir, testUID, testGID, slog.Default()); err != nil {
 				t.Fatal(err)
 			}
 			fi, err := os.Stat(dir)
@@ -881,5 +882,45 @@ func TestInitRunsItsScriptWhenStarted(t *testing.T) {
 		b.mu.Lock()
 		b.stopLocked()
 		b.mu.Unlock()
+	}
+}
+
+// fakeRoot is a Root that records what New does through it.
+type fakeRoot struct {
+	uid, gid uint32
+	perm     fs.FileMode
+	chowned  bool
+}
+
+func (r *fakeRoot) Owner() (uint32, uint32, fs.FileMode, error) { return r.uid, r.gid, r.perm, nil }
+func (r *fakeRoot) Chown(uid, gid int) error {
+	r.uid, r.gid, r.chowned = uint32(uid), uint32(gid), true
+	return nil
+}
+func (r *fakeRoot) Chmod(perm fs.FileMode) error { r.perm = perm; return nil }
+
+// TestRootInsteadOfTheMount: with Options.Root, New gives the workspace
+// root to the user through it and never calls into Workspace (a mount the
+// caller serves: sqlfs-exec run, killed during its chown of its own mount,
+// hung unkillable). Workspace here does not exist, so any call into it
+// fails New.
+func TestRootInsteadOfTheMount(t *testing.T) {
+	requireContainers(t)
+	ws := filepath.Join(t.TempDir(), "mnt")
+	root := &fakeRoot{perm: 0o755}
+	b, err := New(t.Context(), Options{Workspace: ws, Root: root, Rootfs: testRootfs, StateDir: t.TempDir(),
+		User: fmt.Sprintf("%d:%d", testUID, testGID), Logger: testLogger(t)})
+	if err != nil {
+		t.Fatalf("New called into the workspace: %v", err)
+	}
+	defer b.Close()
+	if !root.chowned || root.uid != uint32(testUID) || root.gid != uint32(testGID) {
+		t.Fatalf("root not given to the user through Root: %+v", root)
+	}
+	if b.cfg.Workspace != ws {
+		t.Errorf("Workspace %q, want %q as given", b.cfg.Workspace, ws)
+	}
+	if _, err := New(t.Context(), Options{Workspace: "mnt", Root: root, Rootfs: testRootfs}); !errors.Is(err, ErrBadConfig) {
+		t.Errorf("relative Workspace with Root: %v, want ErrBadConfig", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"log/slog"
 	"maps"
 	"net"
@@ -47,8 +48,10 @@ type Options struct {
 	// mountpoint's parent must be private (mode 0700): other host users
 	// then cannot reach the workspace. out is the workspace's egress
 	// dialer (the operator's policy, audited), nil when it allows nothing:
-	// the container's way out (container.Options.Egress).
-	Container func(ctx context.Context, mountpoint string, out *egress.Dialer) (sidecar.Backend, error)
+	// the container's way out (container.Options.Egress). root is the
+	// workspace's root through the store's core, for what the backend
+	// changes there (container.Options.Root): this process serves the mount.
+	Container func(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer) (sidecar.Backend, error)
 	// MountOnDemand mounts at Mount only for the container backend, at
 	// its first exec, and unmounts when the workspace closes (a host's
 	// hibernation), removing the mountpoint it made: a workspace that runs
@@ -214,7 +217,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 			return m, err
 		}
 		startContainer := func(ctx context.Context, mountpoint string) (sidecar.Backend, error) {
-			cb, err := o.Container(ctx, mountpoint, dialer)
+			cb, err := o.Container(ctx, mountpoint, coreRoot{f}, dialer)
 			if err != nil {
 				return nil, err
 			}
@@ -385,3 +388,14 @@ func (w *Workspace) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// coreRoot is a workspace's root through its core (sidecar.Root).
+type coreRoot struct{ f *sfs.FS }
+
+func (r coreRoot) Owner() (uid, gid uint32, perm iofs.FileMode, err error) {
+	a, err := r.f.Stat("/")
+	return a.Uid, a.Gid, iofs.FileMode(a.Mode).Perm(), err
+}
+
+func (r coreRoot) Chown(uid, gid int) error       { return r.f.Chown("/", uid, gid) }
+func (r coreRoot) Chmod(perm iofs.FileMode) error { return r.f.Chmod("/", uint32(perm.Perm())) }
