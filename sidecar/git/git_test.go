@@ -342,34 +342,47 @@ func TestAbbrevGrowsWithPackedObjects(t *testing.T) {
 	}
 }
 
-// TestMergeConflictRefused: a merge whose changes collide (the same line
-// changed differently, and changes to adjacent lines) prints git's
-// Auto-merging and CONFLICT lines, as real git does, and exits 1 without
-// changing the worktree, the index or HEAD (real git would write conflict
-// markers; the built-in writes nothing).
+// TestMergeConflictRefused: a merge or a stash apply or pop whose changes
+// collide (the same line changed differently, and changes to adjacent
+// lines) prints git's Auto-merging and CONFLICT lines, as real git does,
+// and exits 1 without changing the worktree, the index, HEAD or the stash
+// (real git would write conflict markers; the built-in writes nothing).
 func TestMergeConflictRefused(t *testing.T) {
-	setup := `git init -q -b main
+	const base = `git init -q -b main
 seq 1 6 > f && printf 'a\nb\nc\n' > g && echo k > keep && git add . && git commit -q -m base
-git checkout -q -b topic
+`
+	const conflict = "Auto-merging f\nCONFLICT (content): Merge conflict in f\nAuto-merging g\nCONFLICT (content): Merge conflict in g\n"
+	for _, tc := range []struct {
+		name, setup, cmd, kept string
+	}{
+		{"merge", `git checkout -q -b topic
 sed -i 's/^3$/THREE/' f && sed -i 's/^b$/B/' g && git commit -q -am topic
 git checkout -q main
 sed -i 's/^3$/drei/' f && sed -i 's/^a$/A/' g && git commit -q -am main
-`
-	merge := "git merge topic\n"
-	after := "git status --porcelain; git log --format=%s; cat f g; ls .git\n"
-	native := t.TempDir()
-	want := runNative(t, native, setup+merge)
-	b, _ := newStore(t)
-	before := runBuiltin(t, b, setup+after)
-	got := runBuiltin(t, b, merge)
-	const conflict = "Auto-merging f\nCONFLICT (content): Merge conflict in f\nAuto-merging g\nCONFLICT (content): Merge conflict in g\n"
-	if !strings.HasPrefix(want.stdout, conflict) || want.code != 1 {
-		t.Fatalf("real git: exit %d\n%s", want.code, want.stdout)
-	}
-	if got.stdout != conflict || got.code != 1 || !strings.Contains(got.stderr, "nothing changed") {
-		t.Errorf("built-in: exit %d\n%s%s", got.code, got.stdout, got.stderr)
-	}
-	if now := runBuiltin(t, b, after); now != before {
-		t.Errorf("the refused merge changed the repository:\n%+v\nwas\n%+v", now, before)
+`, "git merge topic\n", ""},
+		{"stash apply", `sed -i 's/^3$/THREE/' f && sed -i 's/^b$/B/' g && git stash -q
+sed -i 's/^3$/drei/' f && sed -i 's/^a$/A/' g && git commit -q -am main
+`, "git stash apply\n", ""},
+		{"stash pop", `sed -i 's/^3$/THREE/' f && sed -i 's/^b$/B/' g && git stash -q
+sed -i 's/^3$/drei/' f && sed -i 's/^a$/A/' g && git commit -q -am main
+`, "git stash pop\n", "The stash entry is kept in case you need it again.\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			after := "git status --porcelain; git log --format=%s; git stash list; cat f g; ls .git\n"
+			native := t.TempDir()
+			want := runNative(t, native, base+tc.setup+tc.cmd)
+			b, _ := newStore(t)
+			before := runBuiltin(t, b, base+tc.setup+after)
+			got := runBuiltin(t, b, tc.cmd)
+			if !strings.HasPrefix(want.stdout, conflict) || !strings.HasSuffix(want.stdout, tc.kept) || want.code != 1 {
+				t.Fatalf("real git: exit %d\n%s", want.code, want.stdout)
+			}
+			if got.stdout != conflict+tc.kept || got.code != 1 || !strings.Contains(got.stderr, "nothing changed") {
+				t.Errorf("built-in: exit %d\n%s%s", got.code, got.stdout, got.stderr)
+			}
+			if now := runBuiltin(t, b, after); now != before {
+				t.Errorf("the refused %s changed the repository:\n%+v\nwas\n%+v", tc.name, now, before)
+			}
+		})
 	}
 }

@@ -2,7 +2,6 @@ package git
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	gogit "github.com/go-git/go-git/v5"
@@ -76,17 +75,9 @@ func (r *repo) mergeCommit(h *head, target *object.Commit, o mergeOpts) error {
 	if err != nil {
 		return err
 	}
-	result, both := applyChanges(ours, compare(base, theirs))
-	slices.Sort(both)
-	notes, conflict, blobs, err := contentMerge(base, ours, theirs, result, both)
+	result, notes, blobs, err := r.mergeTrees(base, ours, theirs, "the merge was not made")
 	if err != nil {
 		return err
-	}
-	if conflict {
-		for _, n := range notes {
-			fmt.Fprintln(r.out, n)
-		}
-		return errorf(1, "error: the built-in git writes no conflicts to resolve: the merge was not made and nothing changed (resolve it with git in the container backend)\n")
 	}
 	st, err := r.state(false)
 	if err != nil {

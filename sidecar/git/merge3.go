@@ -2,6 +2,8 @@ package git
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -116,6 +118,27 @@ func merge3(base, ours, theirs []byte) (merged []byte, ok bool) {
 	}
 	out.WriteString(strings.Join(baseLines[pos:], ""))
 	return []byte(out.String()), true
+}
+
+// mergeTrees applies the changes from base to theirs onto ours, merging
+// files changed on both sides line by line (contentMerge). A conflict
+// prints git's lines and is refused with nothing changed; notDone says
+// what was not done ("the merge was not made"). The merged files' blobs
+// are for the caller to store.
+func (r *repo) mergeTrees(base, ours, theirs snapshot, notDone string) (result snapshot, notes []string, blobs map[string][]byte, err error) {
+	result, both := applyChanges(ours, compare(base, theirs))
+	slices.Sort(both)
+	notes, conflict, blobs, err := contentMerge(base, ours, theirs, result, both)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if conflict {
+		for _, n := range notes {
+			fmt.Fprintln(r.out, n)
+		}
+		return nil, nil, nil, errorf(1, "error: the built-in git writes no conflicts to resolve: %s and nothing changed (resolve it with git in the container backend)\n", notDone)
+	}
+	return result, notes, blobs, nil
 }
 
 // contentMerge merges the files of both (changed on both sides from base

@@ -3,11 +3,13 @@ package git
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -18,7 +20,8 @@ import (
 
 const stashRef = plumbing.ReferenceName("refs/stash")
 
-// cmdStash is git stash push (also bare), list and pop, with git's
+// cmdStash is git stash push (also bare), list, show, apply, drop and
+// pop, with git's
 // commits: an index commit (parent HEAD) and a worktree commit (parents
 // HEAD and the index commit) at refs/stash, each stash a line of its
 // reflog. Untracked files stay where they are, as without -u.
@@ -55,15 +58,54 @@ func cmdStash(s *session, args []string) error {
 			return unsupported("git stash list " + strings.Join(args, " "))
 		}
 		return r.stashList()
-	case "pop":
-		quiet := false
+	case "apply", "pop", "drop", "show":
+		var quiet bool
+		var show diffOutput
+		var rest []string
 		for _, a := range args {
-			if a != "-q" && a != "--quiet" {
-				return unsupported("git stash pop " + a)
+			switch {
+			case (a == "-q" || a == "--quiet") && sub != "show":
+				quiet = true
+			case (a == "-p" || a == "--patch" || a == "-u") && sub == "show":
+				show.patch = true
+			case a == "--stat" && sub == "show":
+				show.stat = true
+			case strings.HasPrefix(a, "-"):
+				return unsupported("git stash " + sub + " " + a)
+			default:
+				rest = append(rest, a)
 			}
-			quiet = true
 		}
-		return r.stashPop(quiet)
+		if len(rest) > 1 {
+			return fatalf("Too many revisions specified: %s", strings.Join(rest, " "))
+		}
+		list, err := r.stashes()
+		if err != nil {
+			return err
+		}
+		arg := ""
+		if len(rest) == 1 {
+			arg = rest[0]
+		}
+		e, err := pickStash(list, arg)
+		if err != nil {
+			return err
+		}
+		switch sub {
+		case "show":
+			return r.stashShow(e, show)
+		case "drop":
+			return r.dropStash(list, e, quiet)
+		}
+		err = r.stashApply(e, quiet)
+		var refused *exitError
+		if sub == "pop" && errors.As(err, &refused) {
+			fmt.Fprintln(r.out, "The stash entry is kept in case you need it again.")
+		}
+		if err != nil || sub == "apply" {
+			return err
+		}
+		return r.dropStash(list, e, quiet)
 	}
 	return unsupported("git stash " + sub)
 }
@@ -154,6 +196,38 @@ type stashEntry struct {
 	line string
 	hash plumbing.Hash
 	msg  string
+	// n is the entry's place (stash@{n}) and name how git names it in
+	// messages: as given, or refs/stash@{n} for a number or none.
+	n    int
+	name string
+}
+
+// pickStash is the entry arg names (stash@{N}, refs/stash@{N} or N; none
+// is the newest), or git's complaint.
+func pickStash(list []stashEntry, arg string) (stashEntry, error) {
+	if len(list) == 0 {
+		return stashEntry{}, errorf(1, "No stash entries found.\n")
+	}
+	name, log := arg, "stash"
+	num := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(arg, "refs/"), "stash@{"), "}")
+	switch {
+	case arg == "":
+		name, log, num = "refs/stash@{0}", "refs/stash", "0"
+	case !strings.Contains(arg, "@{"):
+		name, log = "refs/stash@{"+arg+"}", "refs/stash"
+	case strings.HasPrefix(arg, "refs/"):
+		log = "refs/stash"
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 || num != strconv.Itoa(n) || strings.Contains(arg, "@{") && !strings.HasSuffix(arg, "}") {
+		return stashEntry{}, errorf(1, "error: %s is not a valid reference\n", arg)
+	}
+	if n >= len(list) {
+		return stashEntry{}, fatalf("log for '%s' only has %d entries", log, len(list))
+	}
+	e := list[n]
+	e.n, e.name = n, name
+	return e, nil
 }
 
 // stashes lists the stash reflog, newest first.
@@ -188,21 +262,15 @@ func (r *repo) stashList() error {
 	return nil
 }
 
-// stashPop applies stash@{0} and drops it. The worktree takes the
-// stash's changes; the index keeps HEAD's version but of files the stash
-// adds, as git stash apply without --index leaves it. Local changes the
-// stash would overwrite are refused as git refuses them; other local
-// changes, and a file changed both in the stash and since, are refused as
-// not supported.
-func (r *repo) stashPop(quiet bool) error {
-	list, err := r.stashes()
-	if err != nil {
-		return err
-	}
-	if len(list) == 0 {
-		return errorf(1, "No stash entries found.\n")
-	}
-	top := list[0]
+// stashApply applies a stash entry. The worktree takes the stash's
+// changes; the index keeps HEAD's version but of files the stash adds,
+// as git stash apply without --index leaves it. A file changed both in
+// the stash and since is merged line by line, as git's ort merge does;
+// changes that collide are refused with git's Auto-merging and CONFLICT
+// lines and nothing changes (git would write conflict markers). Local
+// changes the stash would overwrite are refused as git refuses them;
+// other local changes are refused as not supported.
+func (r *repo) stashApply(top stashEntry, quiet bool) error {
 	w, err := r.r.CommitObject(top.hash)
 	if err != nil {
 		return err
@@ -234,11 +302,11 @@ func (r *repo) stashPop(quiet bool) error {
 	if err != nil {
 		return err
 	}
-	changes := compare(base, stashed)
-	result, both := applyChanges(ours, changes)
-	if len(both) > 0 {
-		return unsupported("git stash pop that needs a content merge (" + strings.Join(both, ", ") + " changed both in the stash and since)")
+	result, notes, blobs, err := r.mergeTrees(base, ours, stashed, "the stash was not applied")
+	if err != nil {
+		return err
 	}
+	changes := compare(base, stashed)
 	var dirty []string
 	for _, c := range append(slices.Clone(st.staged), st.unstaged...) {
 		if _, ok := changedPath(changes, c.path()); ok && !slices.Contains(dirty, c.path()) {
@@ -247,12 +315,21 @@ func (r *repo) stashPop(quiet bool) error {
 	}
 	if len(dirty) > 0 {
 		slices.Sort(dirty)
-		r.statusLong(r.out, st, "No commits yet")
-		fmt.Fprintln(r.out, "The stash entry is kept in case you need it again.")
+		if !quiet {
+			r.statusLong(r.out, st, "No commits yet")
+		}
 		return errorf(1, "error: Your local changes to the following files would be overwritten by merge:\n\t%s\nPlease commit your changes or stash them before you merge.\nAborting\n", strings.Join(dirty, "\n\t"))
 	}
 	if len(st.staged) > 0 || len(st.unstaged) > 0 {
-		return unsupported("git stash pop over local changes")
+		return unsupported("git stash apply or pop over local changes")
+	}
+	for _, data := range blobs {
+		if _, err := r.writeBlob(data); err != nil {
+			return err
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(r.out, n)
 	}
 	if _, err := r.switchTrees(ours, result, false); err != nil {
 		return err
@@ -284,40 +361,73 @@ func (r *repo) stashPop(quiet bool) error {
 		}
 		r.statusLong(r.out, st, "No commits yet")
 	}
-	if err := r.dropStash(list); err != nil {
-		return err
-	}
-	if !quiet {
-		fmt.Fprintf(r.out, "Dropped refs/stash@{0} (%s)\n", top.hash)
-	}
 	return nil
 }
 
-// dropStash removes stash@{0}: refs/stash goes back to the one before,
-// or away with its reflog when it was the last.
-func (r *repo) dropStash(list []stashEntry) error {
-	if len(list) == 1 {
+// stashShow prints what a stash entry changed from the commit it was made
+// on: a diffstat unless -p alone.
+func (r *repo) stashShow(e stashEntry, o diffOutput) error {
+	w, err := r.r.CommitObject(e.hash)
+	if err != nil {
+		return err
+	}
+	baseCommit, err := w.Parent(0)
+	if err != nil {
+		return err
+	}
+	base, err := r.commitSnapshot(baseCommit)
+	if err != nil {
+		return err
+	}
+	stashed, err := r.commitSnapshot(w)
+	if err != nil {
+		return err
+	}
+	cs, err := withRenames(compare(base, stashed))
+	if err != nil {
+		return err
+	}
+	if !o.patch {
+		o.stat = true
+	}
+	return o.write(r.out, cs, r.abbrev)
+}
+
+// dropStash removes entry e from the stash's reflog; refs/stash goes to
+// the newest one left, or away with its reflog when none is.
+func (r *repo) dropStash(list []stashEntry, e stashEntry, quiet bool) error {
+	left := slices.Delete(slices.Clone(list), e.n, e.n+1)
+	if len(left) == 0 {
 		if err := r.r.Storer.RemoveReference(stashRef); err != nil {
 			return err
 		}
-		return r.dropLog(stashRef)
+		if err := r.dropLog(stashRef); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		for i := len(left) - 1; i >= 0; i-- {
+			b.WriteString(left[i].line + "\n")
+		}
+		f, err := r.dot.OpenFile("logs/"+stashRef.String(), os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return fmt.Errorf("reflog %s: %w", stashRef, err)
+		}
+		_, err = io.WriteString(f, b.String())
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("reflog %s: %w", stashRef, err)
+		}
+		if err := r.r.Storer.SetReference(plumbing.NewHashReference(stashRef, left[0].hash)); err != nil {
+			return err
+		}
 	}
-	var b strings.Builder
-	for i := len(list) - 1; i >= 1; i-- {
-		b.WriteString(list[i].line + "\n")
+	if !quiet {
+		fmt.Fprintf(r.out, "Dropped %s (%s)\n", e.name, e.hash)
 	}
-	f, err := r.dot.OpenFile("logs/"+stashRef.String(), os.O_WRONLY|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("reflog %s: %w", stashRef, err)
-	}
-	_, err = io.WriteString(f, b.String())
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("reflog %s: %w", stashRef, err)
-	}
-	return r.r.Storer.SetReference(plumbing.NewHashReference(stashRef, list[1].hash))
+	return nil
 }
 
 // writeTree stores the trees of s and returns the root's.
