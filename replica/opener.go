@@ -46,11 +46,14 @@ type Opener struct {
 	slots  chan struct{} // one per restore running
 }
 
-// DefaultMaxRestores is Opener.MaxRestores' default: the CPU count, at
-// least 2. A restore is CPU work (litestream decoding the replica, then
-// the store's check): 100 at once on 2 CPUs took so long to be served that
-// the lease renewals of the workspaces waiting for them came too late.
-func DefaultMaxRestores() int { return max(2, runtime.NumCPU()) }
+// DefaultMaxRestores is Opener.MaxRestores' default: four per CPU. A
+// restore is a litestream process (listings and downloads from the object
+// store) and the store's check: 100 at once on 2 CPUs took so long to be
+// served that the lease renewals of the workspaces waiting for them came
+// too late, but one per CPU left them mostly waiting. Measured with the
+// failover test (100 workspaces, 2 CPUs, load 13-34): at 2, 1.6 restores
+// a second; at 8, 3.1; at 16, 2.4 (each 6.6 s); no lease lost at any.
+func DefaultMaxRestores() int { return 4 * runtime.NumCPU() }
 
 // WorkspaceURL is where a host's replica u keeps workspace id's store under
 // lease generation gen (0: a host without a fleet).

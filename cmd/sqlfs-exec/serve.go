@@ -152,7 +152,7 @@ func runServe(ctx context.Context, args []string) int {
 		wsLabel     = fs.Bool("metrics-workspace-label", false, "with --workspaces: count each workspace's requests in sqlfs_host_workspace_requests_total{workspace} (one series per workspace)")
 		maxCtrs     = fs.Int("max-containers", 0, "with --workspaces and --rootfs: run at most `N` container execs at once on the host; one more is refused with 429 and Retry-After (0: no bound)")
 		memHigh     = fs.Int64("memory-high", 0, "with --workspaces: past `BYTES` of resident memory, hibernate idle workspaces early, least recently used first (0: no bound)")
-		maxRestores = fs.Int("max-restores", replica.DefaultMaxRestores(), "with --workspaces --replica: restore at most `N` workspaces from the replica at once (the CPU count, at least 2, by default); the others wait their turn, their leases renewed meanwhile")
+		maxRestores = fs.Int("max-restores", replica.DefaultMaxRestores(), "with --workspaces --replica: restore at most `N` workspaces from the replica at once (four per CPU by default); the others wait their turn, their leases renewed meanwhile")
 		cf          containerFlags
 		wf          workspace.Flags
 		ff          fleet.Flags

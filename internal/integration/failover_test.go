@@ -75,6 +75,9 @@ func (f *fleetSetup) start(name string) *fleetHost {
 		// The test's 100 clients share one address, more than the default
 		// quarter of --api-max-conns that one address may hold.
 		"--api-max-conns", "1024")
+	if n := os.Getenv("SQLFS_FAILOVER_MAX_RESTORES"); n != "" {
+		cmd.Args = append(cmd.Args, "--max-restores", n) // serve's default otherwise
+	}
 	cmd.Env = f.s3.Env(os.Environ())
 	h.Process = exectest.StartHost(f.t, cmd, h.url, f.op)
 	return h
@@ -176,7 +179,8 @@ func (f *fleetSetup) fill(h *fleetHost, c *corpus) time.Time {
 }
 
 // clients is how many clients ask for the workspaces at once after a
-// failover: 16, or $SQLFS_FAILOVER_CLIENTS. With one per workspace (100)
+// failover: 16, or $SQLFS_FAILOVER_CLIENTS ($SQLFS_FAILOVER_MAX_RESTORES
+// sets the hosts' --max-restores). With one per workspace (100)
 // the host once restored them all at once and its lease renewals came
 // late; its restores are capped now (--max-restores), and 100 lost none
 // (see the README).
