@@ -33,6 +33,13 @@ func TestUnsupportedSaysSo(t *testing.T) {
 		{`require('native')`, "the native addon /workspace/node_modules/native/build/addon.node (a .node file)"},
 		{`require('crypto').createCipheriv('aes-128-cbc')`, "crypto.createCipheriv"},
 		{`require('zlib').createBrotliCompress()`, "zlib.createBrotliCompress (brotli)"},
+		{`(1234.5).toLocaleString('de-DE')`, "Intl: the locale de-DE (the js backend formats en-US only)"},
+		{`new Intl.DateTimeFormat('en-US', { dayPeriod: 'short', hour: 'numeric' })`, "Intl: DateTimeFormat dayPeriod"},
+		{`new Intl.DateTimeFormat('en-US', { weekday: 'long', day: 'numeric' })`, "Intl: DateTimeFormat of the fields weekday, day"},
+		{`new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Seoul', timeZoneName: 'long' }).format(0)`, "Intl: timeZoneName long for Asia/Seoul"},
+		{`new Intl.NumberFormat('en-US', { style: 'unit', unit: 'furlong' })`, "Intl: the unit furlong"},
+		{`new Intl.Segmenter()`, "Intl: Intl.Segmenter"},
+		{`'a'.localeCompare('b', 'en', { caseFirst: 'upper' })`, "Intl: Collator caseFirst upper"},
 	} {
 		out := run(t, b, sidecar.Request{Command: tc.code})
 		first, _, _ := strings.Cut(out.stderr, "\n")

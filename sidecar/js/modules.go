@@ -126,6 +126,7 @@ func (v *vm) nativeModules() map[string]require.ModuleLoader {
 	mods["sqlfs:publish"] = v.libLoader("publish")
 	mods["sqlfs:git"] = v.libLoader("git")
 	mods["sqlfs:checkpoint"] = v.libLoader("checkpoint")
+	mods["sqlfs:intl"] = v.libLoader("intl") // the Intl global, loaded on first use
 	for _, name := range unsupportedModules {
 		mods[name] = func(*goja.Runtime, *goja.Object) { panic(v.unsupported("node:" + name)) }
 	}

@@ -203,6 +203,7 @@ func (v *vm) natives() map[string]any {
 		"checkpoint":   v.checkpoint,
 		"git":          v.git,
 		"crypto":       v.cryptoNatives(),
+		"intl":         v.intlNatives(),
 		"unsupported":  v.unsupported,
 		"urlBase": func() goja.Value {
 			m := v.rt.NewObject()

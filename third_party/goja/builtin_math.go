@@ -131,7 +131,47 @@ func (r *Runtime) math_log1p(call FunctionCall) Value {
 }
 
 func (r *Runtime) math_log10(call FunctionCall) Value {
-	return floatToValue(math.Log10(call.Argument(0).ToFloat()))
+	return floatToValue(log10(call.Argument(0).ToFloat()))
+}
+
+// log10 is fdlibm's __ieee754_log10, as V8 computes Math.log10: exact for
+// powers of ten, where Go's math.Log10 (log2(x)·ln2/ln10) gives
+// 14.999999999999998 for 1e15 (sqlfs patch 3).
+func log10(x float64) float64 {
+	const (
+		two54     = 1.80143985094819840000e+16
+		ivln10    = 4.34294481903251816668e-01
+		log10_2hi = 3.01029995663611771306e-01
+		log10_2lo = 3.69423907715893078616e-13
+	)
+	bits := math.Float64bits(x)
+	hx, lx := int32(bits>>32), uint32(bits)
+	k := int32(0)
+	if hx < 0x00100000 { // x < 2**-1022
+		if (hx&0x7fffffff)|int32(lx) == 0 {
+			return math.Inf(-1)
+		}
+		if hx < 0 {
+			return math.NaN()
+		}
+		k -= 54
+		x *= two54
+		bits = math.Float64bits(x)
+		hx, lx = int32(bits>>32), uint32(bits)
+	}
+	if hx >= 0x7ff00000 {
+		return x + x
+	}
+	if hx == 0x3ff00000 && lx == 0 {
+		return 0
+	}
+	k += (hx >> 20) - 1023
+	i := int32(uint32(k) >> 31)
+	hx = (hx & 0x000fffff) | ((0x3ff - i) << 20)
+	y := float64(k + i)
+	x = math.Float64frombits(uint64(uint32(hx))<<32 | uint64(lx))
+	z := y*log10_2lo + ivln10*math.Log(x)
+	return z + y*log10_2hi
 }
 
 func (r *Runtime) math_log2(call FunctionCall) Value {

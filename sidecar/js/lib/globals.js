@@ -125,6 +125,14 @@ g.btoa = (s) => {
 };
 g.atob = (s) => Buffer.from(String(s).replace(/[\t\n\f\r ]/g, ''), 'base64').toString('latin1');
 lazyGlobal('URLSearchParams', () => require('url').URLSearchParams);
+// Intl loads on first use, replacing these locale methods with its own.
+lazyGlobal('Intl', () => require('sqlfs:intl'));
+for (const [proto, names] of [[Number.prototype, ['toLocaleString']], [BigInt.prototype, ['toLocaleString']], [String.prototype, ['localeCompare']], [Date.prototype, ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']]]) {
+  for (const name of names) {
+    const stub = { [name](...args) { require('sqlfs:intl'); return proto[name].apply(this, args); } }[name];
+    Object.defineProperty(proto, name, { value: stub, writable: true, configurable: true, enumerable: false });
+  }
+}
 
 g.__inspect = (v) => lazyUtil().inspect(v);
 g.__promiseState = (p) => native.promiseState(p);
