@@ -39,6 +39,7 @@ func TestUnsupportedSaysSo(t *testing.T) {
 		{`new Intl.DateTimeFormat('en-US', { timeZone: 'Asia/Seoul', timeZoneName: 'long' }).format(0)`, "Intl: timeZoneName long for Asia/Seoul"},
 		{`new Intl.NumberFormat('en-US', { style: 'unit', unit: 'furlong' })`, "Intl: the unit furlong"},
 		{`new Intl.Segmenter()`, "Intl: Intl.Segmenter"},
+		{`new ReadableStream({ type: 'bytes' })`, "stream/web byte streams (type: \"bytes\")"},
 		{`'a'.localeCompare('b', 'en', { caseFirst: 'upper' })`, "Intl: Collator caseFirst upper"},
 	} {
 		out := run(t, b, sidecar.Request{Command: tc.code})

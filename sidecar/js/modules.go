@@ -48,6 +48,7 @@ var libModules = map[string]string{
 	"timers": "timers", "timers/promises": "timers_promises",
 	"crypto": "crypto", "zlib": "zlib", "string_decoder": "string_decoder", "querystring": "querystring",
 	"url": "url", "tty": "tty", "perf_hooks": "perf_hooks", "module": "module", "stream": "stream", "readline": "readline",
+	"stream/web": "webstreams",
 }
 
 // builtinModules lists the modules require finds by name, as
@@ -126,7 +127,9 @@ func (v *vm) nativeModules() map[string]require.ModuleLoader {
 	mods["sqlfs:publish"] = v.libLoader("publish")
 	mods["sqlfs:git"] = v.libLoader("git")
 	mods["sqlfs:checkpoint"] = v.libLoader("checkpoint")
-	mods["sqlfs:intl"] = v.libLoader("intl") // the Intl global, loaded on first use
+	// The libraries of globals loaded on first use.
+	mods["sqlfs:intl"] = v.libLoader("intl")
+	mods["sqlfs:abort"] = v.libLoader("abort")
 	for _, name := range unsupportedModules {
 		mods[name] = func(*goja.Runtime, *goja.Object) { panic(v.unsupported("node:" + name)) }
 	}

@@ -130,6 +130,9 @@ func stripShebang(s string) string {
 // runProgram runs one program in a fresh runtime to its end and returns
 // its exit status.
 func runProgram(ctx context.Context, env *builtin.Env, svc services, p Program) int {
+	// What a program starts in Go (a zlib stream's goroutine) ends with it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	v := newVM(ctx, env, svc, p)
 	stop := v.watch(ctx, p.MaxHeapBytes)
 	defer stop()

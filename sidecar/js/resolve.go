@@ -238,7 +238,7 @@ func (v *vm) unsupported(what string) *goja.Object {
 // require names them instead of "Cannot find module".
 var unsupportedModules = []string{
 	"http", "https", "http2", "net", "tls", "dgram", "dns", "dns/promises", "cluster", "worker_threads",
-	"inspector", "v8", "vm", "repl", "stream/web",
+	"inspector", "v8", "vm", "repl",
 	"async_hooks", "diagnostics_channel", "trace_events", "wasi", "domain", "punycode", "sys", "test",
 }
 

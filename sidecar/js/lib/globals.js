@@ -125,6 +125,12 @@ g.btoa = (s) => {
 };
 g.atob = (s) => Buffer.from(String(s).replace(/[\t\n\f\r ]/g, ''), 'base64').toString('latin1');
 lazyGlobal('URLSearchParams', () => require('url').URLSearchParams);
+for (const name of ['DOMException', 'Event', 'EventTarget', 'AbortController', 'AbortSignal']) lazyGlobal(name, () => require('sqlfs:abort')[name]);
+for (const name of ['ReadableStream', 'ReadableStreamDefaultReader', 'ReadableStreamDefaultController', 'WritableStream', 'WritableStreamDefaultWriter',
+  'WritableStreamDefaultController', 'TransformStream', 'TransformStreamDefaultController', 'CountQueuingStrategy', 'ByteLengthQueuingStrategy',
+  'TextEncoderStream', 'TextDecoderStream', 'CompressionStream', 'DecompressionStream', 'ReadableByteStreamController', 'ReadableStreamBYOBReader', 'ReadableStreamBYOBRequest']) {
+  lazyGlobal(name, () => require('stream/web')[name]);
+}
 // Intl loads on first use, replacing these locale methods with its own.
 lazyGlobal('Intl', () => require('sqlfs:intl'));
 for (const [proto, names] of [[Number.prototype, ['toLocaleString']], [BigInt.prototype, ['toLocaleString']], [String.prototype, ['localeCompare']], [Date.prototype, ['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString']]]) {
@@ -235,14 +241,32 @@ class TextDecoder {
     this._enc = enc.startsWith('utf') && enc !== 'utf-16le' ? 'utf8' : enc; this.fatal = !!o.fatal; this.ignoreBOM = !!o.ignoreBOM;
   }
   get encoding() { return this._enc === 'utf8' ? 'utf-8' : this._enc; }
-  decode(b) {
-    if (b === undefined) return '';
-    const buf = b instanceof ArrayBuffer ? Buffer.from(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  // decode(b, { stream: true }) keeps a character cut at the end for the
+  // next call; the BOM is dropped at the start of the stream only.
+  decode(b, o = {}) {
+    let buf = b === undefined ? Buffer.alloc(0) : b instanceof ArrayBuffer ? Buffer.from(b) : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    if (this._pending) { buf = Buffer.concat([this._pending, buf]); this._pending = null; }
+    if (o && o.stream) {
+      const keep = this._enc === 'utf8' ? cutUtf8(buf) : this._enc === 'utf-16le' ? buf.length % 2 : 0;
+      if (keep) { this._pending = Buffer.from(buf.subarray(buf.length - keep)); buf = buf.subarray(0, buf.length - keep); }
+    }
     let s = buf.toString(this._enc);
-    if (!this.ignoreBOM && s.charCodeAt(0) === 0xfeff) s = s.slice(1);
+    if (!this._started && !this.ignoreBOM && s.charCodeAt(0) === 0xfeff) s = s.slice(1);
+    this._started = Boolean(o && o.stream) && (this._started || s.length > 0);
     return s;
   }
 }
+// cutUtf8 is how many bytes at the end of buf begin a character they do
+// not complete.
+const cutUtf8 = (buf) => {
+  for (let i = 1; i <= Math.min(3, buf.length); i++) {
+    const c = buf[buf.length - i];
+    if ((c & 0xc0) === 0x80) continue;
+    const need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return need > i ? i : 0;
+  }
+  return 0;
+};
 g.TextEncoder = TextEncoder;
 g.TextDecoder = TextDecoder;
 
