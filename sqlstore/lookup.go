@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strconv"
@@ -138,7 +139,7 @@ const (
 	qInodeXattrs = `SELECT ino, name, value FROM xattrs WHERE ino = ?`
 	qDir         = `SELECT d.name, d.ino, i.ino IS NOT NULL, coalesce(i.mode, 0), coalesce(i.uid, 0), coalesce(i.gid, 0),
 		coalesce(i.nlink, 0), coalesce(i.size, 0), coalesce(i.atime_ns, 0), coalesce(i.mtime_ns, 0), coalesce(i.ctime_ns, 0),
-		coalesce(i.rdev, 0), coalesce(i.target, '')
+		coalesce(i.rdev, 0), coalesce(i.target, ''), EXISTS (SELECT 1 FROM xattrs x WHERE x.ino = d.ino)
 		FROM dentries d LEFT JOIN inodes i ON i.ino = d.ino WHERE d.parent = ?`
 	qDirXattrs = `SELECT x.ino, x.name, x.value FROM dentries d JOIN xattrs x ON x.ino = d.ino WHERE d.parent = ?`
 	qNamesOf   = `SELECT parent, name, ino FROM dentries WHERE ino = ?`
@@ -267,28 +268,30 @@ type DirEntry struct {
 }
 
 // ReadDir reads directory dir's entries, each with its inode, and the
-// extended attributes of those inodes. An entry naming no inode is
-// ErrStoreCorrupt.
+// extended attributes of those inodes, these only when one of them has
+// any (most directories: none, and a query less). An entry naming no
+// inode is ErrStoreCorrupt.
 func (s *Store) ReadDir(ctx context.Context, dir uint64) ([]DirEntry, []Xattr, error) {
 	var ents []DirEntry
-	err := s.query(ctx, qDir, func(r *sql.Rows) error {
-		var e DirEntry
-		var ino uint64
-		var exists bool
-		n := &e.Inode
-		if err := r.Scan(&e.Name, &ino, &exists, &n.Mode, &n.Uid, &n.Gid, &n.Nlink, &n.Size,
-			&n.Atime, &n.Mtime, &n.Ctime, &n.Rdev, &n.Target); err != nil {
-			return err
+	withXattrs := false
+	err := s.scanRaw(ctx, qDir, func(row []driver.Value) error {
+		r := rawRow{row: row}
+		e := DirEntry{Name: r.text(0), Inode: Inode{
+			Ino: r.uint64(1), Mode: r.uint32(3), Uid: r.uint32(4), Gid: r.uint32(5), Nlink: r.uint32(6),
+			Size: r.int(7), Atime: r.int(8), Mtime: r.int(9), Ctime: r.int(10), Rdev: r.uint64(11), Target: r.text(12),
+		}}
+		if r.int(2) == 0 && r.err == nil {
+			return fmt.Errorf("entry %q in %d names inode %d, which does not exist: %w", e.Name, dir, e.Inode.Ino, ErrStoreCorrupt)
 		}
-		if !exists {
-			return fmt.Errorf("entry %q in %d names inode %d, which does not exist: %w", e.Name, dir, ino, ErrStoreCorrupt)
-		}
-		n.Ino = ino
+		withXattrs = withXattrs || r.int(13) != 0
 		ents = append(ents, e)
-		return nil
-	}, dir)
+		return r.err
+	}, int64(dir))
 	if err != nil {
 		return nil, nil, fmt.Errorf("read directory %d: %w", dir, err)
+	}
+	if !withXattrs {
+		return ents, nil, nil
 	}
 	xs, err := s.xattrs(ctx, qDirXattrs, dir)
 	if err != nil {

@@ -234,3 +234,70 @@ func TestLookupQueriesReadNoTableWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestReadDirXattrs: a directory's listing brings the extended attributes
+// of its entries, reading them only when an entry has any (one query
+// less for most directories, as a host's wake reads two).
+func TestReadDirXattrs(t *testing.T) {
+	st, _ := newStore(t)
+	commitTree(t, st)
+	err := st.Commit(t.Context(), &sqlstore.Batch{Xattrs: []sqlstore.Xattr{
+		{Ino: 3, Name: "user.a", Value: []byte("1")}, {Ino: 3, Name: "user.b", Value: []byte("2")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir     uint64
+		names   []string
+		xattrs  []string
+		queries int64
+	}{
+		{sqlstore.Root, []string{"a", "g"}, nil, 1},
+		{2, []string{"x"}, []string{"3 user.a=1", "3 user.b=2"}, 2},
+		{3, []string{"f"}, nil, 1},
+	} {
+		before := st.MetadataReads().Queries
+		ents, xs, err := st.ReadDir(t.Context(), c.dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names, xattrs []string
+		for _, e := range ents {
+			names = append(names, e.Name)
+		}
+		for _, x := range xs {
+			xattrs = append(xattrs, fmt.Sprintf("%d %s=%s", x.Ino, x.Name, x.Value))
+		}
+		slices.Sort(names)
+		slices.Sort(xattrs)
+		if !slices.Equal(names, c.names) || !slices.Equal(xattrs, c.xattrs) {
+			t.Errorf("directory %d: entries %q, xattrs %q; want %q, %q", c.dir, names, xattrs, c.names, c.xattrs)
+		}
+		if got := st.MetadataReads().Queries - before; got != c.queries {
+			t.Errorf("directory %d: %d queries, want %d", c.dir, got, c.queries)
+		}
+	}
+}
+
+// TestReadDirRefusesCorruptRows: an entry naming no inode, or an inode
+// column that cannot hold what the core keeps there, is ErrStoreCorrupt,
+// not a listing.
+func TestReadDirRefusesCorruptRows(t *testing.T) {
+	for _, corrupt := range []string{
+		`INSERT INTO dentries(parent, name, ino) VALUES (1, 'ghost', 99)`,
+		`UPDATE inodes SET mode = -1 WHERE ino = 5`,
+		`UPDATE inodes SET uid = 1 << 32 WHERE ino = 5`,
+		`UPDATE inodes SET size = 'big' WHERE ino = 5`,
+		`UPDATE inodes SET rdev = -2 WHERE ino = 5`,
+	} {
+		t.Run(corrupt, func(t *testing.T) {
+			st, path := newStore(t)
+			commitTree(t, st)
+			execSQL(t, rawDB(t, path), corrupt)
+			if ents, _, err := st.ReadDir(t.Context(), sqlstore.Root); !errors.Is(err, sqlstore.ErrStoreCorrupt) {
+				t.Fatalf("ReadDir: %+v, %v; want ErrStoreCorrupt", ents, err)
+			}
+		})
+	}
+}
