@@ -27,6 +27,15 @@ func TestCloneBundle(t *testing.T) {
 		{"unresolved-delta", `for i in 300 600 900; do seq 1 $i > n && git add n && git commit -q -m $i; done &&
 			(printf '# v2 git bundle\n%s refs/heads/main\n\n' $(git rev-parse HEAD); printf '%s\n^%s\n' HEAD HEAD~1 | git pack-objects --thin --stdout --revs -q) > ../b.bundle`,
 			"git clone b.bundle c; echo \"exit $?\"; ls"},
+		// Packs without all their ref needs: the tip commit alone (its
+		// parent, trees and blobs missing), the commits alone, all but
+		// one blob.
+		{"missing-commit", `(printf '# v2 git bundle\n%s refs/heads/main\n\n' $(git rev-parse HEAD); git rev-parse HEAD | git pack-objects --stdout -q) > ../b.bundle`,
+			"git clone b.bundle c; echo \"exit $?\"; ls"},
+		{"missing-tree", `(printf '# v2 git bundle\n%s refs/heads/main\n\n' $(git rev-parse HEAD); git rev-list HEAD | git pack-objects --stdout -q) > ../b.bundle`,
+			"git clone b.bundle c; echo \"exit $?\"; ls"},
+		{"missing-blob", `(printf '# v2 git bundle\n%s refs/heads/main\n\n' $(git rev-parse HEAD); git rev-list --objects HEAD | grep -v ' README$' | git pack-objects --stdout -q) > ../b.bundle`,
+			"git clone b.bundle c; echo \"exit $?\"; ls"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			native := t.TempDir()

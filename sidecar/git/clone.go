@@ -297,19 +297,17 @@ func (src *cloneSource) close() {
 // indexed and kept as a pack, as git does; a repository's objects are
 // copied one by one; a network remote's are fetched as a pack (with
 // --depth, only branch's history to that depth, and the tags it reaches).
+// A received pack must hold everything its refs reach (checkConnected).
 func (src *cloneSource) copyObjects(s *session, r *repo, branch string) error {
-	if src.net != nil {
-		return src.fetch(s, r, branch)
-	}
-	if src.bundle != nil {
-		err := packfile.UpdateObjectStorage(r.r.Storer, src.bundle.pack)
-		var bad *badPackError
-		if errors.As(err, &bad) {
-			return errorf(128, "fatal: %s\nerror: index-pack died\nfatal: remote transport reported error\n", bad.msg)
-		} else if err != nil {
-			return fmt.Errorf("bundle packfile: %w", err)
+	if src.net != nil || src.bundle != nil {
+		if err := src.receive(s, r, branch); err != nil {
+			return err
 		}
-		return nil
+		tips := make([]plumbing.Hash, len(src.refs))
+		for i, ref := range src.refs {
+			tips[i] = ref.Hash()
+		}
+		return r.checkConnected(tips)
 	}
 	objs, err := src.repo.Storer.IterEncodedObjects(plumbing.AnyObject)
 	if err != nil {
@@ -322,6 +320,21 @@ func (src *cloneSource) copyObjects(s *session, r *repo, branch string) error {
 		_, err := r.r.Storer.SetEncodedObject(o)
 		return err
 	})
+}
+
+// receive stores a network remote's or a bundle's pack in r.
+func (src *cloneSource) receive(s *session, r *repo, branch string) error {
+	if src.net != nil {
+		return src.fetch(s, r, branch)
+	}
+	err := packfile.UpdateObjectStorage(r.r.Storer, src.bundle.pack)
+	var bad *badPackError
+	if errors.As(err, &bad) {
+		return errorf(128, "fatal: %s\nerror: index-pack died\nfatal: remote transport reported error\n", bad.msg)
+	} else if err != nil {
+		return fmt.Errorf("bundle packfile: %w", err)
+	}
+	return nil
 }
 
 // openSource opens a repository to clone from: a worktree with .git, or a
