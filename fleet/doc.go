@@ -23,7 +23,8 @@
 // within TTL*2/3 of sending its last successful renewal, or whose renewal
 // finds the record changed, stops serving the workspace at once: requests
 // are refused, running execs cancelled and the store closed
-// (host.Evict). Another host can take the lease only once it expired,
+// (host.EvictInstance: that instance only, never a later open of the
+// same id under a new lease). Another host can take the lease only once it expired,
 // TTL after the holder's last write, so the TTL/3 margin must cover the
 // hosts' clock skew and the close; with NTP it does. A process paused
 // past its lease (SIGSTOP, a long GC pause, a frozen VM) finds its time
