@@ -192,7 +192,7 @@ func restrict(s snapshot, paths []string) snapshot {
 }
 
 func cmdRevParse(s *session, args []string) error {
-	short, abbrevRef, verify := false, false, false
+	short, abbrevRef, verify, quiet := false, false, false, false
 	shortLen := -1
 	var revs []string
 	var r *repo
@@ -213,8 +213,10 @@ func cmdRevParse(s *session, args []string) error {
 			fmt.Sscanf(strings.TrimPrefix(a, "--short="), "%d", &shortLen)
 		case a == "--abbrev-ref":
 			abbrevRef = true
-		case a == "--verify" || a == "-q" || a == "--quiet":
+		case a == "--verify":
 			verify = true
+		case a == "-q" || a == "--quiet": // meaningful with --verify only
+			quiet = true
 		case a == "--show-toplevel":
 			if err := openRepo(); err != nil {
 				return err
@@ -254,7 +256,6 @@ func cmdRevParse(s *session, args []string) error {
 			revs = append(revs, a)
 		}
 	}
-	_ = verify
 	for _, rev := range revs {
 		if err := openRepo(); err != nil {
 			return err
@@ -285,8 +286,12 @@ func cmdRevParse(s *session, args []string) error {
 		var pathErr *pathError
 		switch {
 		case err == nil:
+		case verify && errors.As(err, &pe) && quiet:
+			return errorf(1, "%s", pe.msg[:len(pe.msg)/2])
 		case verify && errors.As(err, &pe):
 			return errorf(128, "%sfatal: Needed a single revision\n", pe.msg[:len(pe.msg)/2])
+		case verify && quiet && (errors.Is(err, errNoRevision) || errors.As(err, &pathErr)):
+			return errorf(1, "") // git --verify -q says nothing
 		case verify && (errors.Is(err, errNoRevision) || errors.As(err, &pathErr)):
 			return fatalf("Needed a single revision")
 		case errors.As(err, &pathErr):
