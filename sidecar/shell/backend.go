@@ -159,9 +159,10 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 	// Deferred first, so it runs after the cancel below has stopped the
 	// run.
-	fifoDir, removeFIFOs := b.m.fifos.execDir(r.id)
-	defer removeFIFOs()
-	r.fifoDir = fifoDir
+	defer r.fifos.release()
+	if usesProcSubst(file) {
+		r.fifos.ensure()
+	}
 	defer r.cancel(errFinished)
 	b.mem.dog.add(r)
 	defer b.mem.dog.remove(r)
@@ -305,7 +306,7 @@ func (r *run) newRunner(dir string, env []string, stdin *os.File, stdout, stderr
 	// with the host's os.OpenFile. Point it at the backend's private FIFO
 	// directory, then reset again with the environment the script sees
 	// (TMPDIR unset: /tmp is the default, as for bash).
-	fifoEnv := environ{expand.ListEnviron(append(env, "TMPDIR="+r.fifoDir)...)}
+	fifoEnv := environ{expand.ListEnviron(append(env, "TMPDIR="+r.fifos.dir)...)}
 	runner, err := interp.New(
 		interp.Env(fifoEnv),
 		func(rn *interp.Runner) error {

@@ -5,25 +5,31 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // The interpreter makes process-substitution FIFOs with the host's mkfifo
 // and opens them with os.OpenFile, bypassing every handler, so they must be
 // real host files. They live in a private directory of the host's
-// temporary directory: one per backend, made at its first exec, with one
-// subdirectory per exec removed when the exec ends (a killed exec's FIFOs
-// with it), and the whole directory removed at Close. A backend holds an
-// flock on its directory's lock file from then on; a directory whose lock
-// is free belongs to an owner that died without Close, and the next
-// backend to make its own removes it.
+// temporary directory: one per backend, with one subdirectory per exec
+// removed when the exec ends (a killed exec's FIFOs with it), and the whole
+// directory removed at Close. Both are made only when a command is about to
+// use process substitution: mkdir and RemoveAll on every exec cost 1-3 ms
+// on a loaded disk, and most commands use none. The interpreter reads its
+// FIFO directory once, when its runner is built, so both names are fixed
+// before they exist. A backend holds an flock on its directory's lock file
+// from then on; a directory whose lock is free belongs to an owner that
+// died without Close, and the next backend to make its own removes it.
 const (
 	fifoRootPrefix = "sqlfs-shell-fifo-"
 	fifoLockName   = ".lock"
@@ -32,19 +38,20 @@ const (
 	fifoStaleAge = time.Minute
 )
 
-// fifoRoot is a backend's FIFO directory and the lock that marks it live,
-// made at the first exec: a backend that runs none (a host's workspace
-// woken for a read) costs no host directory, which took 2-3 ms of
-// mkdir, create and flock on every wake on a loaded machine.
+// fifoRoot is a backend's FIFO directory and the lock that marks it live.
 type fifoRoot struct {
 	log  *slog.Logger
+	name string // the directory, whether made or not
 	mu   sync.Mutex
 	made bool // tried, or closed: never made after Close
 	dir  string
 	lock *os.File
 }
 
-func newFIFORoot(log *slog.Logger) *fifoRoot { return &fifoRoot{log: log} }
+func newFIFORoot(log *slog.Logger) *fifoRoot {
+	name := filepath.Join(os.TempDir(), fifoRootPrefix+strconv.FormatUint(rand.Uint64(), 36))
+	return &fifoRoot{log: log, name: name}
+}
 
 // root is the directory, made at the first call; "" when it could not be.
 func (f *fifoRoot) root() string {
@@ -52,7 +59,7 @@ func (f *fifoRoot) root() string {
 	defer f.mu.Unlock()
 	if !f.made {
 		f.made = true
-		f.dir, f.lock = makeFIFORoot(f.log)
+		f.dir, f.lock = makeFIFORoot(f.name, f.log)
 	}
 	return f.dir
 }
@@ -70,10 +77,9 @@ func (f *fifoRoot) current() string {
 // makeFIFORoot removes stale FIFO directories and makes this backend's.
 // Without one, process substitution fails with a message and everything
 // else works.
-func makeFIFORoot(log *slog.Logger) (string, *os.File) {
-	removeStaleFIFODirs(os.TempDir(), log)
-	dir, err := os.MkdirTemp("", fifoRootPrefix)
-	if err != nil {
+func makeFIFORoot(dir string, log *slog.Logger) (string, *os.File) {
+	removeStaleFIFODirs(filepath.Dir(dir), log)
+	if err := os.Mkdir(dir, 0o700); err != nil {
 		log.Warn("shell backend: process substitution disabled", "err", err)
 		return "", nil
 	}
@@ -151,20 +157,39 @@ func (f *fifoRoot) close() error {
 	return nil
 }
 
-// execDir makes the FIFO directory of one exec, or returns a directory
-// that cannot exist, so mkfifo fails with a clear message instead of
-// falling back to the host's TMPDIR.
-func (f *fifoRoot) execDir(id string) (dir string, remove func()) {
-	const none = "/nonexistent/sqlfs-shell-fifo"
-	root := f.root()
-	if root == "" {
-		return none, func() {}
+// fifoExec is one exec's FIFO directory, made by ensure before the exec's
+// first process substitution and removed by release at its end.
+type fifoExec struct {
+	root *fifoRoot
+	// dir is the name the interpreter is given: it stays a directory that
+	// cannot exist until made, so mkfifo fails with a clear message
+	// instead of falling back to the host's TMPDIR.
+	dir  string
+	once sync.Once
+	made bool // written in once
+}
+
+// execDir is the FIFO directory of exec id, not made yet.
+func (f *fifoRoot) execDir(id string) *fifoExec {
+	return &fifoExec{root: f, dir: filepath.Join(f.name, id)}
+}
+
+// ensure makes the directory; the first call wins, later ones are free.
+func (e *fifoExec) ensure() {
+	e.once.Do(func() {
+		if e.root.root() != "" && os.Mkdir(e.dir, 0o700) == nil {
+			e.made = true
+		}
+	})
+}
+
+// release removes the directory if ensure made it. A goroutine of the
+// exec left running past its end can no longer make it.
+func (e *fifoExec) release() {
+	e.once.Do(func() {})
+	if e.made {
+		releaseFIFOs(e.dir)
 	}
-	dir = filepath.Join(root, id)
-	if err := os.Mkdir(dir, 0o700); err != nil {
-		return none, func() {}
-	}
-	return dir, func() { releaseFIFOs(dir) }
 }
 
 // releaseFIFOs removes an exec's FIFO directory after its run is
@@ -195,4 +220,34 @@ func releaseFIFOs(dir string) {
 // exec directories of root.
 func isFIFO(root, p string) bool {
 	return root != "" && filepath.Dir(filepath.Dir(p)) == root && strings.HasPrefix(filepath.Base(p), fifoPrefix)
+}
+
+// usesProcSubst reports whether node holds a process substitution.
+func usesProcSubst(node syntax.Node) bool {
+	found := false
+	syntax.Walk(node, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.ProcSubst); ok {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// parsesAtRun reports whether the interpreter builtin args may parse and
+// run code holding a process substitution that usesProcSubst could not
+// see in the script: eval, trap and alias strings that contain one, and
+// any sourced file.
+func parsesAtRun(args []string) bool {
+	if len(args) > 1 && (args[0] == "builtin" || args[0] == "command") {
+		args = args[1:]
+	}
+	switch args[0] {
+	case "source", ".":
+		return true
+	case "eval", "trap", "alias":
+		src := strings.Join(args[1:], " ")
+		return strings.Contains(src, "<(") || strings.Contains(src, ">(")
+	}
+	return false
 }

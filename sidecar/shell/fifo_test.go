@@ -31,10 +31,10 @@ func entries(t *testing.T, dir string) []string {
 }
 
 // The backend leaves nothing in the host's temporary directory: it makes
-// its directory at its first exec, not before (a workspace woken for a
-// read makes none), each exec's FIFOs go with the exec, killed or not, the
-// backend's directory goes at Close, and a crashed owner's is removed by
-// the next backend to make its own.
+// its directory at the first process substitution, not before (an exec
+// without one touches no host directory), each exec's FIFOs go with the
+// exec, killed or not, the backend's directory goes at Close, and a
+// crashed owner's is removed by the next backend to make its own.
 func TestFIFODirCleanup(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -72,20 +72,49 @@ func TestFIFODirCleanup(t *testing.T) {
 	if err := unix.Flock(int(held.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
+	leftovers := entries(t, tmp)
 
 	b, _ := newTestBackend(t, Options{})
-	before := entries(t, tmp)
-	if len(before) != 4 {
-		t.Errorf("after start, before any exec: %v, want the 4 leftovers only", before)
+	for _, cmd := range []string{
+		"true",
+		"echo hi | cat > /tmp/x; cat /tmp/x; (echo sub)",
+		`f() { echo '<(quoted)' "$(echo '>(x)')"; }; f <<'EOF'
+<(here)
+EOF`,
+		"sh -c 'echo hi'",
+	} {
+		if got := execReq(t, b, sidecar.Request{Command: cmd}); got.ExitCode != 0 {
+			t.Errorf("%q: exit %d: %s", cmd, got.ExitCode, got.stderr)
+		}
+		if got := entries(t, tmp); !sameSet(got, leftovers) {
+			t.Errorf("after %q: %v, want the leftovers %v only", cmd, got, leftovers)
+		}
 	}
-	execReq(t, b, sidecar.Request{Command: "true"})
+	if own := b.m.fifos.current(); own != "" {
+		t.Fatalf("FIFO directory %s made without a process substitution", own)
+	}
+
+	// Process substitution in the script, or parsed only while it runs.
+	for _, cmd := range []string{
+		"cat <(echo hi)",
+		"sh -c 'cat <(echo hi)'",
+		"eval 'cat <(echo hi)'",
+		"echo 'cat <(echo hi)' > /tmp/s; . /tmp/s",
+		"shopt -s expand_aliases; alias c='cat <(echo hi)'\nc",
+		"trap 'cat <(echo hi)' EXIT",
+	} {
+		got := execReq(t, b, sidecar.Request{Command: cmd})
+		if got.stdout != "hi\n" || got.ExitCode != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", cmd, got.ExitCode, got.stdout, got.stderr)
+		}
+	}
 	own := b.m.fifos.current()
 	if own == "" {
-		t.Fatal("no FIFO directory after an exec")
+		t.Fatal("no FIFO directory after a process substitution")
 	}
 	want := []string{filepath.Base(own), filepath.Base(live), filepath.Base(young)}
 	if got := entries(t, tmp); !sameSet(got, want) {
-		t.Errorf("after the first exec: %v, want %v", got, want)
+		t.Errorf("after the first process substitution: %v, want %v", got, want)
 	}
 
 	for _, cmd := range []string{
@@ -94,6 +123,7 @@ func TestFIFODirCleanup(t *testing.T) {
 		"cat <(sleep 60)",
 		"echo <(echo never read); sleep 60", // the writer waits for a reader
 		"echo >(cat); sleep 60",             // the reader waits for a writer
+		"sleep 60",                          // killed, with no FIFO directory
 	} {
 		baseline := runtime.NumGoroutine()
 		got := execReq(t, b, sidecar.Request{Command: cmd, Limits: sidecar.Limits{Timeout: 300 * time.Millisecond}})

@@ -37,9 +37,9 @@ type run struct {
 	actor  string            // whom the audit trail names for the exec's changes
 	cancel context.CancelCauseFunc
 	fs     *view
-	// fifoDir is the host directory of this run's process-substitution
-	// FIFOs, removed when the exec ends.
-	fifoDir string
+	// fifos is the host directory of this run's process-substitution
+	// FIFOs, made before the first one and removed when the exec ends.
+	fifos *fifoExec
 
 	out       *outputLimiter
 	stdout    io.Writer
@@ -88,6 +88,7 @@ func newRun(parent context.Context, b *Backend, limits sidecar.Limits, stdout, s
 		tcancel()
 	}
 	r.fs = &view{m: b.m, run: r}
+	r.fifos = b.m.fifos.execDir(r.id)
 	r.out = &outputLimiter{left: limits.MaxOutputBytes, max: limits.MaxOutputBytes}
 	r.stdout = &limitedWriter{l: r.out, w: orDiscard(stdout)}
 	r.rawStderr = orDiscard(stderr)
@@ -207,6 +208,9 @@ func (r *run) callHandler(ctx context.Context, args []string) ([]string, error) 
 	}
 	if args, ok := r.replaceBuiltin(ctx, args); ok {
 		return args, nil
+	}
+	if parsesAtRun(args) {
+		r.fifos.ensure()
 	}
 	return routeChecked(hc, routeBuiltin(args)), nil
 }
@@ -542,6 +546,9 @@ func (r *run) runNode(ctx context.Context, env *builtin.Env, node syntax.Node, o
 		return 2
 	}
 	defer closeStdin()
+	if usesProcSubst(node) {
+		r.fifos.ensure()
+	}
 	runner, err := r.newRunner(env.Dir, env.Environ(), stdin, env.Stdout, env.Stderr)
 	if err != nil {
 		env.Errorf("sh", "%v", err)

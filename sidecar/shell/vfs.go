@@ -21,7 +21,7 @@ const (
 	devNull = "/dev/null"
 	devFull = "/dev/full"
 	// fifoPrefix is the name the interpreter gives process-substitution
-	// FIFOs (interp's fifoNamePrefix); only those are reachable in fifoDir.
+	// FIFOs (interp's fifoNamePrefix); only those are reachable in the FIFO directory.
 	fifoPrefix = "sh-interp-"
 )
 
