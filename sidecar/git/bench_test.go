@@ -144,10 +144,7 @@ func BenchmarkGit10k(b *testing.B) {
 				s.runBuiltin(b, op.cmd)
 				builtin = append(builtin, time.Since(start))
 			}
-			n, g := median(native), median(builtin)
-			b.ReportMetric(float64(n.Microseconds())/1000, "native-ms")
-			b.ReportMetric(float64(g.Microseconds())/1000, "builtin-ms")
-			b.ReportMetric(float64(g)/float64(n), "ratio")
+			reportSides(b, native, builtin)
 		})
 	}
 }
@@ -262,6 +259,49 @@ func BenchmarkCloneHTTP10k(b *testing.B) {
 		}
 		blt = append(blt, time.Since(start))
 	}
+	reportSides(b, nat, blt)
+}
+
+// BenchmarkFetchHTTP10k fetches one new commit (one file changed) into a
+// clone of the 10,000-file, 1,000-commit repository over smart HTTP: real
+// git into a native directory against the built-in into a store, back to
+// back in each iteration, as BenchmarkCloneHTTP10k; what the built-in's
+// connectivity check (connected.go) costs shows here.
+//
+//	go test ./sidecar/git -run '^$' -bench FetchHTTP10k -benchtime 5x
+func BenchmarkFetchHTTP10k(b *testing.B) {
+	requireGit(b)
+	srv := b.TempDir()
+	runNative(b, srv, "git clone -q --bare "+filepath.Join(cachedBenchRepo(b, "repo.git", benchFiles, 1000), "repo.git")+" repo.git && git clone -q repo.git w")
+	gs := newGitServer(b, srv)
+	url := gs.URL + "/repo.git"
+	env := []string{"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=http.extraHeader", "GIT_CONFIG_VALUE_0=Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte(testUser+":"+testToken))}
+	sb, _ := netStore(b, allowOnly(b, hostOf(gs.Server)), 0, "127.0.0.1")
+	native := b.TempDir()
+	runNative(b, native, "git clone -q "+url+" c", env...)
+	runBuiltin(b, sb, "git clone -q "+url+" c")
+	var nat, blt []time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		runNative(b, filepath.Join(srv, "w"), fmt.Sprintf("echo %d >> %s && git commit -qam %d && git push -q", i, projectPath(i), i))
+		start := time.Now()
+		if o := runNative(b, native, "git -C c fetch -q", env...); o.code != 0 {
+			b.Fatalf("git fetch: %+v", o)
+		}
+		nat = append(nat, time.Since(start))
+		start = time.Now()
+		if o := runBuiltin(b, sb, "cd c && git fetch -q"); o.code != 0 {
+			b.Fatalf("built-in fetch: %+v", o)
+		}
+		blt = append(blt, time.Since(start))
+	}
+	reportSides(b, nat, blt)
+}
+
+// reportSides reports the medians of native and built-in times and their
+// ratio (built-in / native).
+func reportSides(b *testing.B, nat, blt []time.Duration) {
 	n, g := median(nat), median(blt)
 	b.ReportMetric(float64(n.Microseconds())/1000, "native-ms")
 	b.ReportMetric(float64(g.Microseconds())/1000, "builtin-ms")

@@ -307,7 +307,7 @@ func (src *cloneSource) copyObjects(s *session, r *repo, branch string) error {
 		for i, ref := range src.refs {
 			tips[i] = ref.Hash()
 		}
-		return r.checkConnected(tips)
+		return r.checkConnected(tips, nil, 128, "fatal: remote did not send all necessary objects\n")
 	}
 	objs, err := src.repo.Storer.IterEncodedObjects(plumbing.AnyObject)
 	if err != nil {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"maps"
+	"path"
 	"slices"
 	"strings"
 
@@ -319,7 +322,12 @@ func (r *repo) fetchRemote(name string, quiet bool, how string) error {
 	if err != nil {
 		return err
 	}
-	before, err := r.snapshotRefs("refs/remotes/"+name+"/", "refs/tags/")
+	// All refs: what they reach is already there (checkConnected).
+	before, err := r.snapshotRefs("refs/")
+	if err != nil {
+		return err
+	}
+	packs, err := r.packNames()
 	if err != nil {
 		return err
 	}
@@ -330,6 +338,9 @@ func (r *repo) fetchRemote(name string, quiet bool, how string) error {
 	}
 	after, err := r.snapshotRefs("refs/remotes/"+name+"/", "refs/tags/")
 	if err != nil {
+		return err
+	}
+	if err := r.checkFetched(url, before, after, packs); err != nil {
 		return err
 	}
 	names := make([]plumbing.ReferenceName, 0, len(after))
@@ -378,6 +389,86 @@ func (r *repo) fetchRemote(name string, quiet bool, how string) error {
 	if !quiet {
 		// git shows the URL without a trailing .git here.
 		printUpdates(r.errw, "From "+strings.TrimSuffix(url, ".git"), ups, true)
+	}
+	return nil
+}
+
+// checkFetched checks that the objects the refs a fetch changed (before
+// and after it) reach are all there, not past what the refs before it
+// reached, as git's fetch does before it updates a ref. go-git has already
+// updated them: a fetch that fails puts them back as they were and
+// removes the packs it received (packs is what objects/pack held before),
+// whose objects would otherwise count as had in the next fetch's
+// negotiation and never be asked for again.
+func (r *repo) checkFetched(url string, before, after map[plumbing.ReferenceName]plumbing.Hash, packs map[string]bool) error {
+	haves := make(map[plumbing.Hash]bool, len(before)+1)
+	for _, h := range before {
+		haves[h] = true
+	}
+	if head, err := r.r.Head(); err == nil {
+		haves[head.Hash()] = true // a detached HEAD
+	}
+	var tips []plumbing.Hash // in the refs' order, as git reports the first missing
+	for _, n := range slices.Sorted(maps.Keys(after)) {
+		if old, had := before[n]; !had || old != after[n] {
+			tips = append(tips, after[n])
+		}
+	}
+	err := r.checkConnected(tips, haves, 1, "error: "+url+" did not send all necessary objects\n\n")
+	if err == nil {
+		return nil
+	}
+	for n, h := range after {
+		old, had := before[n]
+		var rerr error
+		switch {
+		case !had:
+			rerr = r.r.Storer.RemoveReference(n)
+		case old != h:
+			rerr = r.r.Storer.SetReference(plumbing.NewHashReference(n, old))
+		}
+		if rerr != nil {
+			return errors.Join(err, fmt.Errorf("restore %s: %w", n, rerr))
+		}
+	}
+	if rerr := r.dropPacks(packs); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
+}
+
+// packNames is the names of the files in objects/pack.
+func (r *repo) packNames() (map[string]bool, error) {
+	fis, err := r.dot.ReadDir(path.Join("objects", "pack"))
+	if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+		return nil, err
+	}
+	names := make(map[string]bool, len(fis))
+	for _, fi := range fis {
+		names[fi.Name()] = true
+	}
+	return names, nil
+}
+
+// dropPacks removes the packs not in keep, each .pack before its .idx (a
+// reader never finds a pack without its index), and forgets their objects.
+func (r *repo) dropPacks(keep map[string]bool) error {
+	now, err := r.packNames()
+	if err != nil {
+		return err
+	}
+	for _, ext := range []string{".pack", ".idx"} {
+		for name := range now {
+			if !keep[name] && strings.HasSuffix(name, ext) {
+				if err := r.dot.Remove(path.Join("objects", "pack", name)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if st, ok := r.r.Storer.(storage); ok {
+		st.Reindex()
+		st.objects.Clear()
 	}
 	return nil
 }
