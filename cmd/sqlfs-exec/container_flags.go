@@ -8,6 +8,7 @@ import (
 	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/sidecar"
 	"github.com/sqlfs/sqlfs/sidecar/container"
+	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
 // containerFlags are the container backend's options, shared by every
@@ -37,12 +38,14 @@ func (f *containerFlags) register(fs *flag.FlagSet) {
 // open starts the backend over mountpoint, the workspace's FUSE mount
 // served here (root: its root through the core), which the container sees
 // at /workspace, with out (nil: none) as its way out unless --network gives
-// it the host's network. The backend is closed when ctx ends; callers also
+// it the host's network, and lim's limits where set (a workspace's own),
+// the flags' elsewhere. The backend is closed when ctx ends; callers also
 // Close it before exiting.
-func (f *containerFlags) open(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer) (*container.Backend, error) {
+func (f *containerFlags) open(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer, lim workspace.ContainerLimits) (*container.Backend, error) {
 	if f.network {
 		out = nil
 	}
+	lim = lim.Or(workspace.ContainerLimits{MemoryBytes: f.memory, Pids: f.pids, CPUs: f.cpus})
 	return container.New(ctx, container.Options{
 		Workspace:   mountpoint,
 		Root:        root,
@@ -50,9 +53,9 @@ func (f *containerFlags) open(ctx context.Context, mountpoint string, root sidec
 		StateDir:    f.stateDir,
 		Network:     f.network,
 		Egress:      out,
-		MemoryBytes: f.memory,
-		Pids:        f.pids,
-		CPUs:        f.cpus,
+		MemoryBytes: lim.MemoryBytes,
+		Pids:        lim.Pids,
+		CPUs:        lim.CPUs,
 		User:        f.user,
 		IdleTimeout: f.idle,
 	})

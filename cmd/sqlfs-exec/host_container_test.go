@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opencontainers/cgroups"
+
 	"github.com/sqlfs/sqlfs/internal/exectest"
 	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
@@ -203,5 +205,108 @@ func TestHostMaxContainers(t *testing.T) {
 	<-long
 	if st, b := hostCall(t, url, op, "POST", "/v1/workspaces/b/tools/exec", `{"command": "true", "backend": "container"}`); st != http.StatusOK {
 		t.Fatalf("container exec once the slot is free: %d %s", st, b)
+	}
+}
+
+// TestHostContainerLimits sets one workspace's container limits at
+// creation and by PATCH, and reads them from the cgroup its container
+// runs in; another workspace keeps the host's flags, and bad values are
+// refused with 400 naming the field, nothing changed.
+func TestHostContainerLimits(t *testing.T) {
+	tmp := t.TempDir()
+	url, op, _, _ := startContainerHost(t, tmp, "--pids", "300", "--memory", "268435456")
+	call := func(want int, method, path, body string) string {
+		t.Helper()
+		st, b := hostCall(t, url, op, method, path, body)
+		if st != want {
+			t.Fatalf("%s %s %s: %d %s", method, path, body, st, b)
+		}
+		return b
+	}
+	// cgroup reads, from the host, the pids and memory limits of the
+	// cgroup id's container runs in (/sqlfs/CONTAINER, which an exec names
+	// in its /proc/self/cgroup: no cgroup namespace), while it runs.
+	cgroup := func(id string) string {
+		t.Helper()
+		args, _ := json.Marshal(map[string]string{"backend": "container", "command": "cat /proc/self/cgroup"})
+		var res struct {
+			Result tools.ExecOutput `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(call(http.StatusOK, "POST", "/v1/workspaces/"+id+"/tools/exec", string(args))), &res); err != nil || res.Result.ExitCode != 0 {
+			t.Fatalf("reading %s's cgroup: %v %+v", id, err, res.Result)
+		}
+		// file is the container's limit name of controller ctrl ("" on
+		// cgroup v2).
+		file := func(ctrl, name string) string {
+			for line := range strings.SplitSeq(res.Result.Stdout, "\n") {
+				f := strings.SplitN(line, ":", 3)
+				if len(f) != 3 || f[1] != ctrl {
+					continue
+				}
+				parts := strings.Split(f[2], "/")
+				if len(parts) < 3 || parts[1] != "sqlfs" {
+					t.Fatalf("%s's exec in cgroup %q, not under /sqlfs", id, line)
+				}
+				return filepath.Join("/sys/fs/cgroup", ctrl, parts[1], parts[2], name)
+			}
+			t.Fatalf("%s's exec has no %q cgroup: %s", id, ctrl, res.Result.Stdout)
+			return ""
+		}
+		files := []string{file("", "pids.max"), file("", "memory.max")}
+		if !cgroups.IsCgroup2UnifiedMode() {
+			files = []string{file("pids", "pids.max"), file("memory", "memory.limit_in_bytes")}
+		}
+		var got []string
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, strings.TrimSpace(string(b)))
+		}
+		return strings.Join(got, " ")
+	}
+	call(http.StatusCreated, "POST", "/v1/workspaces", `{"id": "small", "limits": {"container_pids": 50, "container_memory_bytes": 134217728}}`)
+	call(http.StatusCreated, "POST", "/v1/workspaces", `{"id": "dflt"}`)
+	if got := cgroup("small"); got != "50 134217728" {
+		t.Errorf("small's container: pids.max memory.max %q, want 50 134217728", got)
+	}
+	if got := cgroup("dflt"); got != "300 268435456" {
+		t.Errorf("dflt's container: pids.max memory.max %q, want the host's 300 268435456", got)
+	}
+
+	// PATCH replaces the limits; the next container takes them (the
+	// workspace reopens once no exec runs), memory back to the host's.
+	call(http.StatusOK, "PATCH", "/v1/workspaces/small", `{"limits": {"container_pids": 60}}`)
+	if got := cgroup("small"); got != "60 268435456" {
+		t.Errorf("small's container after PATCH: %q, want 60 268435456", got)
+	}
+
+	for _, c := range []struct{ body, field string }{
+		{`{"container_pids": -1}`, "container_pids"},
+		{`{"container_pids": 100000000}`, "container_pids"},
+		{`{"container_memory_bytes": 4096}`, "container_memory_bytes"},
+		{`{"container_memory_bytes": 2000000000000000}`, "container_memory_bytes"},
+		{`{"container_cpus": 0.001}`, "container_cpus"},
+		{`{"container_cpus": 5000}`, "container_cpus"},
+		{`{"container_cpus": -2}`, "container_cpus"},
+	} {
+		for _, req := range []struct{ method, path, body string }{
+			{"PATCH", "/v1/workspaces/small", `{"limits": ` + c.body + `}`},
+			{"POST", "/v1/workspaces", `{"id": "bad", "limits": ` + c.body + `}`},
+		} {
+			if st, b := hostCall(t, url, op, req.method, req.path, req.body); st != http.StatusBadRequest || !strings.Contains(b, c.field) {
+				t.Errorf("%s %s: %d %s, want 400 naming %s", req.method, req.body, st, b, c.field)
+			}
+		}
+	}
+	if st, b := hostCall(t, url, op, "GET", "/v1/workspaces/bad", ""); st != http.StatusNotFound {
+		t.Errorf("a refused creation left workspace bad: %d %s", st, b)
+	}
+	if b := call(http.StatusOK, "GET", "/v1/workspaces/small", ""); !strings.Contains(b, `"container_pids":60`) {
+		t.Errorf("after refused PATCHes: %s", b)
+	}
+	if got := cgroup("small"); got != "60 268435456" {
+		t.Errorf("small's container after refused PATCHes: %q", got)
 	}
 }

@@ -82,8 +82,8 @@ func (o workspaceOptions) options() (workspace.Options, error) {
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)
 	wo.FS.ExternalWALCheckpoints = o.replicated
 	if (o.mount != "" || o.onDemand) && o.container != nil && o.container.rootfs != "" {
-		wo.Container = func(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer) (sidecar.Backend, error) {
-			return o.container.open(ctx, mountpoint, root, out)
+		wo.Container = func(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer, lim workspace.ContainerLimits) (sidecar.Backend, error) {
+			return o.container.open(ctx, mountpoint, root, out, lim)
 		}
 	}
 	return wo, nil
@@ -109,7 +109,8 @@ opened on first use and hibernated (closed, after a final commit) when idle.
 The default listener is DIR.sock; on TCP the --token-file token is the
 operator's, and POST /v1/workspaces/ID/tokens mints tokens for one
 workspace. The workspace flags (policy, quota, limits) apply to every
-workspace. With --rootfs, a workspace's first container exec mounts it under
+workspace, and --memory, --pids, --cpus to every container whose workspace
+sets no container limits of its own (PATCH /v1/workspaces/ID). With --rootfs, a workspace's first container exec mounts it under
 DIR/.mounts/ID, unmounted when it hibernates; --mount is not available there
 yet. --public-addr serves workspace ID's links under /w/ID/p/ and, with
 --rootfs, the previews of its container execs under /w/ID/x/ (sqlfs-exec

@@ -126,8 +126,9 @@ type PolicyFile struct {
 
 // ExecLimits are one workspace's own exec limits on a host (set at
 // creation or by PATCH), stored beside its store in JSON. Each zero field
-// leaves the host's value: its flag (--exec-memory, --js-memory) or the
-// default. Set, a field also bounds what a request may ask.
+// leaves the host's value: its flag (--exec-memory, --js-memory, --memory,
+// --pids, --cpus) or the default. Set, a field also bounds what a request
+// may ask.
 type ExecLimits struct {
 	// TimeoutSeconds is the wall clock of an exec that asks none, and the
 	// most one may ask.
@@ -140,6 +141,58 @@ type ExecLimits struct {
 	// JSMemoryBytes is the memory one JavaScript exec may use
 	// (--js-memory).
 	JSMemoryBytes int64 `json:"js_memory_bytes,omitempty"`
+	ContainerLimits
+}
+
+// ContainerLimits are the cgroup limits of a workspace's whole container
+// (container.Options); a zero field leaves the host's (--memory, --pids,
+// --cpus). A container takes them when it starts: one running keeps its
+// own until it stops, which a PATCH's reopen (once no exec runs) does.
+type ContainerLimits struct {
+	MemoryBytes int64   `json:"container_memory_bytes,omitempty"`
+	Pids        int64   `json:"container_pids,omitempty"`
+	CPUs        float64 `json:"container_cpus,omitempty"`
+}
+
+// Bounds of ContainerLimits. Below the minima a container cannot start
+// (runc's init needs some memory; the kernel refuses a CPU quota under
+// 1 ms of its 100 ms period); past the maxima a number is more likely a
+// unit mistake (the kernel's PID_MAX_LIMIT, 1 TiB, 1024 cores).
+const (
+	minContainerMemory = 16 << 20
+	maxContainerMemory = 1 << 40
+	maxContainerPids   = 1 << 22
+	minContainerCPUs   = 0.01
+	maxContainerCPUs   = 1024
+)
+
+// Validate refuses a field out of its bounds, naming it; zero is the
+// host's.
+func (c ContainerLimits) Validate() error {
+	if c.MemoryBytes != 0 && (c.MemoryBytes < minContainerMemory || c.MemoryBytes > maxContainerMemory) {
+		return fmt.Errorf("container_memory_bytes must be 0 (the host's) or %d to %d, got %d", minContainerMemory, int64(maxContainerMemory), c.MemoryBytes)
+	}
+	if c.Pids != 0 && (c.Pids < 1 || c.Pids > maxContainerPids) {
+		return fmt.Errorf("container_pids must be 0 (the host's) or 1 to %d, got %d", maxContainerPids, c.Pids)
+	}
+	if c.CPUs != 0 && !(c.CPUs >= minContainerCPUs && c.CPUs <= maxContainerCPUs) {
+		return fmt.Errorf("container_cpus must be 0 (the host's) or %v to %v, got %v", minContainerCPUs, maxContainerCPUs, c.CPUs)
+	}
+	return nil
+}
+
+// Or is c with each zero field taken from def.
+func (c ContainerLimits) Or(def ContainerLimits) ContainerLimits {
+	if c.MemoryBytes == 0 {
+		c.MemoryBytes = def.MemoryBytes
+	}
+	if c.Pids == 0 {
+		c.Pids = def.Pids
+	}
+	if c.CPUs == 0 {
+		c.CPUs = def.CPUs
+	}
+	return c
 }
 
 // maxExecTimeout bounds ExecLimits.TimeoutSeconds: a day, past which a
@@ -159,7 +212,7 @@ func (l ExecLimits) Validate() error {
 	if !(l.TimeoutSeconds >= 0 && l.TimeoutSeconds <= maxExecTimeout.Seconds()) {
 		return fmt.Errorf("timeout_seconds must be 0 (the host's) to %.0f, got %v", maxExecTimeout.Seconds(), l.TimeoutSeconds)
 	}
-	return nil
+	return l.ContainerLimits.Validate()
 }
 
 // Apply sets the limits l sets in o, over what o had.
@@ -173,6 +226,7 @@ func (l ExecLimits) Apply(o *Options) {
 	if l.JSMemoryBytes > 0 {
 		o.JSMemory = l.JSMemoryBytes
 	}
+	o.ContainerLimits = l.ContainerLimits.Or(o.ContainerLimits)
 }
 
 // LoadPolicy merges a policy file (if any) with the flags' rules; a quota

@@ -88,3 +88,32 @@ func TestFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestContainerLimits: the bounds themselves are taken, a step past them
+// refused naming the field, and Apply leaves the host's where zero.
+func TestContainerLimits(t *testing.T) {
+	for _, c := range []struct {
+		l     ContainerLimits
+		field string // "": accepted
+	}{
+		{ContainerLimits{}, ""},
+		{ContainerLimits{MemoryBytes: minContainerMemory, Pids: 1, CPUs: minContainerCPUs}, ""},
+		{ContainerLimits{MemoryBytes: maxContainerMemory, Pids: maxContainerPids, CPUs: maxContainerCPUs}, ""},
+		{ContainerLimits{MemoryBytes: minContainerMemory - 1}, "container_memory_bytes"},
+		{ContainerLimits{MemoryBytes: maxContainerMemory + 1}, "container_memory_bytes"},
+		{ContainerLimits{Pids: -1}, "container_pids"},
+		{ContainerLimits{Pids: maxContainerPids + 1}, "container_pids"},
+		{ContainerLimits{CPUs: 0.009}, "container_cpus"},
+		{ContainerLimits{CPUs: maxContainerCPUs + 0.5}, "container_cpus"},
+	} {
+		err := ExecLimits{ContainerLimits: c.l}.Validate()
+		if c.field == "" && err != nil || c.field != "" && (err == nil || !strings.Contains(err.Error(), c.field)) {
+			t.Errorf("%+v: %v, want refused naming %q", c.l, err, c.field)
+		}
+	}
+	o := Options{ContainerLimits: ContainerLimits{MemoryBytes: 1 << 30, Pids: 100, CPUs: 2}}
+	ExecLimits{ContainerLimits: ContainerLimits{Pids: 7}}.Apply(&o)
+	if want := (ContainerLimits{MemoryBytes: 1 << 30, Pids: 7, CPUs: 2}); o.ContainerLimits != want {
+		t.Errorf("Apply: %+v, want %+v", o.ContainerLimits, want)
+	}
+}

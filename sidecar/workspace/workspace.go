@@ -51,7 +51,12 @@ type Options struct {
 	// the container's way out (container.Options.Egress). root is the
 	// workspace's root through the store's core, for what the backend
 	// changes there (container.Options.Root): this process serves the mount.
-	Container func(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer) (sidecar.Backend, error)
+	// lim is ContainerLimits, whose zero fields the opener fills with its
+	// own defaults.
+	Container func(ctx context.Context, mountpoint string, root sidecar.Root, out *egress.Dialer, lim ContainerLimits) (sidecar.Backend, error)
+	// ContainerLimits are the workspace's own container limits (a host's
+	// limits.json), given to Container.
+	ContainerLimits ContainerLimits
 	// MountOnDemand mounts at Mount only for the container backend, at
 	// its first exec, and unmounts when the workspace closes (a host's
 	// hibernation), removing the mountpoint it made: a workspace that runs
@@ -217,7 +222,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 			return m, err
 		}
 		startContainer := func(ctx context.Context, mountpoint string) (sidecar.Backend, error) {
-			cb, err := o.Container(ctx, mountpoint, coreRoot{f}, dialer)
+			cb, err := o.Container(ctx, mountpoint, coreRoot{f}, dialer, o.ContainerLimits)
 			if err != nil {
 				return nil, err
 			}

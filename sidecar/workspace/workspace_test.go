@@ -29,7 +29,7 @@ func (stubContainer) Exec(context.Context, sidecar.Request) (sidecar.Result, err
 func (stubContainer) Close() error                      { return nil }
 func (stubContainer) ActorForPID(uint32) (string, bool) { return "exec:stub", true }
 
-func openStub(context.Context, string, sidecar.Root, *egress.Dialer) (sidecar.Backend, error) {
+func openStub(context.Context, string, sidecar.Root, *egress.Dialer, workspace.ContainerLimits) (sidecar.Backend, error) {
 	return stubContainer{}, nil
 }
 
