@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -83,17 +82,5 @@ func runExpose(ctx context.Context, args []string) int {
 	if err != nil {
 		return fail("expose", fmt.Errorf("port %q: not a number", fset.Arg(0)))
 	}
-	in, _ := json.Marshal(tools.ExposeInput{ExecID: *execID, Port: port, TTLSeconds: ttl.Seconds()})
-	return ws.run(ctx, "expose", func(conn api.Conn) int {
-		res, err := conn.Call(ctx, "expose", in)
-		if err != nil {
-			return fail("expose", err)
-		}
-		var out tools.ExposeOutput
-		if err := json.Unmarshal(res.Result, &out); err != nil {
-			return fail("expose", err)
-		}
-		fmt.Println(out.URL)
-		return 0
-	})
+	return ws.printURL(ctx, "expose", tools.ExposeInput{ExecID: *execID, Port: port, TTLSeconds: ttl.Seconds()})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/publish"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
@@ -94,19 +92,7 @@ func runPublish(ctx context.Context, args []string) int {
 		return 0
 	}
 	ws.local.publicURL = *base
-	in, _ := json.Marshal(tools.PublishInput{Path: fset.Arg(0), TTLSeconds: ttl.Seconds()})
-	return ws.run(ctx, "publish", func(conn api.Conn) int {
-		res, err := conn.Call(ctx, "publish", in)
-		if err != nil {
-			return fail("publish", err)
-		}
-		var out tools.PublishOutput
-		if err := json.Unmarshal(res.Result, &out); err != nil {
-			return fail("publish", err)
-		}
-		fmt.Println(out.URL)
-		return 0
-	})
+	return ws.printURL(ctx, "publish", tools.PublishInput{Path: fset.Arg(0), TTLSeconds: ttl.Seconds()})
 }
 
 // publicBase is the base URL of links served on addr.

@@ -127,6 +127,29 @@ func readToken(file string) (string, error) {
 }
 
 // fail prints a command's error the same way for every subcommand and
+// printURL calls tool with in and prints the url its result carries
+// (publish's link, expose's preview).
+func (w *wsFlags) printURL(ctx context.Context, tool string, in any) int {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return fail(tool, err)
+	}
+	return w.run(ctx, tool, func(conn api.Conn) int {
+		res, err := conn.Call(ctx, tool, body)
+		if err != nil {
+			return fail(tool, err)
+		}
+		var out struct {
+			URL string `json:"url"`
+		}
+		if err := json.Unmarshal(res.Result, &out); err != nil {
+			return fail(tool, err)
+		}
+		fmt.Println(out.URL)
+		return 0
+	})
+}
+
 // returns exit code 1.
 func fail(cmd string, err error) int {
 	var te *tools.Error
