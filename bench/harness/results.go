@@ -127,11 +127,12 @@ func (r *Results) WriteCounters(w io.Writer) error {
 		var reqs, commits []part
 		total := 0.0
 		for k, v := range med {
-			name, isReq := seriesName(k)
-			if isReq {
+			name, kind := seriesName(k)
+			switch kind {
+			case requestSeries:
 				reqs = append(reqs, part{name, v / div})
 				total += v / div
-			} else {
+			case otherSeries:
 				commits = append(commits, part{name, v})
 			}
 		}
@@ -151,18 +152,67 @@ func (r *Results) WriteCounters(w io.Writer) error {
 		for _, p := range commits {
 			fmt.Fprintf(&b, "; %s %s", p.name, num(p.v))
 		}
+		if busy := Median(handlerSeconds(r.counters[m.Name])); busy > 0 && total > 0 {
+			fmt.Fprintf(&b, "; handlers %s µs/request", num(busy*1e6/(total*div)))
+			if t := m.Median(r.Subject); !m.IsRate() && t > 0 {
+				fmt.Fprintf(&b, " (%.0f%% of the time)", 100*busy/t)
+			}
+		}
 		fmt.Fprintf(tw, "%s\t%s\n", m.Name, b.String())
 	}
 	return tw.Flush()
 }
 
-// seriesName shortens a series key: the op label of a request counter, or the metric
-// name without its prefix and suffix.
-func seriesName(key string) (name string, isRequest bool) {
-	if rest, ok := strings.CutPrefix(key, "sqlfs_fuse_requests_total{op=\""); ok {
-		return strings.TrimSuffix(rest, "\"}"), true
+// The kinds of series a counter key names.
+const (
+	requestSeries  = iota // requests of one op
+	durationSeries        // sum or count of one op's sampled durations
+	otherSeries           // commits
+)
+
+// seriesName shortens a series key: the op label of a request counter or of a
+// duration series, or the metric name without its prefix and suffix.
+func seriesName(key string) (name string, kind int) {
+	for _, c := range []struct {
+		prefix string
+		kind   int
+	}{
+		{"sqlfs_fuse_requests_total", requestSeries},
+		{durationSum, durationSeries},
+		{durationCount, durationSeries},
+	} {
+		if rest, ok := strings.CutPrefix(key, c.prefix+"{op=\""); ok {
+			return strings.TrimSuffix(rest, "\"}"), c.kind
+		}
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(key, "sqlfs_store_"), "_total"), false
+	return strings.TrimSuffix(strings.TrimPrefix(key, "sqlfs_store_"), "_total"), otherSeries
+}
+
+// handlerSeconds is, per run, the time the mount's handlers spent on the run's
+// requests: each op's requests times the mean of its sampled durations. Ops
+// with no request timed in a run count nothing; a run without any timed
+// request is left out. With requests served in parallel the sum can exceed
+// the run's time.
+func handlerSeconds(runs []map[string]float64) []float64 {
+	var out []float64
+	for _, run := range runs {
+		busy, timed := 0.0, false
+		for k, n := range run {
+			op, kind := seriesName(k)
+			if kind != requestSeries {
+				continue
+			}
+			sum, count := run[durationSum+`{op="`+op+`"}`], run[durationCount+`{op="`+op+`"}`]
+			if count > 0 {
+				busy += n * sum / count
+				timed = true
+			}
+		}
+		if timed {
+			out = append(out, busy)
+		}
+	}
+	return out
 }
 
 // Metrics returns the recorded rows.

@@ -66,3 +66,31 @@ sqlfs_store_sync_commits_total 1e+00
 		t.Errorf("counter line %q", line)
 	}
 }
+
+// The handlers' time of a phase: each op's requests times the mean of its
+// sampled durations, per request and as a share of the phase's time; the
+// duration series are not printed as counters of their own.
+func TestWriteCountersHandlers(t *testing.T) {
+	r := NewResults(Sqlfs, Native)
+	r.Add("stat", "s", 1000, Sqlfs, 0.5)
+	for _, mean := range []float64{10e-6, 20e-6, 90e-6} { // median run: 20 µs
+		r.AddCounters("stat", map[string]float64{
+			`sqlfs_fuse_requests_total{op="getattr"}`:                 1000,
+			`sqlfs_fuse_requests_total{op="lookup"}`:                  1000,
+			`sqlfs_fuse_request_duration_seconds_sum{op="getattr"}`:   125 * mean,
+			`sqlfs_fuse_request_duration_seconds_count{op="getattr"}`: 125,
+			`sqlfs_fuse_request_duration_seconds_sum{op="lookup"}`:    125 * mean,
+			`sqlfs_fuse_request_duration_seconds_count{op="lookup"}`:  125,
+			"sqlfs_store_commits_total":                               2,
+		})
+	}
+	var b strings.Builder
+	if err := r.WriteCounters(&b); err != nil {
+		t.Fatal(err)
+	}
+	// 2000 requests of 20 µs: 40 ms of the phase's 500.
+	want := "2.00 total, getattr 1.00, lookup 1.00; commits 2.00; handlers 20.0 µs/request (8% of the time)"
+	if line := strings.Split(b.String(), "\n")[1]; !strings.HasSuffix(line, want) {
+		t.Errorf("counter line %q, want it to end in %q", line, want)
+	}
+}

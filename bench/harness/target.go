@@ -109,8 +109,18 @@ func (e *Env) Open(ctx context.Context, k Kind) (_ *Target, err error) {
 // Mount is the sqlfs-mount process of a Sqlfs target, nil for the others.
 func (t *Target) Mount() *Mount { return t.mount }
 
-// counterPrefixes are the series Counters reports: requests by op and commits.
-var counterPrefixes = []string{"sqlfs_fuse_requests_total", "sqlfs_store_commits_total", "sqlfs_store_sync_commits_total"}
+// counterPrefixes are the series Counters reports: requests by op, the sum and
+// count of the sampled handler durations by op, and commits.
+var counterPrefixes = []string{"sqlfs_fuse_requests_total", durationSum, durationCount,
+	"sqlfs_store_commits_total", "sqlfs_store_sync_commits_total"}
+
+// The series of the mount's sampled request durations (one request in 8 is
+// timed, from the handler's start to its reply; go-fuse's decoding and the
+// syscalls on /dev/fuse are outside).
+const (
+	durationSum   = "sqlfs_fuse_request_duration_seconds_sum"
+	durationCount = "sqlfs_fuse_request_duration_seconds_count"
+)
 
 // Counters returns the mount's request and commit counters, or nil for targets
 // without metrics.

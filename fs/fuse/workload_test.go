@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -28,10 +30,12 @@ func TestWorkloadRequestsPerFile(t *testing.T) {
 	source := bytes.Repeat([]byte("module.exports = 1;\n"), 768) // 15,360 bytes
 	cases := []struct {
 		name string
-		// setup runs once, untimed; file(i) makes file i's requests.
-		setup func(w *fusetest.Workspace)
-		file  func(w *fusetest.Workspace, i int)
-		want  map[string]float64 // per file
+		// setup runs once and prepare (if set) for every file, untimed;
+		// file(i) makes file i's requests.
+		setup   func(w *fusetest.Workspace)
+		prepare func(w *fusetest.Workspace, i int)
+		file    func(w *fusetest.Workspace, i int)
+		want    map[string]float64 // per file
 	}{
 		{
 			// git's loose object: a missing name checked, a temporary file
@@ -54,6 +58,71 @@ func TestWorkloadRequestsPerFile(t *testing.T) {
 			// each of UNLINK, MKNOD and LINK changed it, at the next
 			// permission check in it.
 			want: map[string]float64{"lookup": 3, "create": 1, "write": 1, "link": 1, "unlink": 1, "getattr": 3},
+		},
+		{
+			// git commit after git add: the index refresh's lstat of the
+			// work-tree file git add read, and the check that its loose
+			// object (linked and unlinked by git add, one objects/xx
+			// directory each) exists.
+			name:  "git commit",
+			setup: func(w *fusetest.Workspace) { must(t, os.Mkdir(w.Path("src"), 0o755)) },
+			prepare: func(w *fusetest.Workspace, i int) {
+				src := w.Path("src", fmt.Sprintf("f%d.js", i))
+				writeNew(t, src, 0o644, source[:1000])
+				_, err := os.ReadFile(src)
+				must(t, err)
+				dir := w.Path("objects", fmt.Sprintf("%02x", i))
+				must(t, os.MkdirAll(dir, 0o755))
+				writeNew(t, dir+"/tmp_obj", 0o444, []byte("x\x01compressed object"))
+				must(t, os.Link(dir+"/tmp_obj", dir+"/"+strings.Repeat("0", 38)))
+				must(t, os.Remove(dir+"/tmp_obj"))
+			},
+			file: func(w *fusetest.Workspace, i int) {
+				lstat(t, w.Path("src", fmt.Sprintf("f%d.js", i)))
+				lstat(t, w.Path("objects", fmt.Sprintf("%02x", i), strings.Repeat("0", 38)))
+			},
+			// GETATTR: the work-tree file (the READ dropped its atime),
+			// objects/xx (the UNLINK dropped its attributes) at the walk's
+			// permission check, the object (the UNLINK dropped its ctime).
+			want: map[string]float64{"getattr": 3},
+		},
+		{
+			// git checkout of a cloned file: the new name checked, the
+			// loose object (hard-linked by the clone, so its attributes
+			// came with the LINK's reply) read, mapped again, the file
+			// created, written and stat'ed for the index.
+			name: "git checkout",
+			setup: func(w *fusetest.Workspace) {
+				must(t, os.Mkdir(w.Path("objects"), 0o755))
+				must(t, os.Mkdir(w.Path("work"), 0o755))
+			},
+			prepare: func(w *fusetest.Workspace, i int) {
+				obj := w.Path("objects", fmt.Sprintf("o%d", i))
+				writeNew(t, obj, 0o444, source[:1000])
+				lstat(t, obj)
+			},
+			file: func(w *fusetest.Workspace, i int) {
+				name := w.Path("work", fmt.Sprintf("f%d.js", i))
+				if _, err := os.Lstat(name); !errors.Is(err, os.ErrNotExist) {
+					t.Fatalf("lstat %s: %v", name, err)
+				}
+				obj, err := os.Open(w.Path("objects", fmt.Sprintf("o%d", i)))
+				must(t, err)
+				defer obj.Close()
+				_, err = obj.Stat()
+				must(t, err)
+				data, err := io.ReadAll(obj)
+				must(t, err)
+				_, err = obj.Stat()
+				must(t, err)
+				writeNew(t, name, 0o644, data)
+				lstat(t, name)
+			},
+			// LOOKUP: git's check of the new name, the exclusive create's.
+			// GETATTR: work/ at that check (the last MKNOD dropped its
+			// attributes), the object's second fstat (the READ dropped its
+			// atime), the new file's lstat (the WRITE dropped its size).
+			want: map[string]float64{"lookup": 2, "create": 1, "read": 1, "write": 1, "getattr": 3},
 		},
 		{
 			// npm's extraction: mkdir -p of the package's directory, which
@@ -101,6 +170,11 @@ func TestWorkloadRequestsPerFile(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := fusetest.Mount(t, sfs.Options{}, fuse.Options{NoXattr: true})
 			c.setup(w)
+			for i := range files + 1 {
+				if c.prepare != nil {
+					c.prepare(w, i)
+				}
+			}
 			// One untimed file first: the ENOSYS answers the kernel learns
 			// once (xattrs) are behind it, and the directory's attributes
 			// are dropped by a change as before every later file.
