@@ -24,6 +24,7 @@ type config struct {
 	Dirs      int    `json:"dirs"`
 	TreeFiles int    `json:"tree_files"`
 	MemFiles  int    `json:"mem_files"`
+	BigMiB    int    `json:"big_file_mib"`
 	Seed      uint64 `json:"seed"`
 	// The developer workloads: real git, make and npm on each target.
 	GitFiles   int    `json:"git_files"`
@@ -53,6 +54,7 @@ func main() {
 	flag.IntVar(&c.Dirs, "dirs", 10, "directories the files are spread over")
 	flag.IntVar(&c.TreeFiles, "tree-files", 30000, "files in the generated node_modules tree (0 skips the workloads)")
 	flag.IntVar(&c.MemFiles, "mem-files", 100000, "files in the memory and start-up store (0 skips it)")
+	flag.IntVar(&c.BigMiB, "big-file-mib", 64, "MiB of the file the large-file phases write, copy, overwrite and read (0 skips them)")
 	flag.Uint64Var(&c.Seed, "seed", 1, "seed of the generated tree")
 	flag.IntVar(&c.GitFiles, "git-files", 0, "files in the tree real git adds, commits, stats and clones (0 skips git)")
 	flag.IntVar(&c.BuildFiles, "build-files", 0, "C sources in the project make -j2 builds (0 skips the build)")
@@ -61,15 +63,15 @@ func main() {
 	flag.BoolVar(&quick, "quick", false, "smoke-test sizes: 300 files, 1000-file tree, 2000-file memory store, 1 round")
 	flag.Parse()
 	if quick {
-		c.Files, c.TreeFiles, c.MemFiles, c.Rounds = 300, 1000, 2000, 1
+		c.Files, c.TreeFiles, c.MemFiles, c.BigMiB, c.Rounds = 300, 1000, 2000, 8, 1
 	}
 	harness.Main("bench", func(ctx context.Context, out io.Writer) error { return run(ctx, c, out) })
 }
 
 // run does everything a bench invocation does and writes the report to out.
 func run(ctx context.Context, c config, out io.Writer) (err error) {
-	if c.Files < 0 || c.GitFiles < 0 || c.BuildFiles < 0 || c.TreeFiles < 0 {
-		return errors.New("-files, -git-files, -build-files and -tree-files must not be negative")
+	if c.Files < 0 || c.GitFiles < 0 || c.BuildFiles < 0 || c.TreeFiles < 0 || c.BigMiB < 0 {
+		return errors.New("-files, -git-files, -build-files, -tree-files and -big-file-mib must not be negative")
 	}
 	env, cleanup, err := c.Prepare(ctx, "sqlfs-bench")
 	if err != nil {
@@ -117,6 +119,11 @@ func run(ctx context.Context, c config, out io.Writer) (err error) {
 		}
 		if c.Files > 0 {
 			if err := filePhases(ctx, t, c.Files, c.Dirs, rec); err != nil {
+				return err
+			}
+		}
+		if c.BigMiB > 0 {
+			if err := bigFilePhases(ctx, t, c.BigMiB, rec); err != nil {
 				return err
 			}
 		}
@@ -171,8 +178,8 @@ func writeText(w io.Writer, rep report, res *harness.Results) error {
 	c := rep.Config
 	fmt.Fprint(w, "sqlfs bench: ")
 	c.WriteHeader(w, rep.Host)
-	fmt.Fprintf(w, "metadata phases: %d files of 4 KiB over %d dirs; workloads: tree of %d files, %d dirs, %.1f MiB\n",
-		c.Files, c.Dirs, rep.Tree.Files, rep.Tree.Dirs, float64(rep.Tree.Bytes)/(1<<20))
+	fmt.Fprintf(w, "metadata phases: %d files of 4 KiB over %d dirs; large file: %d MiB in 1 MiB writes; workloads: tree of %d files, %d dirs, %.1f MiB\n",
+		c.Files, c.Dirs, c.BigMiB, rep.Tree.Files, rep.Tree.Dirs, float64(rep.Tree.Bytes)/(1<<20))
 	fmt.Fprintf(w, "git: tree of %d files, %d dirs, %.1f MiB; make -j2: %d C sources; npm ci: %d files (%s)\n\n",
 		rep.GitTree.Files, rep.GitTree.Dirs, float64(rep.GitTree.Bytes)/(1<<20), c.BuildFiles, rep.NPMFiles, cmp.Or(c.NPM, "skipped"))
 	if err := res.WriteTable(w); err != nil {
