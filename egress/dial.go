@@ -171,10 +171,14 @@ func (d *Dialer) dial(ctx context.Context, a *Attempt, address string) (net.Conn
 // it was opened, so give each set of rules its own transport.
 func (d *Dialer) Transport() *http.Transport {
 	return &http.Transport{
-		Proxy:                 nil, // a proxy from the environment would connect where nobody checked
-		DialContext:           d.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          32,
+		Proxy:             nil, // a proxy from the environment would connect where nobody checked
+		DialContext:       d.DialContext,
+		ForceAttemptHTTP2: true,
+		MaxIdleConns:      32,
+		// net/http keeps 2 idle per host by default: a client with more
+		// requests in flight (npm: 15) then dials most of them anew,
+		// each a resolve, a policy check and an audit line.
+		MaxIdleConnsPerHost:   32,
 		IdleConnTimeout:       30 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,

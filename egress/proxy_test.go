@@ -12,7 +12,9 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestProxy runs the proxy on loopback in front of an origin on loopback
@@ -51,14 +53,8 @@ func TestProxy(t *testing.T) {
 			return "exec:7", nil
 		},
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := p.Server()
-	go srv.Serve(l)
-	t.Cleanup(func() { srv.Close() })
-	proxyURL := &url.URL{Scheme: "http", Host: l.Addr().String(), User: url.UserPassword("agent", "pw")}
+	proxyAddr := serveProxy(t, p)
+	proxyURL := &url.URL{Scheme: "http", Host: proxyAddr, User: url.UserPassword("agent", "pw")}
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(proxyURL)}}
 
 	get := func(u string) (int, string, string) {
@@ -89,7 +85,7 @@ func TestProxy(t *testing.T) {
 
 	connect := func(target string) (string, *bufio.Reader, net.Conn) {
 		t.Helper()
-		c, err := net.Dial("tcp", l.Addr().String())
+		c, err := net.Dial("tcp", proxyAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,7 +132,7 @@ func TestProxy(t *testing.T) {
 	}
 
 	// A request not in absolute form is no proxy request.
-	resp, err = http.Get("http://" + l.Addr().String() + "/")
+	resp, err = http.Get("http://" + proxyAddr + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,4 +155,66 @@ func TestProxy(t *testing.T) {
 	if denied != 7 {
 		t.Errorf("%d attempts denied, want 7: %+v", denied, attempts)
 	}
+}
+
+// TestProxyKeepsUpstreamConnections: a client with several requests in
+// flight at once, round after round (npm fetches 15 at a time), reuses the
+// proxy's connections to the origin instead of dialing most of them anew
+// each round, as a pool of net/http's default two idle connections per
+// host did (26 dials for these 4 rounds of 8).
+func TestProxyKeepsUpstreamConnections(t *testing.T) {
+	const inFlight, rounds = 8, 4
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond) // keeps the round's requests in flight together
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(origin.Close)
+	ap := netip.MustParseAddrPort(strings.TrimPrefix(origin.URL, "http://"))
+	pol, err := NewPolicy(ap.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dials atomic.Int64
+	p := &Proxy{Dialer: &Dialer{Policy: pol, Audit: func(a Attempt) {
+		if a.Outcome == Allowed {
+			dials.Add(1)
+		}
+	}}}
+	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "http", Host: serveProxy(t, p)}), MaxIdleConnsPerHost: inFlight}}
+	t.Cleanup(client.CloseIdleConnections)
+	for range rounds {
+		var wg sync.WaitGroup
+		for range inFlight {
+			wg.Go(func() {
+				resp, err := client.Get(origin.URL + "/x")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(body) != "ok" {
+					t.Errorf("%d %q", resp.StatusCode, body)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	// A round may start before the last one's connections are back in
+	// the pool: some slack over inFlight, far under a new pool per round.
+	if n := dials.Load(); n > inFlight+inFlight/2 {
+		t.Errorf("%d connections to the origin for %d rounds of %d requests; want at most %d", n, rounds, inFlight, inFlight+inFlight/2)
+	}
+}
+
+// serveProxy serves p on loopback until t ends and returns its address.
+func serveProxy(t *testing.T, p *Proxy) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := p.Server()
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return l.Addr().String()
 }

@@ -423,10 +423,7 @@ func (b *Backend) start(ctx context.Context) (_ *running, err error) {
 	var netnsPath string
 	if b.cfg.Egress != nil {
 		n, nerr := newNetns(&egress.Proxy{Dialer: b.cfg.Egress, Actor: func(req *http.Request) (string, error) {
-			if actor, ok := b.connActor(req.RemoteAddr, r.initPID); ok {
-				return actor, nil
-			}
-			return "", errNoExec
+			return b.reqActor(req, r.initPID)
 		}})
 		if nerr != nil {
 			return nil, nerr

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -75,6 +76,9 @@ func newNetns(p *egress.Proxy) (*netns, error) {
 		return nil, fmt.Errorf("%w: egress proxy: %w", ErrNotStarted, m.err)
 	}
 	n := &netns{ns: m.ns, srv: p.Server()}
+	n.srv.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		return context.WithValue(ctx, peerKey{}, new(peer))
+	}
 	go n.srv.Serve(m.ln) //nolint:errcheck // ends with Close
 	return n, nil
 }
@@ -111,22 +115,49 @@ func (n *netns) close() {
 // stands behind.
 var errNoExec = errors.New("egress refused: the connection is from no exec that asked for the network (allow_network)")
 
-// connActor names the exec whose process holds the other end of a proxy
-// connection from remote (its "127.0.0.1:PORT"), by the socket's inode in
-// the namespace's TCP table and the execs' cgroups; ok is false when no
+// peer is the exec behind one proxy connection, found at its first
+// request: finding it reads the namespace's TCP table and the execs'
+// file descriptors, which for every request of an npm install cost more
+// CPU than the FUSE mount serving the install.
+type peer struct {
+	once sync.Once
+	dir  string // the exec's cgroup; "" for none
+}
+
+type peerKey struct{}
+
+// reqActor names the exec behind req's connection, which must still be
+// running with AllowNetwork: a connection outliving its exec is refused.
+func (b *Backend) reqActor(req *http.Request, initPID int) (string, error) {
+	p, _ := req.Context().Value(peerKey{}).(*peer)
+	if p == nil {
+		p = new(peer)
+	}
+	p.once.Do(func() { p.dir = b.connExec(req.RemoteAddr, initPID) })
+	b.actorsMu.RLock()
+	defer b.actorsMu.RUnlock()
+	if e, ok := b.actors[p.dir]; ok && e.network && p.dir != "" {
+		return e.actor, nil
+	}
+	return "", errNoExec
+}
+
+// connExec is the cgroup of the exec whose process holds the other end of
+// a proxy connection from remote (its "127.0.0.1:PORT"), by the socket's
+// inode in the namespace's TCP table and the execs' cgroups; "" when no
 // exec with AllowNetwork holds it.
-func (b *Backend) connActor(remote string, initPID int) (actor string, ok bool) {
+func (b *Backend) connExec(remote string, initPID int) string {
 	_, port, err := net.SplitHostPort(remote)
 	if err != nil {
-		return "", false
+		return ""
 	}
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
-		return "", false
+		return ""
 	}
 	inode := socketInode(initPID, uint16(p))
 	if inode == "" {
-		return "", false
+		return ""
 	}
 	b.actorsMu.RLock()
 	defer b.actorsMu.RUnlock()
@@ -142,12 +173,12 @@ func (b *Backend) connActor(remote string, initPID int) (actor string, ok bool) 
 			fds, _ := filepath.Glob("/proc/" + pid + "/fd/*")
 			for _, fd := range fds {
 				if l, _ := os.Readlink(fd); l == "socket:["+inode+"]" {
-					return e.actor, true
+					return dir
 				}
 			}
 		}
 	}
-	return "", false
+	return ""
 }
 
 // socketInode finds the client socket 127.0.0.1:port -> ProxyAddr in the
