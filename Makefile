@@ -39,7 +39,7 @@ export SQLFS_TOOLS := $(TOOLS)
 # rounds of the crash test, the core's long model-based run).
 LONG_TIMEOUT ?= 3h
 
-.PHONY: all deps tools build test test-long test-integration tools-integration vet demo bench bench-workloads fio rootfs demo-pdf demo-publish clean
+.PHONY: all deps tools build test test-long test-integration tools-integration vet demo bench bench-workloads npm-registry fio rootfs demo-pdf demo-publish clean
 
 all: build
 
@@ -83,6 +83,14 @@ $(VERDACCIO_DIR)/node_modules/.bin/verdaccio:
 	printf '{"private":true,"dependencies":{"verdaccio":"$(VERDACCIO_VERSION)","npm":"$(NPM_VERSION)"},"overrides":{"node-fetch":"2.7.0"}}\n' >$(VERDACCIO_DIR).tmp/package.json
 	cd $(VERDACCIO_DIR).tmp && npm install --no-audit --no-fund --loglevel=error
 	rm -rf $(VERDACCIO_DIR) && mv $(VERDACCIO_DIR).tmp $(VERDACCIO_DIR)
+
+# The registry the container backend's npm ci benchmark (BenchmarkNpmCI)
+# serves from 127.0.0.1 with no uplink: a Verdaccio storage holding every
+# package of bench/npm300's lockfile, fetched once from registry.npmjs.org.
+NPM_REGISTRY := $(TOOLS)/npm-registry-npm300
+npm-registry: $(NPM_REGISTRY)
+$(NPM_REGISTRY): bench/npm300/package-lock.json | $(TOOLS)/bin/verdaccio
+	VERDACCIO_DIR=$(VERDACCIO_DIR) ./sidecar/container/seed-npm-registry.sh bench/npm300 $@
 
 # The integration suite's servers and checkers, each built once into
 # $(TOOLS) where missing: SeaweedFS's weed (the S3 server; its tools module

@@ -90,7 +90,7 @@ func TestNPMThroughProxy(t *testing.T) {
 // registryKit is the directory make deps installs Verdaccio and a
 // self-contained npm into (node_modules/{verdaccio,npm}), found through
 // the verdaccio link on PATH.
-func registryKit(t *testing.T) string {
+func registryKit(t testing.TB) string {
 	t.Helper()
 	bin := testenv.LookPath(t, "verdaccio", "none: the npm package, which make deps installs")
 	real, err := filepath.EvalSymlinks(bin)
@@ -109,7 +109,7 @@ func registryKit(t *testing.T) string {
 // nodeRootfs is the busybox rootfs with the host's node (and the shared
 // libraries it needs) and the kit's npm, linked where the filesystem
 // allows and copied where not.
-func nodeRootfs(t *testing.T, kit string) string {
+func nodeRootfs(t testing.TB, kit string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := BuildBusyboxRootfs(context.Background(), dir); err != nil {
@@ -174,7 +174,33 @@ func linkOrCopy(src, dst string) error {
 // and returns its port.
 func startVerdaccio(t *testing.T, kit string) int {
 	t.Helper()
+	port := runVerdaccio(t, kit, "")
+	base := fmt.Sprintf("http://127.0.0.1:%d", port)
+	var user struct{ Token string }
+	if err := callJSON(http.MethodPut, base+"/-/user/org.couchdb.user:sqlfs", "", map[string]string{"name": "sqlfs", "password": "test-only-password"}, &user); err != nil || user.Token == "" {
+		t.Fatalf("add a user: %v (token %q)", err, user.Token)
+	}
+	if err := publish(base, user.Token, "sqlfs-demo", "1.0.0", map[string]string{
+		"package.json": `{"name":"sqlfs-demo","version":"1.0.0","main":"index.js"}`,
+		"index.js":     `module.exports = "hello from sqlfs-demo";`,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// runVerdaccio runs Verdaccio on 127.0.0.1 with no uplinks (it asks no
+// other registry) until t ends, serving a copy of the storage directory
+// seed (an empty registry when seed is ""), and returns its port.
+func runVerdaccio(t testing.TB, kit, seed string) int {
+	t.Helper()
 	dir := t.TempDir()
+	if seed != "" {
+		// A copy: Verdaccio writes its database into the storage.
+		if out, err := exec.Command("cp", "-a", seed, filepath.Join(dir, "storage")).CombinedOutput(); err != nil {
+			t.Fatalf("copy the registry's storage: %v\n%s", err, out)
+		}
+	}
 	cfg := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`storage: %s/storage
 auth:
@@ -212,10 +238,9 @@ log: { type: stdout, format: pretty, level: warn }
 			t.Logf("verdaccio:\n%s", log.String())
 		}
 	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	// Node starts slowly on a loaded machine.
 	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		resp, err := http.Get(base + "/-/ping")
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/-/ping", port))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
@@ -230,16 +255,6 @@ log: { type: stdout, format: pretty, level: warn }
 		if time.Now().After(deadline) {
 			t.Fatalf("verdaccio did not answer: %v\n%s", err, log.String())
 		}
-	}
-	var user struct{ Token string }
-	if err := callJSON(http.MethodPut, base+"/-/user/org.couchdb.user:sqlfs", "", map[string]string{"name": "sqlfs", "password": "test-only-password"}, &user); err != nil || user.Token == "" {
-		t.Fatalf("add a user: %v (token %q)", err, user.Token)
-	}
-	if err := publish(base, user.Token, "sqlfs-demo", "1.0.0", map[string]string{
-		"package.json": `{"name":"sqlfs-demo","version":"1.0.0","main":"index.js"}`,
-		"index.js":     `module.exports = "hello from sqlfs-demo";`,
-	}); err != nil {
-		t.Fatal(err)
 	}
 	return port
 }
