@@ -49,11 +49,16 @@
 //     not safely: a later write to the same page is copied into the cache
 //     before the server sees it, and a store made from the older bytes
 //     would then land over it and mark the page up to date.
-//   - Every READ drops the file's atime (fuse_invalidate_atime): the next
-//     stat of it is a GETATTR (git commit's index refresh after git add).
-//   - LINK and UNLINK drop the file's ctime: the next stat of the other
-//     name is a GETATTR (git commit's existence check of each loose object
-//     git add linked and unlinked).
+//   - Every READ drops the file's atime (fuse_invalidate_atime), whatever
+//     the mount's atime option (only a read-only superblock keeps it), and
+//     stat, lstat and fstat ask for atime: the next one is a GETATTR (git
+//     commit's index refresh after git add, a checkout's second map of a
+//     loose object). No later reply refills it: the kernel drops attributes
+//     from a reply to a request sent before the drop (attr_version).
+//   - UNLINK and RENAME drop the file's ctime (LINK's reply carries fresh
+//     attributes): the next stat of the other name is a GETATTR (git
+//     commit's existence check of each loose object git add linked and
+//     unlinked).
 //   - What does refresh a directory's attributes without a GETATTR is a
 //     LOOKUP of the directory itself: npm's mkdir -p of the package
 //     directory before each file it creates there.
