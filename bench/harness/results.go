@@ -110,7 +110,7 @@ func (r *Results) WriteCounters(w io.Writer) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "name\t%s FUSE requests per op (per run without ops), then commits\n", r.Subject)
+	fmt.Fprintf(tw, "name\t%s FUSE requests per op (per run without ops), then commits and the server's CPU\n", r.Subject)
 	for _, m := range r.metrics {
 		if len(r.counters[m.Name]) == 0 {
 			continue
@@ -127,6 +127,9 @@ func (r *Results) WriteCounters(w io.Writer) error {
 		var reqs, commits []part
 		total := 0.0
 		for k, v := range med {
+			if k == serverCPU {
+				continue
+			}
 			name, kind := seriesName(k)
 			switch kind {
 			case requestSeries:
@@ -151,6 +154,9 @@ func (r *Results) WriteCounters(w io.Writer) error {
 		}
 		for _, p := range commits {
 			fmt.Fprintf(&b, "; %s %s", p.name, num(p.v))
+		}
+		if cpu := med[serverCPU]; cpu > 0 {
+			fmt.Fprintf(&b, "; server CPU %s µs/op", num(cpu*1e6/div))
 		}
 		if busy := Median(handlerSeconds(r.counters[m.Name])); busy > 0 && total > 0 {
 			fmt.Fprintf(&b, "; handlers %s µs/request", num(busy*1e6/(total*div)))
