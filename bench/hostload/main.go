@@ -269,6 +269,14 @@ func (s *server) cpu() time.Duration {
 	return total
 }
 
+// selfCPU is the CPU time this process (the load generator) has used,
+// user and system.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func (s *server) openCount() int {
 	b, err := s.must("GET", "/v1/health", "")
 	if err != nil {
@@ -478,7 +486,8 @@ func active(c config) ([][]string, error) {
 			}
 		}
 	}()
-	deadline := time.Now().Add(c.duration)
+	host0, self0, t0 := s.cpu(), selfCPU(), time.Now()
+	deadline := t0.Add(c.duration)
 	var wg sync.WaitGroup
 	for i := range c.active {
 		wg.Go(func() {
@@ -514,9 +523,11 @@ func active(c config) ([][]string, error) {
 		})
 	}
 	wg.Wait()
+	hostCPU, selfCPU, took := s.cpu()-host0, selfCPU()-self0, time.Since(t0)
 	close(stop)
 	slices.Sort(execs)
 	p50, p99 := percentile(execs, 0.5), percentile(execs, 0.99)
+	n := max(1, ops.Load()+errCount.Load())
 	msg := ""
 	if e := firstErr.Load(); e != nil {
 		msg = fmt.Sprintf(" (first: %v)", e)
@@ -525,6 +536,8 @@ func active(c config) ([][]string, error) {
 		{fmt.Sprintf("%d workspaces active at once for %v, each a client looping exec echo/write/read: errors", c.active, c.duration),
 			fmt.Sprintf("%d of %d requests%s", errCount.Load(), ops.Load()+errCount.Load(), msg), "0", met(errCount.Load() == 0)},
 		{"... exec echo latency (client side, over TCP)", fmt.Sprintf("p50 %v, p99 %v (%d execs)", p50.Round(10*time.Microsecond), p99.Round(10*time.Microsecond), len(execs)), "p99 ≤ 50 ms", met(p99 <= 50*time.Millisecond)},
+		{"... CPU per request: the host's, the load generator's (all 3 kinds, requests a second)",
+			fmt.Sprintf("host %v, generator %v (%.0f/s)", (hostCPU / time.Duration(n)).Round(time.Microsecond), (selfCPU / time.Duration(n)).Round(time.Microsecond), float64(n)/took.Seconds()), "", ""},
 		{"... host peak RSS while active", mib(maxRSS.Load()), fmt.Sprintf("bounded by --max-open %d", c.active), "see RSS"},
 	}, s.stop()
 }
