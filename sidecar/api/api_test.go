@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,8 +25,9 @@ import (
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
-// testBackend understands "echo TEXT", "sleep" (until cancelled) and
-// "flood" (writes until cancelled), enough to drive the exec surface.
+// testBackend understands "echo TEXT", "sleep" (until cancelled),
+// "say-then-sleep TEXT" and "flood" (writes until cancelled), enough to
+// drive the exec surface.
 type testBackend struct{}
 
 func (testBackend) Name() string { return "shell" }
@@ -40,6 +42,10 @@ func (testBackend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Resul
 		fmt.Fprintln(req.Stderr, "to stderr")
 		req.Stdout.Write([]byte{0xff, 0xfe}) // not UTF-8: travels base64
 	case "sleep":
+		<-ctx.Done()
+		res.ExitCode = 130
+	case "say-then-sleep":
+		fmt.Fprintln(req.Stdout, arg)
 		<-ctx.Done()
 		res.ExitCode = 130
 	case "flood":
@@ -337,6 +343,42 @@ func TestExecStream(t *testing.T) {
 		!strings.Contains(lines[4], `"type":"exit"`) || !strings.Contains(lines[4], `"exit_code":0`) {
 		t.Errorf("stream %d:\n%s", st, body)
 	}
+}
+
+// TestExecStreamWrites: an exec that ends at once leaves in one write with
+// the end of its response (no flush of its own), and one that runs on
+// streams its output while it runs.
+func TestExecStreamWrites(t *testing.T) {
+	e := serve(t, Options{}, false)
+	rec := httptest.NewRecorder()
+	e.srv.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/exec", strings.NewReader(`{"command":"echo x"}`)))
+	if lines := strings.Split(strings.TrimSpace(rec.Body.String()), "\n"); rec.Code != 200 || len(lines) != 5 || rec.Flushed {
+		t.Errorf("echo: %d, flushed %v:\n%s", rec.Code, rec.Flushed, rec.Body)
+	}
+
+	e = serve(t, Options{}, false)
+	conn, err := net.Dial("unix", e.sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	body := `{"command":"say-then-sleep hello"}`
+	fmt.Fprintf(conn, "POST /v1/exec HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for _, want := range []string{`"type":"start"`, `{"type":"stdout","data":"hello\n"}`} {
+		if !sc.Scan() || !strings.Contains(sc.Text(), want) {
+			t.Fatalf("while the exec runs: %q %v, want %s", sc.Text(), sc.Err(), want)
+		}
+	}
+	if l := e.svc.Execs(); len(l) != 1 || !l[0].Running {
+		t.Errorf("the output came after the exec: %+v", l)
+	}
+	conn.Close()
+	waitKilled(t, e)
 }
 
 func TestExecListKill(t *testing.T) {
