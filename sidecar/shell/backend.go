@@ -282,13 +282,23 @@ func baseEnv(extra map[string]string) []string {
 // "HOME name" queries for `~name` itself: without an answer the
 // interpreter looks the user up in the host's user database. Every user's
 // home is the workspace.
+//
+// Until the runner's one reset, fifoDir answers for TMPDIR: the
+// interpreter reads it there only, to pick the host directory of its
+// process-substitution FIFOs (opened with the host's os.OpenFile), which
+// must be the backend's private one. The script then sees its own TMPDIR
+// (unset: /tmp is the default, as for bash).
 type environ struct {
 	expand.Environ
+	fifoDir string
 }
 
-func (e environ) Get(name string) expand.Variable {
+func (e *environ) Get(name string) expand.Variable {
 	if strings.HasPrefix(name, "HOME ") {
 		return expand.Variable{Set: true, Kind: expand.String, Str: sidecar.WorkspaceDir}
+	}
+	if name == "TMPDIR" && e.fifoDir != "" {
+		return expand.Variable{Set: true, Exported: true, Kind: expand.String, Str: e.fifoDir}
 	}
 	v := e.Environ.Get(name)
 	if name == "HOME" && !v.IsSet() {
@@ -301,14 +311,9 @@ func (e environ) Get(name string) expand.Variable {
 
 // newRunner builds an interpreter whose every handler goes to r.
 func (r *run) newRunner(dir string, env []string, stdin *os.File, stdout, stderr io.Writer) (*interp.Runner, error) {
-	// The interpreter reads TMPDIR once, at its first reset, to pick the
-	// host directory for process-substitution FIFOs, and opens names there
-	// with the host's os.OpenFile. Point it at the backend's private FIFO
-	// directory, then reset again with the environment the script sees
-	// (TMPDIR unset: /tmp is the default, as for bash).
-	fifoEnv := environ{expand.ListEnviron(append(env, "TMPDIR="+r.fifos.dir)...)}
+	e := &environ{Environ: expand.ListEnviron(env...), fifoDir: r.fifos.dir}
 	runner, err := interp.New(
-		interp.Env(fifoEnv),
+		interp.Env(e),
 		func(rn *interp.Runner) error {
 			// interp.Dir would stat the host; the directory was checked
 			// against the shell's filesystem by the caller.
@@ -330,9 +335,6 @@ func (r *run) newRunner(dir string, env []string, stdin *os.File, stdout, stderr
 		return nil, err
 	}
 	runner.Reset()
-	if err := interp.Env(environ{expand.ListEnviron(env...)})(runner); err != nil {
-		return nil, err
-	}
-	runner.Reset()
+	e.fifoDir = ""
 	return runner, nil
 }

@@ -158,3 +158,24 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// TestScriptSeesItsOwnTMPDIR: the interpreter takes the backend's private
+// FIFO directory for TMPDIR, but the script sees its own TMPDIR, or none.
+func TestScriptSeesItsOwnTMPDIR(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "[] 0\nhi\n"},
+		{map[string]string{"TMPDIR": "/workspace/t"}, "[/workspace/t] 1\nhi\n"},
+	} {
+		got := execReq(t, b, sidecar.Request{Command: `echo "[$TMPDIR]" $(env | grep -c '^TMPDIR='); cat <(echo hi)`, Env: tc.env})
+		if got.stdout != tc.want || got.ExitCode != 0 {
+			t.Errorf("env %v: exit %d, stdout %q, stderr %q; want %q", tc.env, got.ExitCode, got.stdout, got.stderr, tc.want)
+		}
+	}
+	if own := b.m.fifos.current(); own == "" || !strings.HasPrefix(own, os.TempDir()) {
+		t.Errorf("FIFO directory %q, want one under %s", own, os.TempDir())
+	}
+}
