@@ -20,8 +20,8 @@ import (
 
 const stashRef = plumbing.ReferenceName("refs/stash")
 
-// cmdStash is git stash push (also bare), list, show, apply, drop and
-// pop, with git's
+// cmdStash is git stash push (also bare), list, show, apply and pop
+// (also --index), drop, branch and clear, with git's
 // commits: an index commit (parent HEAD) and a worktree commit (parents
 // HEAD and the index commit) at refs/stash, each stash a line of its
 // reflog. Untracked files stay where they are, as without -u.
@@ -58,14 +58,24 @@ func cmdStash(s *session, args []string) error {
 			return unsupported("git stash list " + strings.Join(args, " "))
 		}
 		return r.stashList()
-	case "apply", "pop", "drop", "show":
-		var quiet bool
+	case "clear":
+		if len(args) > 0 {
+			return errorf(1, "error: git stash clear with arguments is unimplemented\n")
+		}
+		if err := r.r.Storer.RemoveReference(stashRef); err != nil {
+			return err
+		}
+		return r.dropLog(stashRef)
+	case "apply", "pop", "drop", "show", "branch":
+		var quiet, withIndex bool
 		var show diffOutput
 		var rest []string
 		for _, a := range args {
 			switch {
-			case (a == "-q" || a == "--quiet") && sub != "show":
+			case (a == "-q" || a == "--quiet") && sub != "show" && sub != "branch":
 				quiet = true
+			case a == "--index" && (sub == "apply" || sub == "pop"):
+				withIndex = true
 			case (a == "-p" || a == "--patch" || a == "-u") && sub == "show":
 				show.patch = true
 			case a == "--stat" && sub == "show":
@@ -75,6 +85,13 @@ func cmdStash(s *session, args []string) error {
 			default:
 				rest = append(rest, a)
 			}
+		}
+		branch := ""
+		if sub == "branch" {
+			if len(rest) == 0 {
+				return errorf(1, "No branch name specified\n")
+			}
+			branch, rest, withIndex = rest[0], rest[1:], true
 		}
 		if len(rest) > 1 {
 			return fatalf("Too many revisions specified: %s", strings.Join(rest, " "))
@@ -97,7 +114,25 @@ func cmdStash(s *session, args []string) error {
 		case "drop":
 			return r.dropStash(list, e, quiet)
 		}
-		err = r.stashApply(e, quiet)
+		if sub == "branch" {
+			// git checkout -b BRANCH at the commit the stash was made on,
+			// then pop --index.
+			w, err := r.r.CommitObject(e.hash)
+			if err != nil {
+				return err
+			}
+			if w.NumParents() == 0 {
+				return fatalf("'%s' is not a stash-like commit", e.name)
+			}
+			if err := r.checkoutNewBranch(branch, w.ParentHashes[0].String(), false); err != nil {
+				// git runs checkout as a child: stash exits 1 whatever it said.
+				if ee := (*exitError)(nil); errors.As(err, &ee) {
+					return &exitError{code: 1, msg: ee.msg}
+				}
+				return err
+			}
+		}
+		err = r.stashApply(e, quiet, withIndex)
 		var refused *exitError
 		if sub == "pop" && errors.As(err, &refused) {
 			fmt.Fprintln(r.out, "The stash entry is kept in case you need it again.")
@@ -264,13 +299,16 @@ func (r *repo) stashList() error {
 
 // stashApply applies a stash entry. The worktree takes the stash's
 // changes; the index keeps HEAD's version but of files the stash adds,
-// as git stash apply without --index leaves it. A file changed both in
+// as git stash apply without --index leaves it; withIndex (--index) gives
+// it the stash's staged changes too, where HEAD has the files the stash
+// was made on (git applies them as a patch; elsewhere it is refused as
+// not supported). A file changed both in
 // the stash and since is merged line by line, as git's ort merge does;
 // changes that collide are refused with git's Auto-merging and CONFLICT
 // lines and nothing changes (git would write conflict markers). Local
 // changes the stash would overwrite are refused as git refuses them;
 // other local changes are refused as not supported.
-func (r *repo) stashApply(top stashEntry, quiet bool) error {
+func (r *repo) stashApply(top stashEntry, quiet, withIndex bool) error {
 	w, err := r.r.CommitObject(top.hash)
 	if err != nil {
 		return err
@@ -301,6 +339,24 @@ func (r *repo) stashApply(top stashEntry, quiet bool) error {
 	ours, err := r.commitSnapshot(h.commit)
 	if err != nil {
 		return err
+	}
+	var staged []change // base to the stash's index, for --index
+	var staging snapshot
+	if withIndex {
+		ic, err := w.Parent(1)
+		if err != nil {
+			return err
+		}
+		if staging, err = r.commitSnapshot(ic); err != nil {
+			return err
+		}
+		staged = compare(base, staging)
+		for _, c := range staged {
+			p := c.path()
+			if o, b := ours[p], base[p]; (o == nil) != (b == nil) || o != nil && (o.hash != b.hash || o.mode != b.mode) {
+				return unsupported("git stash apply --index where HEAD changed a file staged in the stash")
+			}
+		}
 	}
 	result, notes, blobs, err := r.mergeTrees(base, ours, stashed, "the stash was not applied")
 	if err != nil {
@@ -351,8 +407,27 @@ func (r *repo) stashApply(top stashEntry, quiet bool) error {
 		}
 		*e = index.Entry{Name: p, Hash: b.hash, Mode: b.mode} // no stat data: the worktree is compared by content
 	}
+	for _, c := range staged {
+		p := c.path()
+		b, ok := staging[p]
+		if !ok {
+			idx.remove(p)
+			continue
+		}
+		e, ok := idx.entry(p)
+		if !ok {
+			e = idx.add(p)
+		}
+		*e = index.Entry{Name: p, Hash: b.hash, Mode: b.mode}
+	}
 	if err := r.setIndex(idx); err != nil {
 		return err
+	}
+	if len(staged) > 0 {
+		// git resets to HEAD after applying the staged changes.
+		if err := r.logRef(plumbing.HEAD, h.commit.Hash, h.commit.Hash, "reset: moving to HEAD"); err != nil {
+			return err
+		}
 	}
 	if !quiet {
 		st, err := r.state(false)
