@@ -51,6 +51,13 @@ type replicaSyncer interface {
 	SyncReplica(ctx context.Context) error
 }
 
+// preparer restores a workspace ahead of its lease (replica.Opener's
+// Prepare): its holder, lease generation gen, was seen dead, and the
+// copy is worth keeping until until.
+type preparer interface {
+	Prepare(id string, gen int64, until time.Time)
+}
+
 // Options configure a Fleet.
 type Options struct {
 	Lease Lease

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -72,7 +73,7 @@ func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 			return
 		}
 		if rec.Live(time.Now()) && rec.Instance != f.claim.Instance {
-			f.forward(w, r, rec)
+			f.forward(w, r, rec, f.authorized(r, id, o))
 			return
 		}
 		// Workspace management, and requests that could not take a lease,
@@ -84,7 +85,7 @@ func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 		_, release, err := f.host.Acquire(r.Context(), id)
 		var held *HeldError
 		if errors.As(err, &held) {
-			f.forward(w, r, held.Record) // another host took it first
+			f.forward(w, r, held.Record, true) // another host took it first
 			return
 		}
 		if err == nil {
@@ -140,8 +141,10 @@ func (f *Fleet) authorized(r *http.Request, id string, o HandlerOptions) bool {
 	return id != "" && o.Dir != nil && o.Dir.ValidToken(id, tok)
 }
 
-// forward proxies r to the host holding rec.
-func (f *Fleet) forward(w http.ResponseWriter, r *http.Request, rec Record) {
+// forward proxies r to the host holding rec. When the holder cannot be
+// reached and r could take the lease (mayLease), the workspace is
+// restored ahead of the lease's expiry (see prepare).
+func (f *Fleet) forward(w http.ResponseWriter, r *http.Request, rec Record, mayLease bool) {
 	wait := strconv.Itoa(max(1, int(time.Until(rec.Expires).Seconds()+1)))
 	if by := r.Header.Get(forwardedBy); by != "" || rec.Addr == f.claim.Addr {
 		// Forwarded once already, or held by this address's previous
@@ -171,10 +174,28 @@ func (f *Fleet) forward(w http.ResponseWriter, r *http.Request, rec Record) {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			metrics.FleetForwards.WithLabelValues("unreachable").Inc()
 			f.o.Logger.Warn("forwarding to a workspace's holder failed", "id", rec.ID, "holder", rec.Addr, "err", err)
+			if mayLease {
+				f.prepare(rec, err)
+			}
 			w.Header().Set("Retry-After", wait)
 			api.WriteJSON(w, http.StatusServiceUnavailable, map[string]api.ErrorBody{"error": {Code: codeUnavailable,
 				Message: "workspace " + rec.ID + " is served by " + rec.Addr + ", which did not answer; its lease expires in " + wait + "s, then another host takes it"}})
 		},
 	}
 	rp.ServeHTTP(w, r)
+}
+
+// prepare has the Opener restore rec's workspace while its lease runs
+// out, when forwarding to its holder failed to connect at all (the
+// holder looks dead: refused, unreachable), so that the restore overlaps
+// the TTL; the open after the expiry takes the copy up only if the
+// replica has nothing newer. A holder that answers slowly is not dead:
+// nothing is prepared for it.
+func (f *Fleet) prepare(rec Record, err error) {
+	p, ok := f.o.Opener.(preparer)
+	var op *net.OpError
+	if !ok || !errors.As(err, &op) || op.Op != "dial" {
+		return
+	}
+	p.Prepare(rec.ID, rec.Generation, rec.Expires.Add(f.o.TTL+time.Minute))
 }

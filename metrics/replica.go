@@ -49,6 +49,10 @@ var (
 		Name: "sqlfs_replica_restores_total",
 		Help: "Restores from the replica, by outcome (ok, empty, error; local: the replica held nothing of a workspace another host served, and the local copy set aside was served instead).",
 	}, []string{"outcome"})
+	ReplicaStaged = factory.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqlfs_replica_staged_restores_total",
+		Help: "Restores made ahead of a lease whose holder was seen dead, by what became of them (used; behind: the replica had moved on, restored again; failed; unused: no open took it up).",
+	}, []string{"outcome"})
 	ReplicaRestoresWaiting = factory.NewGauge(prometheus.GaugeOpts{
 		Name: "sqlfs_replica_restores_waiting",
 		Help: "Restores waiting for their turn (serve --max-restores run at once).",

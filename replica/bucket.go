@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -189,3 +190,47 @@ func (b bucket) deleteUnder(ctx context.Context, sub string) (n int, err error) 
 	}
 	return n, nil
 }
+
+// storeKey is where generation gen of workspace id keeps its store's
+// replica under PREFIX/ (WorkspaceURL's path).
+func storeKey(id string, gen int64) string {
+	if gen == 0 {
+		return id + "/" + host.StoreName
+	}
+	return id + "/" + host.GenerationName(gen) + "/" + host.StoreName
+}
+
+// newestTXID is the newest transaction the replica of workspace id's
+// generation gen holds (0: none), from the names of Litestream's LTX
+// files (LEVEL/MIN-MAX.ltx under the store's path: LEVEL 4 hex digits,
+// MIN and MAX 16) at every level: a listing, no download.
+func (b bucket) newestTXID(ctx context.Context, id string, gen int64) (uint64, error) {
+	var newest uint64
+	in := &s3.ListObjectsV2Input{Bucket: &b.name, Prefix: aws.String(b.prefix + storeKey(id, gen) + "/")}
+	for p := s3.NewListObjectsV2Paginator(b.client, in); p.HasMorePages(); {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("listing the transactions of %s in the replica: %w", storeKey(id, gen), err)
+		}
+		for _, obj := range page.Contents {
+			if _, max, ok := parseLTXName(path.Base(aws.ToString(obj.Key))); ok && max > newest {
+				newest = max
+			}
+		}
+	}
+	return newest, nil
+}
+
+// parseLTXName reads Litestream's LTX file name MIN-MAX.ltx.
+func parseLTXName(name string) (min, max uint64, ok bool) {
+	a, b, found := strings.Cut(strings.TrimSuffix(name, ".ltx"), "-")
+	if !found || len(a) != 16 || len(b) != 16 || !strings.HasSuffix(name, ".ltx") {
+		return 0, 0, false
+	}
+	min, err1 := strconv.ParseUint(a, 16, 64)
+	max, err2 := strconv.ParseUint(b, 16, 64)
+	return min, max, err1 == nil && err2 == nil
+}
+
+// formatTXID writes a transaction id as Litestream's -txid takes it.
+func formatTXID(txid uint64) string { return fmt.Sprintf("%016x", txid) }

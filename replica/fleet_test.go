@@ -15,9 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/sqlfs/sqlfs/fleet"
 	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/internal/testenv"
+	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
@@ -79,6 +82,13 @@ type member struct {
 
 func startMember(t *testing.T, srv server, base URL, ttl time.Duration) *member {
 	t.Helper()
+	return startMemberAt(t, srv, base, ttl, "http://127.0.0.1:1")
+}
+
+// startMemberAt is startMember advertising addr (nothing answers on
+// ports 1 and 2 of the loopback: a forward to them fails to connect).
+func startMemberAt(t *testing.T, srv server, base URL, ttl time.Duration, addr string) *member {
+	t.Helper()
 	ctx := context.Background()
 	o := options(t, base)
 	o.Credentials = srv.keys
@@ -94,7 +104,7 @@ func startMember(t *testing.T, srv server, base URL, ttl time.Duration) *member 
 	}
 	m.lease = &cuttable{Lease: l}
 	m.opener = &Opener{Dir: m.dir, Supervisor: m.sup, Options: o, SyncTimeout: 2 * time.Minute}
-	m.fleet, err = fleet.New(fleet.Options{Lease: m.lease, Opener: m.opener, Replica: m.opener, Dir: m.dir.Root(), Addr: "http://127.0.0.1:1", TTL: ttl, Logger: o.Logger})
+	m.fleet, err = fleet.New(fleet.Options{Lease: m.lease, Opener: m.opener, Replica: m.opener, Dir: m.dir.Root(), Addr: addr, TTL: ttl, Logger: o.Logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,4 +385,69 @@ func TestStaleCopyOverAnEmptyReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.read(t, "ws", "only-on-a.txt", "acknowledged by A\n")
+}
+
+// TestRestoreAheadOfTheLease: host B, asked for a workspace whose holder
+// A it cannot reach (the members' advertised address refuses), restores
+// it while A's lease runs out, and serves that copy once it takes the
+// lease. If A was not dead and shipped more since (behind), B must not
+// serve the staged copy: it restores again and has A's last write.
+func TestRestoreAheadOfTheLease(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		more    bool // A writes after B's staged restore
+		outcome string
+	}{
+		{"current", false, "used"},
+		{"behind", true, "behind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakeServer(t)
+			base := srv.base(t, "fleet")
+			a := startMemberAt(t, srv, base, 3*time.Second, "http://127.0.0.1:1")
+			b := startMemberAt(t, srv, base, 3*time.Second, "http://127.0.0.1:2")
+			if err := a.dir.Create("ws", nil); err != nil {
+				t.Fatal(err)
+			}
+			a.write(t, "ws", "one.txt", "first write\n")
+			a.synced(t, "ws")
+			if !tc.more {
+				// Dead as far as the replica goes: A's own commits at
+				// its fenced close never ship.
+				a.pauseLitestream(t)
+			}
+			before := testutil.ToFloat64(metrics.ReplicaStaged.WithLabelValues(tc.outcome))
+
+			if st := b.do(t, http.MethodPost, "/v1/workspaces/ws/tools/read"); st != http.StatusServiceUnavailable {
+				t.Fatalf("B asked for A's workspace answers %d; want 503 (A unreachable)", st)
+			}
+			staged := filepath.Join(b.dir.Root(), ".restore", "ws.staged.sqlfs")
+			for deadline := time.Now().Add(testenv.Slack(time.Minute)); ; time.Sleep(20 * time.Millisecond) {
+				if _, err := os.Stat(staged); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("B made no staged restore of the workspace whose holder it could not reach")
+				}
+			}
+			if tc.more {
+				a.write(t, "ws", "two.txt", "written after B's staged restore\n")
+				a.synced(t, "ws")
+			}
+			a.lease.cut.Store(true)
+			if err := b.acquireOnceFree(t, "ws"); err != nil {
+				t.Fatalf("B acquiring the workspace: %v", err)
+			}
+			b.read(t, "ws", "one.txt", "first write\n")
+			if tc.more {
+				b.read(t, "ws", "two.txt", "written after B's staged restore\n")
+			}
+			if got := testutil.ToFloat64(metrics.ReplicaStaged.WithLabelValues(tc.outcome)) - before; got != 1 {
+				t.Errorf("staged restores %s: %v; want 1", tc.outcome, got)
+			}
+			if _, err := os.Stat(staged); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the staged copy is left behind: %v", err)
+			}
+		})
+	}
 }

@@ -44,6 +44,21 @@ type Opener struct {
 	bucket bucket
 	known  *host.Known
 	slots  chan struct{} // one per restore running
+
+	mu     sync.Mutex
+	stages map[string]*stage // Prepare's restores, by workspace
+}
+
+// stage is a restore made ahead of a lease (Prepare): workspace id's
+// replica restored into file while a holder seen dead still held its
+// lease, to be taken up by the open that follows the lease's expiry if the
+// replica has nothing newer by then.
+type stage struct {
+	file string
+	done chan struct{} // closed when the restore ended; then:
+	from int64         // the generation restored
+	txid uint64        // its newest transaction, which file holds
+	err  error
 }
 
 // DefaultMaxRestores is Opener.MaxRestores' default: four per CPU. A
@@ -222,6 +237,7 @@ func (o *Opener) init() {
 		}
 		o.bucket = newBucket(o.S3, o.Options.URL)
 		o.slots = make(chan struct{}, cmp.Or(o.MaxRestores, DefaultMaxRestores()))
+		o.stages = map[string]*stage{}
 		o.known = &host.Known{List: o.bucket.ids, Lookup: func(ctx context.Context, id string) (bool, error) {
 			gens, err := o.bucket.generations(ctx, id)
 			return len(gens) > 0, err
@@ -230,36 +246,33 @@ func (o *Opener) init() {
 }
 
 // restore brings workspace id's store from the replica into place,
-// making its folder when the host has none. The host opens one id at a
+// making its folder when the host has none: the copy Prepare staged when
+// it is still current, else a restore now. The host opens one id at a
 // time, so no two restores of one id race.
 func (o *Opener) restore(ctx context.Context, id string, gen int64, store string) error {
 	o.init()
-	metrics.ReplicaRestoresWaiting.Inc()
-	select {
-	case o.slots <- struct{}{}:
-		metrics.ReplicaRestoresWaiting.Dec()
-	case <-ctx.Done():
-		metrics.ReplicaRestoresWaiting.Dec()
-		return fmt.Errorf("waiting to restore: %w", ctx.Err())
-	}
-	defer func() { <-o.slots }()
-	// Restored beside DIR's workspaces (one filesystem, so the move into
-	// place is a link), under a name no workspace can have.
-	tmpDir := filepath.Join(o.Dir.Root(), ".restore")
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
-		return err
-	}
-	tmp := filepath.Join(tmpDir, id+".sqlfs")
-	_ = os.Remove(tmp)
 	below := gen
 	if gen == 0 {
 		below = math.MaxInt64
 	}
-	ro := o.Options
-	ro.niced = true
-	from, err := restoreNewest(ctx, o.bucket, ro, id, below, tmp, time.Time{})
+	tmp, from, err := o.takeStage(ctx, id, below)
 	if err != nil {
 		return err
+	}
+	if tmp == "" {
+		release, err := o.slot(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		if tmp, err = o.tmpFile(id, "sqlfs"); err != nil {
+			return err
+		}
+		ro := o.Options
+		ro.niced = true
+		if from, err = restoreNewest(ctx, o.bucket, ro, id, below, tmp, time.Time{}); err != nil {
+			return err
+		}
 	}
 	defer os.Remove(tmp)
 	if _, err := os.Lstat(filepath.Join(o.Dir.Root(), id)); errors.Is(err, fs.ErrNotExist) {
@@ -275,6 +288,153 @@ func (o *Opener) restore(ctx context.Context, id string, gen int64, store string
 	}
 	o.Options.Logger.Info("restored workspace from the replica", "id", id, "generation", gen, "from_generation", from, "replica", o.Options.URL.Redacted())
 	return nil
+}
+
+// slot waits for a turn to restore (MaxRestores run at once).
+func (o *Opener) slot(ctx context.Context) (release func(), err error) {
+	metrics.ReplicaRestoresWaiting.Inc()
+	defer metrics.ReplicaRestoresWaiting.Dec()
+	select {
+	case o.slots <- struct{}{}:
+		return func() { <-o.slots }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting to restore: %w", ctx.Err())
+	}
+}
+
+// tmpFile is a fresh name for a restore of workspace id beside DIR's
+// workspaces (one filesystem, so the move into place is a link), under
+// a name no workspace can have.
+func (o *Opener) tmpFile(id, suffix string) (string, error) {
+	tmpDir := filepath.Join(o.Dir.Root(), ".restore")
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return "", err
+	}
+	tmp := filepath.Join(tmpDir, id+"."+suffix)
+	_ = os.Remove(tmp)
+	return tmp, nil
+}
+
+// Prepare restores workspace id, whose lease generation gen is held by a
+// host seen dead (forwarding to it failed), into a staging copy while
+// the lease runs out, so that the restore overlaps the lease's TTL
+// instead of following it. It returns at once; the restore takes its
+// turn among the others (MaxRestores). The open after this host takes
+// the lease uses the copy only if the replica's newest generation below
+// the one taken is still the one staged and holds no transaction past
+// the staged copy's (the holder was not dead, or shipped more before it
+// died); else it restores again. A copy not taken up by until is
+// deleted.
+func (o *Opener) Prepare(id string, gen int64, until time.Time) {
+	if host.CheckID(id) != nil {
+		return
+	}
+	o.init()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stages[id] != nil {
+		return // one at a time: the open checks it is current
+	}
+	s := &stage{done: make(chan struct{})}
+	o.stages[id] = s
+	ctx, cancel := context.WithDeadline(context.Background(), until)
+	go func() {
+		defer cancel()
+		s.from, s.txid, s.file, s.err = o.stageRestore(ctx, id, gen+1)
+		close(s.done)
+		if s.err != nil {
+			o.Options.Logger.Debug("restoring a workspace ahead of its lease failed; its open restores it", "id", id, "err", s.err)
+		}
+		<-ctx.Done()
+		o.mu.Lock()
+		unused := o.stages[id] == s
+		if unused {
+			delete(o.stages, id)
+		}
+		o.mu.Unlock()
+		if unused {
+			metrics.ReplicaStaged.WithLabelValues("unused").Inc()
+			os.Remove(s.file)
+		}
+	}()
+}
+
+// stageRestore is Prepare's restore of workspace id's newest generation
+// below below, exactly to its newest transaction, into a staging file.
+func (o *Opener) stageRestore(ctx context.Context, id string, below int64) (gen int64, txid uint64, file string, err error) {
+	release, err := o.slot(ctx)
+	if err != nil {
+		return 0, 0, "", err
+	}
+	defer release()
+	if gen, txid, err = o.newestGeneration(ctx, id, below); err != nil {
+		return 0, 0, "", err
+	}
+	if file, err = o.tmpFile(id, "staged.sqlfs"); err != nil {
+		return 0, 0, "", err
+	}
+	ro := o.Options
+	ro.niced = true
+	ro.URL = WorkspaceURL(o.Options.URL, id, gen)
+	ro.txid = txid
+	return gen, txid, file, Restore(ctx, ro, file, time.Time{})
+}
+
+// newestGeneration is the newest generation of workspace id below below
+// whose replica holds any transaction, and its newest.
+func (o *Opener) newestGeneration(ctx context.Context, id string, below int64) (gen int64, txid uint64, err error) {
+	gens, err := o.bucket.generations(ctx, id)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, g := range gens {
+		if g >= below {
+			continue
+		}
+		if txid, err = o.bucket.newestTXID(ctx, id, g); err != nil || txid > 0 {
+			return g, txid, err
+		}
+	}
+	return 0, 0, fmt.Errorf("%s: %w", WorkspaceURL(o.Options.URL, id, 0).Redacted(), ErrNoReplica)
+}
+
+// takeStage takes workspace id's staged copy, waiting for its restore to
+// end, and returns its file (the caller's to remove) and generation when
+// it is current: the replica's newest generation below below is the one
+// staged, at the staged transaction. Otherwise file is "" and the caller
+// restores.
+func (o *Opener) takeStage(ctx context.Context, id string, below int64) (file string, from int64, err error) {
+	o.mu.Lock()
+	s := o.stages[id]
+	delete(o.stages, id)
+	o.mu.Unlock()
+	if s == nil {
+		return "", 0, nil
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		go func() {
+			<-s.done
+			os.Remove(s.file)
+		}()
+		return "", 0, fmt.Errorf("waiting for the restore made ahead of the lease: %w", ctx.Err())
+	}
+	if s.err != nil {
+		metrics.ReplicaStaged.WithLabelValues("failed").Inc()
+		os.Remove(s.file)
+		return "", 0, nil
+	}
+	gen, txid, err := o.newestGeneration(ctx, id, below)
+	if err != nil || gen != s.from || txid != s.txid {
+		metrics.ReplicaStaged.WithLabelValues("behind").Inc()
+		o.Options.Logger.Info("the replica moved on since the restore made ahead of the lease: restoring again", "id", id,
+			"staged_generation", s.from, "staged_txid", formatTXID(s.txid), "generation", gen, "txid", formatTXID(txid), "err", err)
+		os.Remove(s.file)
+		return "", 0, nil
+	}
+	metrics.ReplicaStaged.WithLabelValues("used").Inc()
+	return s.file, s.from, nil
 }
 
 // RestoreWorkspace restores workspace id of the host replica o.URL, as it

@@ -89,6 +89,7 @@ func Restore(ctx context.Context, o Options, out string, at time.Time) (err erro
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
+	restored := time.Now()
 	if err := check(ctx, tmp); err != nil {
 		return fmt.Errorf("restore %s: the restored store fails its check: %w", o.URL.Redacted(), err)
 	}
@@ -96,15 +97,18 @@ func Restore(ctx context.Context, o Options, out string, at time.Time) (err erro
 	if err := os.Link(tmp, out); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	o.Logger.Info("restored", "replica", o.URL.Redacted(), "out", out, "at", at, "took", time.Since(start))
+	o.Logger.Info("restored", "replica", o.URL.Redacted(), "out", out, "at", at, "took", time.Since(start), "litestream", restored.Sub(start), "check", time.Since(restored))
 	return nil
 }
 
 // restoreTo runs litestream restore into tmp.
 func restoreTo(ctx context.Context, bin string, o Options, tmp string, at time.Time) error {
 	args := []string{"restore", "-if-replica-exists", "-o", tmp}
-	if !at.IsZero() {
+	switch {
+	case !at.IsZero():
 		args = append(args, "-timestamp", at.UTC().Format(time.RFC3339Nano))
+	case o.txid != 0:
+		args = append(args, "-txid", formatTXID(o.txid))
 	}
 	_, out, err := runLitestream(ctx, bin, o, append(args, o.URL.String())...)
 	switch {

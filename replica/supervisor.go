@@ -54,6 +54,9 @@ type Options struct {
 	RestartBackoff time.Duration
 	// niced: restores run under nice 10 (a host's, beside its own work).
 	niced bool
+	// txid, when set, is the transaction a restore stops at (the newest
+	// a listing saw: a staged restore holds exactly that one).
+	txid uint64
 }
 
 func (o *Options) defaults() {
