@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -168,32 +169,68 @@ func TestWorkloadRequestsPerFile(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			w := fusetest.Mount(t, sfs.Options{}, fuse.Options{NoXattr: true})
-			c.setup(w)
-			for i := range files + 1 {
-				if c.prepare != nil {
-					c.prepare(w, i)
-				}
-			}
-			// One untimed file first: the ENOSYS answers the kernel learns
-			// once (xattrs) are behind it, and the directory's attributes
-			// are dropped by a change as before every later file.
-			c.file(w, files)
-			got := requestsDuring(t, func() {
-				for i := range files {
-					c.file(w, i)
-				}
-			})
-			delete(got, "forget")
 			want := map[string]float64{}
 			for op, n := range c.want {
 				want[op] = n * files
+			}
+			// Another process's drop_caches (the benchmarks drop them
+			// before every round) evicts the names and attributes the
+			// kernel would have answered from: a run it hit is done again,
+			// on a new mount, at most 5 times.
+			var got map[string]float64
+			for attempt := 1; ; attempt++ {
+				drops := cacheDrops(t)
+				got = workloadRequests(t, c.setup, c.prepare, c.file, files)
+				if cacheDrops(t) == drops || attempt == 5 {
+					break
+				}
+				t.Logf("attempt %d: the kernel's caches were dropped meanwhile (%v); measuring again", attempt, got)
 			}
 			if !maps.Equal(got, want) {
 				t.Errorf("requests for %d files: %v, want %v", files, got, want)
 			}
 		})
 	}
+}
+
+// workloadRequests mounts a new workspace, runs setup and prepare untimed,
+// and returns the requests of file(0..files-1), FORGET left out.
+func workloadRequests(t *testing.T, setup func(*fusetest.Workspace), prepare, file func(*fusetest.Workspace, int), files int) map[string]float64 {
+	w := fusetest.Mount(t, sfs.Options{}, fuse.Options{NoXattr: true})
+	setup(w)
+	for i := range files + 1 {
+		if prepare != nil {
+			prepare(w, i)
+		}
+	}
+	// One untimed file first: the ENOSYS answers the kernel learns once
+	// (xattrs) are behind it, and the directory's attributes are dropped
+	// by a change as before every later file.
+	file(w, files)
+	got := requestsDuring(t, func() {
+		for i := range files {
+			file(w, i)
+		}
+	})
+	delete(got, "forget")
+	return got
+}
+
+// cacheDrops is how many times drop_caches has been written since boot
+// (page cache and slab drops, from /proc/vmstat).
+func cacheDrops(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/vmstat")
+	must(t, err)
+	var n int64
+	for line := range strings.Lines(string(b)) {
+		if name, v, ok := strings.Cut(strings.TrimSpace(line), " "); ok && (name == "drop_pagecache" || name == "drop_slab") {
+			k, err := strconv.ParseInt(v, 10, 64)
+			must(t, err)
+			n += k
+		}
+	}
+	return n
 }
 
 // writeNew creates name exclusively and writes data in one write.
