@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/sqlfs/sqlfs/fs/fuse/fusetest"
@@ -120,4 +121,29 @@ func BenchmarkRequireTypeScript(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkFSCall is one fs call (statSync) of a program, in a worker and
+// in-process: the difference is a round trip to the owner. Each exec makes
+// fsCalls of them; ns/call is per call, the exec's start included.
+func BenchmarkFSCall(b *testing.B) {
+	const fsCalls = 5000
+	code := `const fs = require('fs'); fs.writeFileSync('f', 'x');
+for (let i = 0; i < ` + strconv.Itoa(fsCalls) + `; i++) fs.statSync('f');`
+	workers := NewWorkers(1, nil)
+	for _, r := range []struct {
+		name   string
+		runner Runner
+	}{{"store", workers}, {"store-inprocess", InProcess}} {
+		b.Run(r.name, func(b *testing.B) {
+			be, _, _ := newTestBackend(b, Options{Runner: r.runner})
+			for b.Loop() {
+				res, err := be.Exec(context.Background(), sidecar.Request{Command: code, Stdout: io.Discard})
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("exit %d: %v", res.ExitCode, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*fsCalls), "ns/call")
+		})
+	}
 }

@@ -127,6 +127,33 @@ func (v *vm) follow(call, p string) string {
 	return abs
 }
 
+// checkingFS is a file system that can check a path's final symlinks
+// (slashErr) where the file is, with the call that follows them: the
+// worker's, where the check would otherwise be round trips of its own.
+type checkingFS interface {
+	// checking returns the file system whose Stat, ReadDir, Chmod,
+	// Chtimes, Truncate and OpenFile fail first as slashErr would (for
+	// OpenFile with its flag).
+	checking() builtin.FS
+}
+
+// followed is follow for a call made on the file system it returns,
+// which has made or will make follow's checks.
+func (v *vm) followed(call, p string) (builtin.FS, string) {
+	if c, ok := v.env.FS.(checkingFS); ok {
+		return c.checking(), v.resolve(call, p)
+	}
+	return v.env.FS, v.follow(call, p)
+}
+
+// created is createPath as followed is follow.
+func (v *vm) created(call, p string, flag int) (builtin.FS, string) {
+	if c, ok := v.env.FS.(checkingFS); ok {
+		return c.checking(), v.createName(call, p, flag)
+	}
+	return v.env.FS, v.createPath(call, p, flag)
+}
+
 // createPath resolves a path a file is to be created at: a trailing slash
 // makes that EISDIR, as open(2) with O_CREAT.
 func (v *vm) createPath(call, p string, flag int) string {
@@ -423,7 +450,8 @@ func (v *vm) fsNatives() map[string]any {
 			var err error
 			call := "stat"
 			if follow {
-				fi, err = fsys.Stat(v.follow("stat", p))
+				fsys, abs := v.followed("stat", p)
+				fi, err = fsys.Stat(abs)
 			} else {
 				call = "lstat"
 				fi, err = v.lstat(v.dirPath(call, p), p)
@@ -437,11 +465,13 @@ func (v *vm) fsNatives() map[string]any {
 			if p == "" {
 				return false
 			}
-			_, err := fsys.Stat(v.follow("stat", p))
+			fsys, abs := v.followed("stat", p)
+			_, err := fsys.Stat(abs)
 			return err == nil
 		},
 		"readdir": func(p string) [][]any {
-			ents, err := fsys.ReadDir(v.follow("scandir", p))
+			fsys, abs := v.followed("scandir", p)
+			ents, err := fsys.ReadDir(abs)
 			if err != nil {
 				v.throwFS(err, "scandir", p)
 			}
@@ -643,22 +673,26 @@ func (v *vm) fsNatives() map[string]any {
 			return r
 		},
 		"access": func(p string, mode int) {
-			if _, err := fsys.Stat(v.follow("access", p)); err != nil {
+			fsys, abs := v.followed("access", p)
+			if _, err := fsys.Stat(abs); err != nil {
 				v.throwFS(err, "access", p)
 			}
 		},
 		"chmod": func(p string, mode uint32) {
-			if err := fsys.Chmod(v.follow("chmod", p), iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
+			fsys, abs := v.followed("chmod", p)
+			if err := fsys.Chmod(abs, iofs.FileMode(mode&0o777)|modeSpecial(mode)); err != nil {
 				v.throwFS(err, "chmod", p)
 			}
 		},
 		"utimes": func(p string, atime, mtime float64) {
-			if err := fsys.Chtimes(v.follow("utime", p), secs(atime), secs(mtime)); err != nil {
+			fsys, abs := v.followed("utime", p)
+			if err := fsys.Chtimes(abs, secs(atime), secs(mtime)); err != nil {
 				v.throwFS(err, "utime", p)
 			}
 		},
 		"truncate": func(p string, size int64) {
-			if err := fsys.Truncate(v.follow("open", p), size); err != nil {
+			fsys, abs := v.followed("open", p)
+			if err := fsys.Truncate(abs, size); err != nil {
 				v.throwFS(err, "open", p)
 			}
 		},
@@ -684,7 +718,8 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				panic(v.rt.NewTypeError(err.Error()))
 			}
-			f, err := fsys.OpenFile(v.createPath("open", p, fl), fl, iofs.FileMode(mode&0o777&^umask))
+			fsys, abs := v.created("open", p, fl)
+			f, err := fsys.OpenFile(abs, fl, iofs.FileMode(mode&0o777&^umask))
 			if err != nil {
 				v.throwFS(err, "open", p)
 			}
@@ -849,21 +884,7 @@ const maxReadFile = 1<<31 - 1
 // is refused before anything is read.
 func (v *vm) readFile(p string) []byte {
 	name := v.resolve("open", p)
-	readHead := func(name string) ([]byte, builtin.File, iofs.FileInfo, step, error) {
-		if err := slashErr(v.env.FS, name, os.O_RDONLY); err != nil {
-			return nil, nil, nil, stepOpen, err
-		}
-		f, err := v.env.FS.Open(name)
-		if err != nil {
-			return nil, nil, nil, stepOpen, err
-		}
-		fi, _ := f.Stat()
-		return nil, f, fi, 0, nil
-	}
-	if w, ok := v.env.FS.(wholeFS); ok {
-		readHead = w.readHead
-	}
-	head, f, fi, st, err := readHead(name)
+	head, f, fi, st, err := readHead(v.env.FS, name)
 	if err != nil {
 		st.throw(v, err, "read", p)
 	}
@@ -898,6 +919,43 @@ type wholeFS interface {
 	// read on. It and writeWhole check name's final symlinks (slashErr).
 	readHead(name string) (head []byte, rest builtin.File, fi iofs.FileInfo, failed step, err error)
 	writeWhole(name string, flag int, perm iofs.FileMode, data []byte) (failed step, err error)
+}
+
+// readHead is wholeFS's readHead on any file system: one call on a
+// wholeFS, else slashErr, open and stat, with nothing read yet.
+func readHead(fsys builtin.FS, name string) ([]byte, builtin.File, iofs.FileInfo, step, error) {
+	if w, ok := fsys.(wholeFS); ok {
+		return w.readHead(name)
+	}
+	if err := slashErr(fsys, name, os.O_RDONLY); err != nil {
+		return nil, nil, nil, stepOpen, err
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, nil, nil, stepOpen, err
+	}
+	fi, _ := f.Stat()
+	return nil, f, fi, 0, nil
+}
+
+// readWhole reads the file name whole and returns its description (nil
+// when unknown); a directory is EISDIR. In a worker a small file is one
+// round trip (readHead), not four (open, read, read to the end, close).
+func readWhole(fsys builtin.FS, name string) ([]byte, iofs.FileInfo, error) {
+	head, rest, fi, _, err := readHead(fsys, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rest == nil {
+		return head, fi, nil
+	}
+	defer rest.Close()
+	if fi != nil && fi.IsDir() {
+		return nil, fi, syscall.EISDIR
+	}
+	buf := bytes.NewBuffer(head)
+	_, err = buf.ReadFrom(rest)
+	return buf.Bytes(), fi, err
 }
 
 // step is the system call of a whole-file operation that failed, as

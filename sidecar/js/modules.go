@@ -157,13 +157,10 @@ func (v *vm) loadSource(name string) ([]byte, error) {
 	if path.Ext(name) == ".node" {
 		panic(v.unsupported("the native addon " + name + " (a .node file)"))
 	}
-	if fi, err := v.env.FS.Stat(name); err != nil || fi.IsDir() {
-		if err == nil || errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil, require.ModuleFileDoesNotExistError
-		}
-		return nil, err
+	data, _, err := readWhole(v.env.FS, name)
+	if errors.Is(err, iofs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.EISDIR) {
+		return nil, require.ModuleFileDoesNotExistError
 	}
-	data, err := readAll(v.env.FS, name)
 	if err != nil {
 		return nil, err
 	}

@@ -109,12 +109,8 @@ done:
 }
 
 func readAll(fsys builtin.FS, name string) ([]byte, error) {
-	f, err := fsys.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
+	data, _, err := readWhole(fsys, name)
+	return data, err
 }
 
 func stripShebang(s string) string {

@@ -97,6 +97,19 @@ func (s *server) chunk(n int64) []byte {
 
 func (s *server) handle(m *wire.Msg) *wire.Msg {
 	fsys := s.env.FS
+	if m.Check {
+		flag := os.O_RDONLY
+		switch m.Op {
+		case wire.OpOpen:
+			flag = int(m.N)
+		case wire.OpStat, wire.OpReadDir, wire.OpChmod, wire.OpChtimes, wire.OpTruncate:
+		default:
+			return fail(errBadCall)
+		}
+		if err := slashErr(fsys, m.Path, flag); err != nil {
+			return fail(err)
+		}
+	}
 	switch m.Op {
 	case wire.OpStdin:
 		if s.env.Stdin == nil {

@@ -84,7 +84,7 @@ func runJob(c *client, job workerJob) int {
 		Stderr:  stream{c, 2},
 		Dir:     job.Dir,
 		Environ: func() []string { return job.Environ },
-		FS:      remoteFS{c},
+		FS:      remoteFS{c: c},
 	}
 	if job.Stdin {
 		env.Stdin = stdin{c}
@@ -141,13 +141,20 @@ func (s stdin) Read(p []byte) (int, error) {
 	return copy(p, r.Data), r.Err.Go()
 }
 
-// remoteFS is builtin.FS over the owner's.
-type remoteFS struct{ c *client }
+// remoteFS is builtin.FS over the owner's; with check, its calls that
+// follow a path's final symlinks have the owner check them first
+// (wire.Msg.Check).
+type remoteFS struct {
+	c     *client
+	check bool
+}
+
+func (r remoteFS) checking() builtin.FS { return remoteFS{r.c, true} }
 
 func (r remoteFS) Open(name string) (builtin.File, error) { return r.OpenFile(name, os.O_RDONLY, 0) }
 
 func (r remoteFS) OpenFile(name string, flag int, perm fs.FileMode) (builtin.File, error) {
-	m := r.c.call(&wire.Msg{Op: wire.OpOpen, Path: name, N: int64(flag), M: int64(perm)})
+	m := r.c.call(&wire.Msg{Op: wire.OpOpen, Check: r.check, Path: name, N: int64(flag), M: int64(perm)})
 	if m.Err != nil {
 		return nil, m.Err.Go()
 	}
@@ -182,7 +189,7 @@ func (r remoteFS) writeWhole(name string, flag int, perm fs.FileMode, data []byt
 }
 
 func (r remoteFS) info(op wire.Op, name string) (fs.FileInfo, error) {
-	m := r.c.call(&wire.Msg{Op: op, Path: name})
+	m := r.c.call(&wire.Msg{Op: op, Check: r.check && op == wire.OpStat, Path: name})
 	if m.Err != nil {
 		return nil, m.Err.Go()
 	}
@@ -193,7 +200,7 @@ func (r remoteFS) Stat(name string) (fs.FileInfo, error)  { return r.info(wire.O
 func (r remoteFS) Lstat(name string) (fs.FileInfo, error) { return r.info(wire.OpLstat, name) }
 
 func (r remoteFS) ReadDir(name string) ([]fs.DirEntry, error) {
-	m := r.c.call(&wire.Msg{Op: wire.OpReadDir, Path: name})
+	m := r.c.call(&wire.Msg{Op: wire.OpReadDir, Check: r.check, Path: name})
 	if m.Err != nil {
 		return nil, m.Err.Go()
 	}
@@ -238,15 +245,15 @@ func (r remoteFS) Link(oldname, newname string) error {
 }
 
 func (r remoteFS) Chmod(name string, mode fs.FileMode) error {
-	return r.c.err(&wire.Msg{Op: wire.OpChmod, Path: name, M: int64(mode)})
+	return r.c.err(&wire.Msg{Op: wire.OpChmod, Check: r.check, Path: name, M: int64(mode)})
 }
 
 func (r remoteFS) Chtimes(name string, atime, mtime time.Time) error {
-	return r.c.err(&wire.Msg{Op: wire.OpChtimes, Path: name, T: [2]int64{atime.UnixNano(), mtime.UnixNano()}})
+	return r.c.err(&wire.Msg{Op: wire.OpChtimes, Check: r.check, Path: name, T: [2]int64{atime.UnixNano(), mtime.UnixNano()}})
 }
 
 func (r remoteFS) Truncate(name string, size int64) error {
-	return r.c.err(&wire.Msg{Op: wire.OpTruncate, Path: name, N: size})
+	return r.c.err(&wire.Msg{Op: wire.OpTruncate, Check: r.check, Path: name, N: size})
 }
 
 type remoteDirent struct {

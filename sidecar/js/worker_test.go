@@ -317,6 +317,57 @@ EFBIG write EFBIG: file too large, write
 	}
 }
 
+// TestWorkerCallsPerOp: a worker's common fs calls are one round trip to
+// the owner each (the check of a path's final symlinks travels with the
+// call that follows them; a module is read in one call), and a symlink
+// whose target ends in "/" still fails them as the kernel would.
+func TestWorkerCallsPerOp(t *testing.T) {
+	w := NewWorkers(1, nil)
+	var mu sync.Mutex
+	calls := 0
+	w.onCall = func(op wire.Op) {
+		mu.Lock()
+		defer mu.Unlock()
+		if op != wire.OpExit && op != wire.OpWrite {
+			calls++
+		}
+	}
+	b, _, _ := newTestBackend(t, Options{Runner: w})
+	run(t, b, sidecar.Request{Command: `const fs = require('fs'); fs.mkdirSync('d'); fs.writeFileSync('d/f', 'x');
+fs.writeFileSync('m.js', 'module.exports = 1'); fs.symlinkSync('f', 'd/l'); fs.symlinkSync('f/', 'd/s')`})
+	for _, c := range []struct {
+		code  string
+		calls int
+		out   string
+	}{
+		{`fs.statSync('d/f').size`, 1, "1"},
+		{`fs.statSync('d/l').size`, 1, "1"},
+		{`fs.existsSync('d/f')`, 1, "true"},
+		{`fs.existsSync('nope')`, 1, "false"},
+		{`fs.accessSync('d/f')`, 1, "undefined"},
+		{`fs.readdirSync('d').join()`, 1, "f,l,s"},
+		{`fs.closeSync(fs.openSync('d/f'))`, 2, "undefined"},
+		{`fs.chmodSync('d/f', 0o600)`, 1, "undefined"},
+		{`require('./m.js')`, 1, "1"},
+		{`require('./m')`, 2, "1"}, // ./m, then ./m.js
+		// The check made by the owner: d/s names d/f with a slash.
+		{`(() => { try { fs.statSync('d/s') } catch (e) { return e.code } })()`, 1, "ENOTDIR"},
+		{`(() => { try { fs.openSync('d/s', 'w') } catch (e) { return e.code } })()`, 1, "EISDIR"},
+		{`fs.existsSync('d/s')`, 1, "false"},
+	} {
+		mu.Lock()
+		calls = 0
+		mu.Unlock()
+		out := run(t, b, sidecar.Request{Command: "const fs = require('fs'); console.log(" + c.code + ")"})
+		mu.Lock()
+		got := calls
+		mu.Unlock()
+		if strings.TrimSpace(out.stdout) != c.out || got != c.calls {
+			t.Errorf("%s: %d calls, printed %q (stderr %q); want %d, %q", c.code, got, out.stdout, out.stderr, c.calls, c.out)
+		}
+	}
+}
+
 // TestWorkerCPULimit: a job's CPU time is capped by the soft RLIMIT_CPU
 // (the hard one stays, so that a warm worker's next job can be given
 // more); past it the worker ends itself with SIGKILL even when no owner

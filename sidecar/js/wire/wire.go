@@ -91,9 +91,14 @@ const (
 )
 
 // Msg is one frame. Which fields mean what depends on Op (see the
-// constants).
+// constants). Check, on a call that follows Path's final symlinks (OpStat,
+// OpReadDir, OpChmod, OpChtimes, OpTruncate, OpOpen), asks the owner to
+// fail it first as the kernel would when one of them has a target ending
+// in "/" (for OpOpen as opening with flag N): the check is made where the
+// file is, not by round trips of its own.
 type Msg struct {
 	Op    Op
+	Check bool
 	N, M  int64
 	T     [2]int64
 	Path  string
@@ -254,6 +259,7 @@ const (
 	hasInfo = 1 << iota
 	hasEnts
 	hasErr
+	hasCheck
 )
 
 func encode(b []byte, m *Msg) []byte {
@@ -268,6 +274,9 @@ func encode(b []byte, m *Msg) []byte {
 	}
 	if m.Err != nil {
 		flags |= hasErr
+	}
+	if m.Check {
+		flags |= hasCheck
 	}
 	b = append(b, flags)
 	b = binary.AppendVarint(b, m.N)
@@ -406,6 +415,7 @@ func (d *decoder) msg() *Msg {
 		return nil
 	}
 	flags := d.byte()
+	m.Check = flags&hasCheck != 0
 	m.N, m.M = d.varint(), d.varint()
 	m.T[0], m.T[1] = d.varint(), d.varint()
 	m.Path, m.Path2 = d.string(), d.string()

@@ -18,6 +18,7 @@ func TestRoundTrip(t *testing.T) {
 	msgs := []*Msg{
 		{Op: OpReady},
 		{Op: OpOpen, Path: "/workspace/a b", N: int64(syscall.O_CREAT | syscall.O_WRONLY), M: 0o644},
+		{Op: OpStat, Path: "/workspace/l", Check: true},
 		{Op: OpReply, N: -1, M: 1 << 40, T: [2]int64{-5, 1 << 62}, Path: "x", Path2: "é", Data: []byte{0, 1, 2}},
 		{Op: OpReply, Info: &FileInfo{Name: "f", Size: 7, Mode: 0o644, ModTime: 123, HasStat: true, Stat: st}},
 		{Op: OpReply, Info: &FileInfo{Name: "d", Mode: fs.ModeDir | 0o755}},
