@@ -13,8 +13,15 @@ import (
 var chunkCache = metrics.Cache("chunk")
 
 // readAt reads file data at off into p. It returns the bytes read, short
-// only at end of file.
+// only at end of file. Sequential reads start a read-ahead.
 func (c *core) readAt(n *inode, p []byte, off int64) (int, error) {
+	return c.read(n, p, off, true)
+}
+
+// read is readAt, with a read-ahead only if ahead: a caller that reads
+// large spans itself (a copy) fetches each in one query, and a read-ahead
+// running beside it would only fetch the same chunks a second time.
+func (c *core) read(n *inode, p []byte, off int64, ahead bool) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
 	}
@@ -55,7 +62,9 @@ func (c *core) readAt(n *inode, p []byte, off int64) (int, error) {
 		}
 		done = end
 	}
-	c.readAhead(n, off/cs, (off+int64(len(p))-1)/cs)
+	if ahead {
+		c.readAhead(n, off/cs, (off+int64(len(p))-1)/cs)
+	}
 	gen := n.dataGen
 	c.mu.Unlock()
 	if len(fetches) == 0 {

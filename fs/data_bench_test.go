@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/internal/testenv"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -119,6 +121,51 @@ func writeSequential(b *testing.B, size int64) {
 			must(b, nf.Sync())
 		})
 		nf.Close()
+	}
+	s.report(b, float64(size>>20), "MiB")
+}
+
+// BenchmarkCopyRange copies a committed 64 MiB file into a new one with
+// Inodes.CopyRange and syncs the copy (what the FUSE frontend's
+// COPY_FILE_RANGE does for cp), against copy_file_range(2) and fsync on
+// the native side.
+func BenchmarkCopyRange(b *testing.B) {
+	const size, block = 64 << 20, 1 << 20
+	s := newSideBySide(b)
+	buf := patterned(block)
+	src, nsrc := s.create(b, "src")
+	defer nsrc.Close()
+	for off := int64(0); off < size; off += block {
+		_, err := s.nodes.WriteAt(src, buf, off, false)
+		must(b, err)
+		_, err = nsrc.WriteAt(buf, off)
+		must(b, err)
+	}
+	must(b, s.f.Sync(b.Context()))
+	must(b, nsrc.Sync())
+	i := 0
+	for b.Loop() {
+		i++
+		dst, ndst := s.create(b, fmt.Sprintf("copy%d", i))
+		s.run(b, func() {
+			n, err := s.nodes.CopyRange(src, 0, dst, 0, size, false)
+			must(b, err)
+			if n != size {
+				b.Fatalf("copied %d bytes, want %d", n, size)
+			}
+			must(b, s.f.Sync(b.Context()))
+		}, func() {
+			var off int64
+			for off < size {
+				n, err := unix.CopyFileRange(int(nsrc.Fd()), &off, int(ndst.Fd()), nil, int(size-off), 0)
+				must(b, err)
+				if n == 0 {
+					b.Fatalf("native copy stopped at %d", off)
+				}
+			}
+			must(b, ndst.Sync())
+		})
+		ndst.Close()
 	}
 	s.report(b, float64(size>>20), "MiB")
 }

@@ -441,9 +441,10 @@ func (x Inodes) WriteAt(ino uint64, p []byte, off int64, audit bool) (int, error
 	return w, err
 }
 
-// copyPiece is how much of a CopyRange is read before it is written: a
-// bounded buffer, so a copy of any length needs no more RAM than this.
-const copyPiece = 1 << 20
+// copyPiece is how much of a CopyRange is read (in one store query for
+// what RAM does not hold) before it is written: a bounded buffer, so a copy
+// of any length needs no more RAM than this.
+const copyPiece = 8 << 20
 
 // CopyRange copies up to length bytes of regular file in at offIn into
 // regular file out at offOut, in the server (copy_file_range): the bytes
@@ -469,7 +470,7 @@ func (x Inodes) CopyRange(in uint64, offIn int64, out uint64, offOut int64, leng
 	var done int64
 	for done < length {
 		p := buf[:min(length-done, int64(len(buf)))]
-		n, err := c.readAt(src, p, offIn+done)
+		n, err := c.read(src, p, offIn+done, false)
 		if err != nil || n == 0 {
 			return done, err
 		}
