@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path"
 	"slices"
@@ -36,12 +37,14 @@ func cmdStash(s *session, args []string) error {
 	}
 	switch sub {
 	case "push", "save":
-		var quiet bool
+		var quiet, untracked bool
 		var msg string
 		for i := 0; i < len(args); i++ {
 			switch a := args[i]; {
 			case a == "-q" || a == "--quiet":
 				quiet = true
+			case a == "-u" || a == "--include-untracked":
+				untracked = true
 			case (a == "-m" || a == "--message") && i+1 < len(args) && sub == "push":
 				msg = args[i+1]
 				i++
@@ -52,7 +55,7 @@ func cmdStash(s *session, args []string) error {
 		if quiet {
 			r.out = io.Discard
 		}
-		return r.stashPush(msg)
+		return r.stashPush(msg, untracked)
 	case "list":
 		if len(args) > 0 {
 			return unsupported("git stash list " + strings.Join(args, " "))
@@ -145,8 +148,11 @@ func cmdStash(s *session, args []string) error {
 	return unsupported("git stash " + sub)
 }
 
-func (r *repo) stashPush(msg string) error {
-	st, err := r.state(false)
+// stashPush is git stash push; with untracked (-u) the untracked files
+// that are not ignored go into a third commit (the stash's third parent,
+// even when there are none) and leave the worktree, as git clean -d does.
+func (r *repo) stashPush(msg string, untracked bool) error {
+	st, err := r.state(untracked)
 	if err != nil {
 		return err
 	}
@@ -154,7 +160,10 @@ func (r *repo) stashPush(msg string) error {
 	if h.commit == nil {
 		return fatalf("You do not have the initial commit yet")
 	}
-	if len(st.staged) == 0 && len(st.unstaged) == 0 {
+	if !untracked {
+		st.scan.untracked = nil
+	}
+	if len(st.staged) == 0 && len(st.unstaged) == 0 && len(st.scan.untracked) == 0 {
 		fmt.Fprintln(r.out, "No local changes to save")
 		return nil
 	}
@@ -180,6 +189,31 @@ func (r *repo) stashPush(msg string) error {
 	if err != nil {
 		return err
 	}
+	parents := []plumbing.Hash{h.commit.Hash, iCommit}
+	if untracked {
+		files := snapshot{}
+		for _, p := range st.scan.untracked {
+			f := st.scan.files[p]
+			data, err := r.readWorktree(f)
+			if err != nil {
+				return err
+			}
+			hash, err := r.writeBlob(data)
+			if err != nil {
+				return err
+			}
+			files[p] = &blobRef{path: p, mode: f.mode, hash: hash}
+		}
+		uTree, err := r.writeTree(files)
+		if err != nil {
+			return err
+		}
+		uCommit, err := r.writeCommit(&object.Commit{Author: *author, Committer: *committer, Message: "untracked files on " + what + "\n", TreeHash: uTree})
+		if err != nil {
+			return err
+		}
+		parents = append(parents, uCommit)
+	}
 	work := r.worktreeSnapshot(st.idx, st.scan)
 	for _, p := range st.scan.modified {
 		data, err := r.readWorktree(st.scan.files[p])
@@ -195,7 +229,7 @@ func (r *repo) stashPush(msg string) error {
 		return err
 	}
 	wCommit, err := r.writeCommit(&object.Commit{Author: *author, Committer: *committer, Message: wip, // git ends this one without a newline
-		TreeHash: wTree, ParentHashes: []plumbing.Hash{h.commit.Hash, iCommit}})
+		TreeHash: wTree, ParentHashes: parents})
 	if err != nil {
 		return err
 	}
@@ -221,6 +255,12 @@ func (r *repo) stashPush(msg string) error {
 	}
 	if err := r.logRef(plumbing.HEAD, h.commit.Hash, h.commit.Hash, "reset: moving to HEAD"); err != nil {
 		return err
+	}
+	for _, p := range st.scan.untracked {
+		if err := r.fs.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return err
+		}
+		removeEmptyParents(r.fs, p)
 	}
 	fmt.Fprintf(r.out, "Saved working directory and index state %s\n", wip)
 	return nil
@@ -313,8 +353,8 @@ func (r *repo) stashApply(top stashEntry, quiet, withIndex bool) error {
 	if err != nil {
 		return err
 	}
-	if w.NumParents() != 2 {
-		return unsupported("git stash pop of a stash with untracked files")
+	if n := w.NumParents(); n != 2 && n != 3 {
+		return fatalf("'%s' is not a stash-like commit", top.name)
 	}
 	baseCommit, err := w.Parent(0)
 	if err != nil {
@@ -339,6 +379,26 @@ func (r *repo) stashApply(top stashEntry, quiet, withIndex bool) error {
 	ours, err := r.commitSnapshot(h.commit)
 	if err != nil {
 		return err
+	}
+	var untracked snapshot // the stash's untracked files (-u)
+	if w.NumParents() == 3 {
+		uc, err := w.Parent(2)
+		if err != nil {
+			return err
+		}
+		if untracked, err = r.commitSnapshot(uc); err != nil {
+			return err
+		}
+		// git restores them before it looks at anything else, and keeps
+		// them when it then refuses: a half-applied stash, not copied.
+		if len(untracked) > 0 && (len(st.staged) > 0 || len(st.unstaged) > 0) {
+			return unsupported("git stash apply or pop of untracked files over local changes")
+		}
+		for p := range untracked {
+			if _, err := r.fs.Lstat(p); err == nil {
+				return unsupported("git stash apply or pop of untracked files over files that exist (" + p + ")")
+			}
+		}
 	}
 	var staged []change // base to the stash's index, for --index
 	var staging snapshot
@@ -386,6 +446,15 @@ func (r *repo) stashApply(top stashEntry, quiet, withIndex bool) error {
 	}
 	for _, n := range notes {
 		fmt.Fprintln(r.out, n)
+	}
+	if len(changes) == 0 {
+		// Only untracked files: ort's word for a merge that changes nothing.
+		fmt.Fprintln(r.out, "Already up to date.")
+	}
+	for _, b := range untracked {
+		if _, err := r.writeWorktree(b); err != nil {
+			return err
+		}
 	}
 	if _, err := r.switchTrees(ours, result, false); err != nil {
 		return err
