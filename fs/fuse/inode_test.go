@@ -426,6 +426,10 @@ func TestNoXattrSavesTheCapabilityRequests(t *testing.T) {
 			must(t, os.Mkdir(w.Path("d"), 0o755))
 			got := requestsDuring(t, func() { writeFiles(t, w.Path("d")) })
 			t.Logf("requests for %d files: %v", files, got)
+			// FORGET is the kernel's to send when it likes (another
+			// process's drop_caches evicts inodes: 19 in one CI run), and
+			// no caller waits for it.
+			delete(got, "forget")
 			for i := range files {
 				if b, err := os.ReadFile(w.Path("d", fmt.Sprintf("f%02d.o", i))); err != nil || string(b) != "header body" {
 					t.Fatalf("file %d: %q, %v", i, b, err)
