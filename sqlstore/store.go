@@ -99,6 +99,9 @@ type Store struct {
 	// first commit (prepareCommits, under prepareMu).
 	commitStmts map[string]*sql.Stmt
 	prepareMu   sync.Mutex
+	// fullSyncConn is the writer's driver connection when its last commit
+	// was durable and left it at synchronous=FULL (setSynchronous).
+	fullSyncConn any
 }
 
 // Open opens the store at path, creating it when path does not exist. An
