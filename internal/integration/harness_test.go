@@ -42,11 +42,18 @@ func run(t testing.TB, s3 *s3test.Server, args ...string) string {
 
 func runErr(t testing.TB, s3 *s3test.Server, args ...string) (string, error) {
 	t.Helper()
+	out, err := command(t, s3, args...).CombinedOutput()
+	return string(out), err
+}
+
+// command is sqlfs-exec with args and the S3 server's environment, killed
+// with the test.
+func command(t testing.TB, s3 *s3test.Server, args ...string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.CommandContext(t.Context(), exectest.Binary(t), args...)
 	cmd.Env = s3.Env(os.Environ())
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return cmd
 }
 
 // owner is a `sqlfs-exec serve --store` process replicating its store.
