@@ -39,6 +39,9 @@ type Opener struct {
 	// MaxRestores bounds the restores running at once; more wait their
 	// turn. Default DefaultMaxRestores().
 	MaxRestores int
+	// RestoreNice is the niceness (nice(1)) of the restores' litestream:
+	// DefaultRestoreNice when 0, not niced when negative.
+	RestoreNice int
 
 	once   sync.Once
 	bucket bucket
@@ -69,6 +72,18 @@ type stage struct {
 // failover test (100 workspaces, 2 CPUs, load 13-34): at 2, 1.6 restores
 // a second; at 8, 3.1; at 16, 2.4 (each 6.6 s); no lease lost at any.
 func DefaultMaxRestores() int { return 4 * runtime.NumCPU() }
+
+// DefaultRestoreNice is Opener.RestoreNice's default: restores yield
+// the CPU to the host's lease renewals and requests, and to a local
+// object store.
+const DefaultRestoreNice = 10
+
+func (o *Opener) restoreNice() int {
+	if o.RestoreNice == 0 {
+		return DefaultRestoreNice
+	}
+	return max(o.RestoreNice, 0)
+}
 
 // WorkspaceURL is where a host's replica u keeps workspace id's store under
 // lease generation gen (0: a host without a fleet).
@@ -269,7 +284,7 @@ func (o *Opener) restore(ctx context.Context, id string, gen int64, store string
 			return err
 		}
 		ro := o.Options
-		ro.niced = true
+		ro.nice = o.restoreNice()
 		if from, err = restoreNewest(ctx, o.bucket, ro, id, below, tmp, time.Time{}); err != nil {
 			return err
 		}
@@ -374,7 +389,7 @@ func (o *Opener) stageRestore(ctx context.Context, id string, below int64) (gen 
 		return 0, 0, "", err
 	}
 	ro := o.Options
-	ro.niced = true
+	ro.nice = o.restoreNice()
 	ro.URL = WorkspaceURL(o.Options.URL, id, gen)
 	ro.txid = txid
 	return gen, txid, file, Restore(ctx, ro, file, time.Time{})

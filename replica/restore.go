@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -189,8 +190,8 @@ func check(ctx context.Context, path string) error {
 // workspaces it serves) and a local object store come first.
 func runLitestream(ctx context.Context, bin string, o Options, args ...string) (stdout, all []byte, err error) {
 	argv := append([]string{bin}, args...)
-	if nice, err := exec.LookPath("nice"); err == nil && o.niced {
-		argv = append([]string{nice, "-n", "10"}, argv...)
+	if nice, err := exec.LookPath("nice"); err == nil && o.nice > 0 {
+		argv = append([]string{nice, "-n", strconv.Itoa(o.nice)}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), o.Credentials.env()...)

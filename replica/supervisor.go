@@ -52,8 +52,9 @@ type Options struct {
 	// RestartBackoff is the first wait before starting a dead litestream
 	// again, doubling to a minute. Default 1s.
 	RestartBackoff time.Duration
-	// niced: restores run under nice 10 (a host's, beside its own work).
-	niced bool
+	// nice, when positive, is the niceness restores run at (a host's,
+	// beside its own work).
+	nice int
 	// txid, when set, is the transaction a restore stops at (the newest
 	// a listing saw: a staged restore holds exactly that one).
 	txid uint64

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -26,6 +27,7 @@ type hostOptions struct {
 	public                          publish.ServerOptions
 	grace, idle                     time.Duration
 	maxOpen, maxRestores, maxConns  int
+	restoreNice                     int
 	maxContainers                   int
 	memoryHigh                      int64
 	workspaceLabel                  bool
@@ -39,8 +41,8 @@ type hostOptions struct {
 // serveHost serves every workspace under o.dir until ctx ends, then lets
 // running execs finish for the grace and closes every open workspace.
 func serveHost(ctx context.Context, o hostOptions) (code int) {
-	if o.maxOpen < 0 || o.idle <= 0 || o.memoryHigh < 0 || o.maxRestores < 1 {
-		return fail("serve", errors.New("--max-open and --memory-high must be 0 or more, --idle-timeout positive and --max-restores 1 or more"))
+	if o.maxOpen < 0 || o.idle <= 0 || o.memoryHigh < 0 || o.maxRestores < 1 || o.restoreNice < 0 || o.restoreNice > 19 {
+		return fail("serve", errors.New("--max-open and --memory-high must be 0 or more, --idle-timeout positive, --max-restores 1 or more and --restore-nice 0 to 19"))
 	}
 	if o.publicAddr != "" {
 		if o.fleet.Enabled() {
@@ -104,7 +106,7 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 				code = 1
 			}
 		}()
-		rop := &replica.Opener{Dir: dir, Supervisor: sup, Options: ro, MaxRestores: o.maxRestores}
+		rop := &replica.Opener{Dir: dir, Supervisor: sup, Options: ro, MaxRestores: o.maxRestores, RestoreNice: cmp.Or(o.restoreNice, -1)}
 		base, remote = rop, rop
 	}
 	var opener host.Opener = base

@@ -153,6 +153,7 @@ func runServe(ctx context.Context, args []string) int {
 		wsLabel     = fs.Bool("metrics-workspace-label", false, "with --workspaces: count each workspace's requests in sqlfs_host_workspace_requests_total{workspace} (one series per workspace)")
 		maxCtrs     = fs.Int("max-containers", 0, "with --workspaces and --rootfs: run at most `N` container execs at once on the host; one more is refused with 429 and Retry-After (0: no bound)")
 		memHigh     = fs.Int64("memory-high", 0, "with --workspaces: past `BYTES` of resident memory, hibernate idle workspaces early, least recently used first (0: no bound)")
+		restoreNice = fs.Int("restore-nice", replica.DefaultRestoreNice, "with --workspaces --replica: run restores from the replica at niceness `N` (nice(1); 0: not niced), so that lease renewals and requests come first")
 		maxRestores = fs.Int("max-restores", replica.DefaultMaxRestores(), "with --workspaces --replica: restore at most `N` workspaces from the replica at once (four per CPU by default); the others wait their turn, their leases renewed meanwhile")
 		cf          containerFlags
 		wf          workspace.Flags
@@ -189,7 +190,7 @@ func runServe(ctx context.Context, args []string) int {
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
 			publicAddr: *publicAddr, publicURL: publicBase(*publicAddr, *publicURL), public: public,
-			maxOpen: *maxOpen, maxRestores: *maxRestores, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, maxContainers: *maxCtrs, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
+			maxOpen: *maxOpen, maxRestores: *maxRestores, restoreNice: *restoreNice, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, maxContainers: *maxCtrs, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
 		})
 	}
 	var ro replica.Options

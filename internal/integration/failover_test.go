@@ -75,8 +75,12 @@ func (f *fleetSetup) start(name string) *fleetHost {
 		// The test's 100 clients share one address, more than the default
 		// quarter of --api-max-conns that one address may hold.
 		"--api-max-conns", "1024")
+	// serve's defaults otherwise.
 	if n := os.Getenv("SQLFS_FAILOVER_MAX_RESTORES"); n != "" {
-		cmd.Args = append(cmd.Args, "--max-restores", n) // serve's default otherwise
+		cmd.Args = append(cmd.Args, "--max-restores", n)
+	}
+	if n := os.Getenv("SQLFS_FAILOVER_RESTORE_NICE"); n != "" {
+		cmd.Args = append(cmd.Args, "--restore-nice", n)
 	}
 	cmd.Env = f.s3.Env(os.Environ())
 	h.Process = exectest.StartHost(f.t, cmd, h.url, f.op)
@@ -180,7 +184,8 @@ func (f *fleetSetup) fill(h *fleetHost, c *corpus) time.Time {
 
 // clients is how many clients ask for the workspaces at once after a
 // failover: 16, or $SQLFS_FAILOVER_CLIENTS ($SQLFS_FAILOVER_MAX_RESTORES
-// sets the hosts' --max-restores). With one per workspace (100)
+// and $SQLFS_FAILOVER_RESTORE_NICE set the hosts' --max-restores and
+// --restore-nice). With one per workspace (100)
 // the host once restored them all at once and its lease renewals came
 // late; its restores are capped now (--max-restores), and 100 lost none
 // (see the README).
@@ -297,8 +302,9 @@ func (h *fleetHost) fleetFigures(t *testing.T, c *corpus) string {
 	if restores < float64(c.n) {
 		t.Errorf("%s restored %v workspaces; want %d at least", h.url, restores, c.n)
 	}
-	return fmt.Sprintf("restored %v (mean %.2f s each), took %v leases, lost %v (%v renewals failed)",
-		restores, m["sqlfs_replica_restore_duration_seconds_sum"]/restores,
+	staged := func(outcome string) float64 { return m[`sqlfs_replica_staged_restores_total{outcome="`+outcome+`"}`] }
+	return fmt.Sprintf("restored %v (mean %.2f s each; made ahead of the lease and used %v, behind the replica %v, failed %v), took %v leases, lost %v (%v renewals failed)",
+		restores, m["sqlfs_replica_restore_duration_seconds_sum"]/restores, staged("used"), staged("behind"), staged("failed"),
 		sum("sqlfs_fleet_lease_acquisitions_total"), sum("sqlfs_fleet_lease_losses_total"), m["sqlfs_fleet_lease_renew_failures_total"])
 }
 
