@@ -213,6 +213,10 @@ packages:
     publish: $authenticated
 web:
   enable: false
+# Node closes an idle connection after 5 s by default, which races npm
+# reusing it (ECONNRESET) on a loaded machine.
+server:
+  keepAliveTimeout: 120
 log: { type: stdout, format: pretty, level: warn }
 `, dir, dir)), 0o644); err != nil {
 		t.Fatal(err)

@@ -48,7 +48,7 @@ func npmRegistryStorage(tb testing.TB) string {
 // empty cache of their own on a tmpfs (the container's HOME is its /tmp
 // tmpfs; the host's is made in /dev/shm), no install scripts.
 func npmCI(registry, cache string) string {
-	return "ci --ignore-scripts --no-audit --no-fund --no-update-notifier --loglevel=error --fetch-retries=0 " +
+	return "ci --ignore-scripts --no-audit --no-fund --no-update-notifier --loglevel=error " +
 		"--registry " + registry + " --cache " + cache
 }
 
