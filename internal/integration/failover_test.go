@@ -248,9 +248,7 @@ func (f *fleetSetup) ask(h *fleetHost, i int, deadline time.Time, at []time.Time
 
 // verify SIGKILLs h, the host serving every workspace of c, and checks
 // each workspace's store as h left it (sqlfs-exec check), then exports it
-// and compares every file the test had acknowledged: the store of the
-// lease generation h holds, or, for a workspace whose lease h lost (and
-// nobody took since), its parked copy.
+// and compares every file the test had acknowledged (localStore).
 func (f *fleetSetup) verify(h *fleetHost, c *corpus) {
 	f.t.Helper()
 	h.Kill()
@@ -258,10 +256,7 @@ func (f *fleetSetup) verify(h *fleetHost, c *corpus) {
 	lost := 0
 	for i := range c.n {
 		id := wsID(i)
-		store := host.GenerationStore(h.dir, id, recs[i].Generation)
-		if _, err := os.Stat(store); err != nil {
-			store = filepath.Join(h.dir, id, host.ParkedName)
-		}
+		store := localStore(h.dir, id, recs[i].Generation)
 		run(f.t, f.s3, "check", "--store", store)
 		export := filepath.Join(f.t.TempDir(), id)
 		run(f.t, f.s3, "export", "--store", store, ".", export)
@@ -278,6 +273,28 @@ func (f *fleetSetup) verify(h *fleetHost, c *corpus) {
 		}
 	}
 	f.t.Logf("%d of %d acknowledged files present and intact in %d workspaces, each passing check", len(c.sums)-lost, len(c.sums), c.n)
+}
+
+// localStore is where a host that died holding generation gen of
+// workspace id left its store: in gen's folder; or, for a lease it lost
+// and took again with nobody between, in the folder of the generation
+// its copy replicates to (the second number of DIR/ID/.fleet-generation);
+// or parked.
+func localStore(dir, id string, gen int64) string {
+	stores := []string{host.GenerationStore(dir, id, gen)}
+	if b, err := os.ReadFile(filepath.Join(dir, id, ".fleet-generation")); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if path, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+				stores = append(stores, host.GenerationStore(dir, id, path))
+			}
+		}
+	}
+	for _, s := range stores {
+		if _, err := os.Stat(s); err == nil {
+			return s
+		}
+	}
+	return filepath.Join(dir, id, host.ParkedName)
 }
 
 // fleetFigures are h's restores and lease events, from its metrics; a
