@@ -102,6 +102,9 @@ type Store struct {
 	// fullSyncConn is the writer's driver connection when its last commit
 	// was durable and left it at synchronous=FULL (setSynchronous).
 	fullSyncConn any
+	shm          *os.File // the wal-index, open as long as the store (openWALIndex)
+	// space is what a commit knows of the disk's free space (roomy).
+	space spaceSeen
 }
 
 // Open opens the store at path, creating it when path does not exist. An
@@ -277,6 +280,7 @@ func (s *Store) open(ctx context.Context, opts Options) error {
 	if err := s.keepWALFiles(ctx); err != nil {
 		return s.classify(fmt.Errorf("open store %s: %w", s.path, err))
 	}
+	s.openWALIndex()
 	r, err := sql.Open("sqlite3", dsn(s.path, "_busy_timeout=10000&_query_only=1"))
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", s.path, err)
@@ -384,6 +388,9 @@ func (s *Store) closeDBs() error {
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
+	if s.shm != nil {
+		errs = append(errs, s.shm.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -422,15 +429,31 @@ type walIndexHeader struct {
 // errWALIndex: the wal-index header could not be read whole.
 var errWALIndex = errors.New("wal-index header unreadable")
 
+// errNoWALIndex: the -shm file could not be opened with the store.
+var errNoWALIndex = errors.New("no wal-index")
+
+// openWALIndex opens the -shm file, which every commit reads (walBytes),
+// once: opening and closing it at each commit cost two system calls and
+// a path lookup. The file stays the same while the store is open: SQLite
+// removes or rebuilds it only when its last connection closes or opens,
+// and the writer's connection lives as long as the store.
+func (s *Store) openWALIndex() {
+	f, err := os.Open(s.path + "-shm")
+	if err != nil {
+		slog.Debug("wal-index not opened; WAL sizes read as zero", "path", s.path, "err", err)
+		return
+	}
+	s.shm = f
+}
+
 // walIndex reads the wal-index header. SQLite writes its two copies one
 // after the other: copies that differ were read mid-update, and are read
 // again, as SQLite's readers do.
 func (s *Store) walIndex() (walIndexHeader, error) {
-	f, err := os.Open(s.path + "-shm")
-	if err != nil {
-		return walIndexHeader{}, err
+	f := s.shm
+	if f == nil {
+		return walIndexHeader{}, errNoWALIndex
 	}
-	defer f.Close()
 	var hdr [walIndexHdrSize]byte
 	for range 100 {
 		if _, err := f.ReadAt(hdr[:], 0); err != nil {
