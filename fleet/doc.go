@@ -41,7 +41,11 @@
 // bears a credential it accepts (the operator's token, or a workspace
 // token it stores). A forwarded request is never forwarded again: a
 // holder that does not serve it answers 503 with Retry-After until the
-// lease settles.
+// lease settles. A forward that cannot connect to the holder (dead, it
+// seems) of a request that could take the lease has the Opener restore
+// the workspace ahead of the lease's expiry (replica.Opener.Prepare),
+// so that the restore overlaps the TTL; the open after the expiry uses
+// that copy only if the replica has nothing newer.
 //
 // # Local copies and failover
 //
