@@ -29,7 +29,7 @@ import (
 // serves the job), so a program's memory, CPU and crashes are the
 // worker's. The worker has no file system, no network, no way to start
 // processes; its fs calls, child_process, git, publish and fetch are
-// performed by the owner over a socket (package wire) against the exec's
+// performed by the owner over a pair of pipes (package wire) against the exec's
 // own view, so policy, quota, write budget and audit apply as in-process.
 // A worker runs one program and is killed (SIGKILL) when it ends, when the
 // exec's context ends, or past its memory; a few are kept started ahead,
@@ -59,7 +59,7 @@ type Workers struct {
 type worker struct {
 	cmd    *exec.Cmd
 	conn   *wire.Conn
-	sock   *os.File
+	pipes  [2]*os.File // the owner's ends of the channel
 	stderr *tailWriter
 	done   chan struct{} // closed once the process is reaped
 	abi    int           // the Landlock ABI it confined itself with
@@ -339,22 +339,22 @@ var warnOnce sync.Once
 
 // start starts a worker and waits until it is confined and ready.
 func (w *Workers) start() (*worker, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	own, theirs, err := wire.Pipes()
 	if err != nil {
-		return nil, fmt.Errorf("socketpair: %w", err)
+		return nil, err
 	}
-	own, theirs := os.NewFile(uintptr(fds[0]), "js-worker"), os.NewFile(uintptr(fds[1]), "js-owner")
-	defer theirs.Close()
+	defer theirs[0].Close()
+	defer theirs[1].Close()
 	env := []string{workerEnv + "=1", "GOTRACEBACK=none"}
 	if tz, ok := os.LookupEnv("TZ"); ok {
 		env = append(env, "TZ="+tz)
 	}
-	wk := &worker{sock: own, stderr: &tailWriter{max: 4 << 10}, done: make(chan struct{})}
+	wk := &worker{pipes: own, stderr: &tailWriter{max: 4 << 10}, done: make(chan struct{})}
 	for {
 		cmd := exec.Command(w.exe)
 		cmd.Args = []string{"sqlfs-js-worker"}
 		cmd.Env = env
-		cmd.ExtraFiles = []*os.File{theirs}
+		cmd.ExtraFiles = theirs[:]
 		cmd.Stderr = wk.stderr
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 		if w.netns.Load() {
@@ -368,7 +368,7 @@ func (w *Workers) start() (*worker, error) {
 			continue
 		}
 		if err != nil {
-			own.Close()
+			wk.closePipes()
 			return nil, err
 		}
 		wk.cmd = cmd
@@ -378,7 +378,7 @@ func (w *Workers) start() (*worker, error) {
 		_ = wk.cmd.Wait()
 		close(wk.done)
 	}()
-	wk.conn = wire.NewConn(own, wire.MaxOwnerFrame)
+	wk.conn = wire.PipeConn(own, wire.MaxOwnerFrame)
 	m, err := wk.conn.Recv()
 	if err != nil || m.Op != wire.OpReady {
 		wk.kill()
@@ -411,8 +411,13 @@ func (wk *worker) kill() {
 	_ = wk.cmd.Process.Kill()
 	go func() {
 		<-wk.done
-		wk.sock.Close()
+		wk.closePipes()
 	}()
+}
+
+func (wk *worker) closePipes() {
+	wk.pipes[0].Close()
+	wk.pipes[1].Close()
 }
 
 // limit sets the worker's kernel limits for a job: its data segment (every

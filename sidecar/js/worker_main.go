@@ -27,11 +27,12 @@ func init() {
 	os.Exit(workerMain())
 }
 
-// workerMain runs the jobs the owner sends over fd 3, one at a time, and
+// workerMain runs the jobs the owner sends over fds 3 and 4 (the pipes
+// of wire.Pipes), one at a time, and
 // reports each one's exit status. A broken connection means the owner is
 // gone: the worker ends.
 func workerMain() int {
-	c := &client{conn: wire.NewConn(os.NewFile(3, "owner"), wire.MaxWorkerFrame)}
+	c := &client{conn: wire.PeerConn(wire.MaxWorkerFrame)}
 	// Past the soft RLIMIT_CPU the owner set for the job, the kernel sends
 	// SIGXCPU, which Go would ignore: end as the hard limit would.
 	xcpu := make(chan os.Signal, 1)

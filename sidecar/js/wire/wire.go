@@ -17,9 +17,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
+	"os"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Op says what a message asks or answers.
@@ -211,6 +214,42 @@ type Conn struct {
 	w   *bufio.Writer
 	buf []byte
 	in  []byte
+}
+
+// Pipes makes the channel between a process and the peer it starts: own
+// is this side's ends (read, write), theirs the peer's, to pass as its
+// first two extra files (fds 3 and 4, what PeerConn takes). The pipes stay
+// blocking, so a call blocks its thread in read(2) with no trip through
+// the Go runtime's poller; the caller closes theirs once the peer has them.
+func Pipes() (own, theirs [2]*os.File, err error) {
+	var toPeer, fromPeer [2]int
+	if err := unix.Pipe2(toPeer[:], unix.O_CLOEXEC); err != nil {
+		return own, theirs, fmt.Errorf("pipe: %w", err)
+	}
+	if err := unix.Pipe2(fromPeer[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(toPeer[0])
+		unix.Close(toPeer[1])
+		return own, theirs, fmt.Errorf("pipe: %w", err)
+	}
+	own = [2]*os.File{os.NewFile(uintptr(fromPeer[0]), "wire-r"), os.NewFile(uintptr(toPeer[1]), "wire-w")}
+	theirs = [2]*os.File{os.NewFile(uintptr(toPeer[0]), "wire-peer-r"), os.NewFile(uintptr(fromPeer[1]), "wire-peer-w")}
+	return own, theirs, nil
+}
+
+// PeerConn is the peer's side of Pipes: fds 3 and 4.
+func PeerConn(max int) *Conn {
+	return NewConn(struct {
+		io.Reader
+		io.Writer
+	}{os.NewFile(3, "wire-r"), os.NewFile(4, "wire-w")}, max)
+}
+
+// PipeConn is a Conn over own, the ends Pipes returned for this side.
+func PipeConn(own [2]*os.File, max int) *Conn {
+	return NewConn(struct {
+		io.Reader
+		io.Writer
+	}{own[0], own[1]}, max)
 }
 
 // NewConn frames messages over rw, refusing to read frames over max bytes.
