@@ -8,10 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/mattn/go-sqlite3"
+	"golang.org/x/sys/unix"
 )
 
 // Fork writes a new store at dst with the tree of generation gen (a
@@ -78,41 +80,73 @@ func (s *Store) copyFiles(ctx context.Context, path string) error {
 		slog.Debug("fork: wal-index unreadable; copying with the online backup", "err", err)
 		return s.backupTo(ctx, path)
 	}
-	if err := copyFile(s.path, path, -1); err != nil {
+	// The store file is read through the descriptor the owner lock keeps
+	// open with the store: closing any descriptor of it would drop every
+	// POSIX lock SQLite's connections in this process hold on it.
+	if err := copyFile(s.lock.f, path, -1); err != nil {
 		return err
 	}
 	if h.frames <= h.backfilled {
 		return nil
 	}
-	return copyFile(s.path+"-wal", path+"-wal", walHeaderSize+h.frames*h.frameSize)
+	// SQLite takes no lock on the WAL file (only on the store file and
+	// the wal-index), so a descriptor of its own may close.
+	wal, err := os.Open(s.path + "-wal")
+	if err != nil {
+		return err
+	}
+	defer wal.Close()
+	return copyFile(wal, path+"-wal", walHeaderSize+h.frames*h.frameSize)
 }
 
 // walHeaderSize is the WAL file's header, before its first frame.
 const walHeaderSize = 32
 
-// copyFile copies the first n bytes (all when n < 0) of src into dst,
-// created or emptied.
-func copyFile(src, dst string, n int64) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
+// copyFile copies the first n bytes (all, up to its end, when n < 0) of in
+// into dst, created or emptied. It reads in at explicit offsets, whatever
+// in's own offset, so the caller's descriptor can serve every fork.
+func copyFile(in *os.File, dst string, n int64) error {
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}
-	var r io.Reader = in
-	if n >= 0 {
-		r = io.LimitReader(in, n)
-	}
-	// *os.File's ReadFrom copies with copy_file_range, a LimitedReader's
-	// limit included.
-	copied, err := io.Copy(out, r)
+	copied, err := copyAt(out, in, n)
 	if err == nil && n >= 0 && copied != n {
-		err = fmt.Errorf("%s: %d bytes, want %d: %w", src, copied, n, io.ErrUnexpectedEOF)
+		err = fmt.Errorf("%s: %d bytes, want %d: %w", in.Name(), copied, n, io.ErrUnexpectedEOF)
 	}
 	return errors.Join(err, out.Close())
+}
+
+// copyAt appends to out the first n bytes (all when n < 0) of in, read
+// from offset 0, with the kernel's copy_file_range (no pass through user
+// space, and a reflink where the filesystem shares blocks), or with
+// pread and write where the kernel or filesystem cannot.
+func copyAt(out, in *os.File, n int64) (int64, error) {
+	var off int64
+	for n < 0 || off < n {
+		chunk := 1 << 30
+		if n >= 0 {
+			chunk = int(min(n-off, int64(chunk)))
+		}
+		k, err := unix.CopyFileRange(int(in.Fd()), &off, int(out.Fd()), nil, chunk, 0)
+		switch {
+		case err == nil && k == 0:
+			return off, nil // in's end
+		case err == nil:
+			continue // copy_file_range advanced off
+		case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EXDEV), errors.Is(err, unix.EINVAL),
+			errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.EPERM):
+			rest := int64(math.MaxInt64) - off
+			if n >= 0 {
+				rest = n - off
+			}
+			k, err := io.Copy(out, io.NewSectionReader(in, off, rest))
+			return off + k, err
+		default:
+			return off, fmt.Errorf("copy %s: %w", in.Name(), err)
+		}
+	}
+	return off, nil
 }
 
 // backupTo copies the whole store into the empty file at path with
