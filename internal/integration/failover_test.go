@@ -25,6 +25,7 @@ import (
 	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/internal/exectest"
 	"github.com/sqlfs/sqlfs/internal/s3test"
+	"github.com/sqlfs/sqlfs/replica"
 )
 
 // fleetHost is a `sqlfs-exec serve --workspaces` process of a fleet.
@@ -275,6 +276,58 @@ func (f *fleetSetup) verify(h *fleetHost, c *corpus) {
 	f.t.Logf("%d of %d acknowledged files present and intact in %d workspaces, each passing check", len(c.sums)-lost, len(c.sums), c.n)
 }
 
+// unseen is what waitReplicated found: how many workspaces the replica
+// lacked at its first look, and how long it waited for them.
+type unseen struct {
+	missing int
+	took    time.Duration
+}
+
+// waitReplicated returns once h's litestream lists a store of every
+// workspace of c with its replica holding all litestream read of it
+// (asked after the last write, each status asks litestream to read the
+// WAL first). waitSynced is not enough here: its sync age covers only
+// the stores litestream watches already, and a store its directory
+// watch had not picked up yet (seconds late at load) counted as synced:
+// A was once SIGKILLed before w099, its last workspace, reached the
+// replica, and B rightly refused to serve it.
+func (h *fleetHost) waitReplicated(t *testing.T, c *corpus, timeout time.Duration) unseen {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	first := -1
+	var missing []string
+	for deadline := start.Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		sts, err := replica.StatusAt(t.Context(), replica.DirStateDir(h.dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shipped := map[string]bool{}
+		for _, st := range sts {
+			if rel, err := filepath.Rel(root, st.Path); err == nil && st.Behind == 0 && st.ReplicaTXID > 0 {
+				shipped[strings.Split(rel, string(filepath.Separator))[0]] = true
+			}
+		}
+		missing = missing[:0]
+		for i := range c.n {
+			if !shipped[wsID(i)] {
+				missing = append(missing, wsID(i))
+			}
+		}
+		if first < 0 {
+			first = len(missing)
+		}
+		if len(missing) == 0 {
+			return unseen{missing: first, took: time.Since(start)}
+		}
+	}
+	t.Fatalf("the replica lacks %d workspaces after %v: %v", len(missing), timeout, missing)
+	return unseen{}
+}
+
 // localStore is where a host that died holding generation gen of
 // workspace id left its store: in gen's folder; or, for a lease it lost
 // and took again with nobody between, in the folder of the generation
@@ -368,6 +421,8 @@ func TestFailover(t *testing.T) {
 	// lacked (TestKillAfterSyncedWrite measures that); here the kill comes
 	// once the replica holds every acknowledged write.
 	caught := a.waitSynced(t, done, 5*time.Minute)
+	late := a.waitReplicated(t, c, 5*time.Minute)
+	caught += late.took
 	for i, r := range f.leaseRecords(c) {
 		if r.Addr != a.url || !r.Live(time.Now()) {
 			t.Fatalf("before the kill %s's lease is %+v; want A's", wsID(i), r)
@@ -393,8 +448,8 @@ func TestFailover(t *testing.T) {
 		failover = append(failover, at[i].Sub(killed))
 		afterExpiry = append(afterExpiry, at[i].Sub(recs[i].Expires))
 	}
-	t.Logf("REPORT failover of %d workspaces of %d KiB (filled through A in %v, replica caught up %v after): from A's SIGKILL to served by B %s, all %v; after each lease expired (TTL %v) %s; B %s; B refused meanwhile %v; load average %s before, %s after",
-		c.n, c.files*c.size>>10, filled.Round(time.Second), caught.Round(100*time.Millisecond),
+	t.Logf("REPORT failover of %d workspaces of %d KiB (filled through A in %v, replica caught up %v after; %d not yet replicated when the sync age said so): from A's SIGKILL to served by B %s, all %v; after each lease expired (TTL %v) %s; B %s; B refused meanwhile %v; load average %s before, %s after",
+		c.n, c.files*c.size>>10, filled.Round(time.Second), caught.Round(100*time.Millisecond), late.missing,
 		quantiles(failover), slices.Max(failover).Round(10*time.Millisecond), ttl, quantiles(afterExpiry),
 		b.fleetFigures(t, c), refused, load, loadAverage())
 	f.verify(b, c)
