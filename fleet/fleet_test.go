@@ -548,10 +548,19 @@ func TestCopyKeptAfterAFailedOpen(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	a.lease.cut.Store(false)
+	before := holder(t, c, "w").Generation
 	a.failNext.Store(true)
-	// The request's first open fails; the host opens again at once.
-	if got := a.read("w", "f.txt"); got != "acknowledged" || a.failNext.Load() {
-		t.Fatalf("a reads %q after a failed open (made: %v); want its own copy's", got, !a.failNext.Load())
+	// The request that failed to open w answers the failure, under one
+	// acquisition. Before, the host's handler opened w again: two
+	// generations a refused request (and this one served).
+	if st, b := a.do("POST", "/v1/workspaces/w/tools/read", map[string]any{"path": "f.txt"}); st != http.StatusInternalServerError || !strings.Contains(string(b), errOpenFailed.Error()) {
+		t.Errorf("the read whose open failed answers %d %s; want 500 and the open's error", st, b)
+	}
+	if got := holder(t, c, "w").Generation; got != before+1 {
+		t.Errorf("one failed open took the lease from generation %d to %d; want one acquisition", before, got)
+	}
+	if got := a.read("w", "f.txt"); got != "acknowledged" {
+		t.Fatalf("a reads %q after a failed open; want its own copy's", got)
 	}
 }
 

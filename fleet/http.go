@@ -88,10 +88,15 @@ func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 			f.forward(w, r, held.Record, true) // another host took it first
 			return
 		}
-		if err == nil {
-			defer release()
+		if err != nil {
+			// Answered here as the host answers it: passed on, the
+			// request opened the workspace again, a second acquisition,
+			// so each refused request took two lease generations (a
+			// failover test's unreplicated workspace reached 1767).
+			host.WriteError(w, err)
+			return
 		}
-		// next reports the error, if any, as the host reports it.
+		defer release()
 		next.ServeHTTP(w, r)
 	})
 }

@@ -106,6 +106,10 @@ func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
 	return s.mux
 }
 
+// WriteError answers err as the host's handler does (status, code,
+// Retry-After), for a fleet's handler that opened the workspace itself.
+func WriteError(w http.ResponseWriter, err error) { writeError(w, err) }
+
 func writeError(w http.ResponseWriter, err error) {
 	te, retry := toolsError(err)
 	if retry {
