@@ -34,14 +34,15 @@ type inode struct {
 	// children is a directory's entries, nil until read from the store
 	// (loadDir); changed only by addChild and removeChild.
 	children map[string]uint64
-	// sortedNames is children's names in order, built by list when first
-	// needed and dropped by any change: a listing read in many requests
-	// (READDIRPLUS pages) sorts once instead of once a page.
-	sortedNames []string
-	// visibleNames is sortedNames without the names a hidden glob refuses
-	// under visibleDir, the directory's path when it was filtered.
-	visibleNames []string
-	visibleDir   string
+	// listing is children in listing order (by offset, see dirOff), built
+	// by list when first needed and edited or dropped by a change: a
+	// listing read in many requests (READDIRPLUS pages) sorts once
+	// instead of once a page.
+	listing []dirSlot
+	// visible is listing without the names a hidden glob refuses under
+	// visibleDir, the directory's path when it was filtered.
+	visible    []dirSlot
+	visibleDir string
 
 	xattrs map[string][]byte
 
@@ -194,6 +195,10 @@ type DirEntry struct {
 	Name string
 	Ino  uint64
 	Mode uint32 // type bits
+	// Off is the entry's place in its directory's listing, the same for
+	// as long as the name exists (dirOff): Inodes.ReadDir after Off goes
+	// on with the entries that follow it, whatever changed meanwhile.
+	Off uint64
 }
 
 // FileInfo returns name's attributes as an io/fs.FileInfo whose Sys() is *Attr.

@@ -370,10 +370,12 @@ func (x Inodes) Readlink(ino uint64) (string, error) {
 	})
 }
 
-// ReadDir lists directory ino with each entry's attributes, sorted by
-// name, without the policy's hidden names: at most max entries from index
-// from on, so that a listing read a page at a time costs a page a time.
-func (x Inodes) ReadDir(ino uint64, from, max int) ([]DirEntry, []Attr, error) {
+// ReadDir lists directory ino with each entry's attributes, without the
+// policy's hidden names: at most max entries with offsets (DirEntry.Off)
+// above after, in offset order, so that a listing read a page at a time
+// costs a page a time and goes on where it stopped whatever changed
+// meanwhile. after 0 starts the listing.
+func (x Inodes) ReadDir(ino uint64, after uint64, max int) ([]DirEntry, []Attr, error) {
 	c := x.f.c
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -384,11 +386,11 @@ func (x Inodes) ReadDir(ino uint64, from, max int) ([]DirEntry, []Attr, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	names := x.f.list(d, func() string { return c.pathOf(d) }, from, max)
-	ents, attrs := make([]DirEntry, len(names)), make([]Attr, len(names))
-	for i, name := range names {
+	slots := x.f.list(d, func() string { return c.pathOf(d) }, after, max)
+	ents, attrs := make([]DirEntry, len(slots)), make([]Attr, len(slots))
+	for i, s := range slots {
 		var n *inode
-		ents[i], n = c.child(d, name)
+		ents[i], n = c.child(d, s)
 		attrs[i] = n.attr()
 	}
 	return ents, attrs, nil

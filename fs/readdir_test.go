@@ -11,25 +11,78 @@ import (
 )
 
 // pages lists directory ino through the inode API a page of size entries
-// at a time, as the kernel reads a listing, and returns the names.
+// at a time, as the kernel reads a listing, each page after the last
+// offset of the one before, and returns the names sorted. Offsets must
+// rise.
 func pages(t *testing.T, x sfs.Inodes, ino uint64, size int) []string {
 	t.Helper()
 	var got []string
-	for from := 0; ; from += size {
-		ents, attrs, err := x.ReadDir(ino, from, size)
+	var after uint64
+	for {
+		ents, attrs, err := x.ReadDir(ino, after, size)
 		must(t, err)
 		if len(ents) != len(attrs) || len(ents) > size {
-			t.Fatalf("page at %d of size %d: %d entries, %d attrs", from, size, len(ents), len(attrs))
+			t.Fatalf("page after %d of size %d: %d entries, %d attrs", after, size, len(ents), len(attrs))
 		}
 		for i, e := range ents {
 			if attrs[i].Ino != e.Ino {
 				t.Fatalf("entry %q: ino %d, attrs of %d", e.Name, e.Ino, attrs[i].Ino)
 			}
+			if e.Off <= after || e.Off < 3 || e.Off >= 1<<63 {
+				t.Fatalf("entry %q at offset %d after %d", e.Name, e.Off, after)
+			}
+			after = e.Off
 			got = append(got, e.Name)
 		}
 		if len(ents) < size {
+			slices.Sort(got)
 			return got
 		}
+	}
+}
+
+// A listing read a page at a time that unlinks each page before reading
+// the next, or creates names meanwhile, reads each name that stays once:
+// offsets are the entries' own, not positions that shift (POSIX readdir;
+// busybox rm -rf of a big directory failed). Both sizes: below and above
+// maxSortedEdit, where the listing is edited or rebuilt.
+func TestReadDirPagesAcrossChanges(t *testing.T) {
+	for _, size := range []int{600, 9000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			f, _ := open(t, sfs.Options{})
+			must(t, f.Mkdir("/d", 0o755))
+			for i := range size {
+				must(t, f.WriteFile(fmt.Sprintf("/d/f%04d", i), nil, 0o644))
+			}
+			x := f.Inodes()
+			d, err := x.Lookup(sqlstore.Root, "d")
+			must(t, err)
+			seen := map[string]bool{}
+			var after uint64
+			for page := 0; ; page++ {
+				ents, _, err := x.ReadDir(d.Ino, after, 100)
+				must(t, err)
+				if len(ents) == 0 {
+					break
+				}
+				for _, e := range ents {
+					if seen[e.Name] {
+						t.Fatalf("%q read twice", e.Name)
+					}
+					seen[e.Name] = true
+					after = e.Off
+					if page%2 == 0 {
+						must(t, f.Remove("/d/"+e.Name))
+					}
+				}
+				must(t, f.WriteFile(fmt.Sprintf("/d/new%04d", page), nil, 0o644))
+			}
+			for i := range size {
+				if name := fmt.Sprintf("f%04d", i); !seen[name] {
+					t.Fatalf("%q never read", name)
+				}
+			}
+		})
 	}
 }
 

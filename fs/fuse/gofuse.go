@@ -521,8 +521,19 @@ func (r *rawFS) readDir(in *gofuse.ReadIn, out *gofuse.DirEntryList, plus bool) 
 	if plus {
 		perEntry += direntPlusSize
 	}
-	from := max(int(in.Offset), 2) - 2
-	ents, attrs, err := r.nodes.ReadDir(in.NodeId, from, int(in.Size)/perEntry+1)
+	// "." and ".." are at offsets 0 and 1 (the offsets after them 1 and
+	// 2); an entry's offset is the core's, the same until it is removed
+	// (sfs.DirEntry.Off): the kernel keeps a listing until the directory
+	// changes and then asks to go on after the last offset it returned.
+	var dots []gofuse.DirEntry
+	for off := in.Offset; off < 2; off++ {
+		e := gofuse.DirEntry{Name: ".", Ino: in.NodeId, Mode: syscall.S_IFDIR, Off: off + 1}
+		if off == 1 {
+			e.Name, e.Ino = "..", 0
+		}
+		dots = append(dots, e)
+	}
+	ents, attrs, err := r.nodes.ReadDir(in.NodeId, in.Offset, int(in.Size)/perEntry+1)
 	if err != nil {
 		return done(r.ops.readdir, start, status(err))
 	}
@@ -530,16 +541,13 @@ func (r *rawFS) readDir(in *gofuse.ReadIn, out *gofuse.DirEntryList, plus bool) 
 	if plus {
 		known = r.knownAll(ents)
 	}
-	for i := int(in.Offset); i < from+len(ents)+2; i++ {
-		e := gofuse.DirEntry{Off: uint64(i + 1), Mode: syscall.S_IFDIR}
-		switch i {
-		case 0:
-			e.Name, e.Ino = ".", in.NodeId
-		case 1:
-			e.Name = ".."
-		default:
-			e.Name, e.Ino, e.Mode = ents[i-2-from].Name, ents[i-2-from].Ino, ents[i-2-from].Mode
+	for _, e := range dots {
+		if !add(out, e, plus) {
+			return done(r.ops.readdir, start, gofuse.OK)
 		}
+	}
+	for i, ent := range ents {
+		e := gofuse.DirEntry{Name: ent.Name, Ino: ent.Ino, Mode: ent.Mode, Off: ent.Off}
 		if !plus {
 			if !out.AddDirEntry(e) {
 				break
@@ -550,15 +558,24 @@ func (r *rawFS) readDir(in *gofuse.ReadIn, out *gofuse.DirEntryList, plus bool) 
 		if eo == nil {
 			break
 		}
-		// "." and ".." carry no entry: the kernel skips them. Nor does an
-		// inode the kernel already holds (its attributes are kept right by
-		// notifications): a zero node id makes the kernel skip the entry's
-		// dentry and attribute update, most of a warm listing's cost.
-		if i >= 2 && !known[i-2-from] {
-			r.entry(eo, attrs[i-2-from])
+		// An inode the kernel already holds carries no entry (its
+		// attributes are kept right by notifications): a zero node id
+		// makes the kernel skip the entry's dentry and attribute update,
+		// most of a warm listing's cost.
+		if !known[i] {
+			r.entry(eo, attrs[i])
 		}
 	}
 	return done(r.ops.readdir, start, gofuse.OK)
+}
+
+// add adds "." or "..", which carry no entry in a READDIRPLUS (the kernel
+// skips them), and tells whether it fitted.
+func add(out *gofuse.DirEntryList, e gofuse.DirEntry, plus bool) bool {
+	if plus {
+		return out.AddDirLookupEntry(e) != nil
+	}
+	return out.AddDirEntry(e)
 }
 
 // The smallest a listed entry can take in the kernel's buffer: a dirent
