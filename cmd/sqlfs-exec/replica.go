@@ -147,7 +147,7 @@ func runReplica(ctx context.Context, args []string) int {
 	for _, st := range sts {
 		r := row{Status: st}
 		if *dir != "" {
-			r.Workspace = filepath.Base(filepath.Dir(st.Path))
+			r.Workspace = workspaceOfStore(*dir, st.Path)
 		}
 		rows = append(rows, r)
 	}
@@ -175,4 +175,18 @@ func runReplica(ctx context.Context, args []string) int {
 	}
 	w.Flush()
 	return 0
+}
+
+// workspaceOfStore names the workspace whose store is at path below the
+// host's DIR: the first element below it, since a fleet keeps a lease
+// generation's store one folder deeper (DIR/ID/gen-G/).
+func workspaceOfStore(dir, path string) string {
+	rel, err := filepath.Rel(dir, path)
+	if abs, aerr := filepath.Abs(dir); err != nil && aerr == nil {
+		rel, err = filepath.Rel(abs, path)
+	}
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return strings.SplitN(rel, string(filepath.Separator), 2)[0]
 }

@@ -138,3 +138,18 @@ func TestHostReplicaSurvivesLostDisk(t *testing.T) {
 		t.Fatalf("w1 on a new host: %d %q %s", code, out, stderr)
 	}
 }
+
+// TestWorkspaceOfStore: replica status --workspaces names a fleet's
+// generation store by its workspace, not by its gen-G folder.
+func TestWorkspaceOfStore(t *testing.T) {
+	for _, tc := range []struct{ dir, path, want string }{
+		{"/d", "/d/w1/workspace.sqlfs", "w1"},
+		{"/d", "/d/w1/gen-3/workspace.sqlfs", "w1"},
+		{"/d/", "/d/w2/gen-12/workspace.sqlfs", "w2"},
+		{"/d", "/elsewhere/w1/workspace.sqlfs", "/elsewhere/w1/workspace.sqlfs"},
+	} {
+		if got := workspaceOfStore(tc.dir, tc.path); got != tc.want {
+			t.Errorf("workspaceOfStore(%q, %q) = %q, want %q", tc.dir, tc.path, got, tc.want)
+		}
+	}
+}
