@@ -53,9 +53,11 @@ type replicaSyncer interface {
 
 // preparer restores a workspace ahead of its lease (replica.Opener's
 // Prepare): its holder, lease generation gen, was seen dead, and the
-// copy is worth keeping until until.
+// copy is worth keeping until until. PrepareLater does it for a
+// workspace nobody asked for yet, behind those asked for.
 type preparer interface {
 	Prepare(id string, gen int64, until time.Time)
+	PrepareLater(id string, gen int64, until time.Time)
 }
 
 // Options configure a Fleet.
@@ -97,6 +99,9 @@ type Fleet struct {
 
 	mu   sync.Mutex
 	held map[string]*grant
+	// swept are the holders (by instance) seen dead whose other
+	// workspaces this host prepares (sweep), and when.
+	swept map[string]time.Time
 }
 
 // grant is a lease this host holds.
@@ -151,6 +156,7 @@ func New(o Options) (*Fleet, error) {
 		o:     o,
 		claim: Claim{Addr: o.Addr, Instance: strings.ToLower(rand.Text()[:16]), TTL: o.TTL},
 		held:  map[string]*grant{},
+		swept: map[string]time.Time{},
 		known: &host.Known{List: o.Lease.List, Lookup: func(ctx context.Context, id string) (bool, error) {
 			rec, err := o.Lease.Holder(ctx, id)
 			return rec.Generation > 0, err

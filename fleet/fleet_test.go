@@ -6,12 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,6 +67,9 @@ type member struct {
 	// failSync fails every final sync to the replica while set (the
 	// object store unreachable).
 	failSync atomic.Bool
+	// prepared are the restores ahead of a lease the fleet asked of
+	// this host's Opener.
+	prepared prepared
 	srv      *http.Server
 	stop     sync.Once
 }
@@ -111,7 +116,37 @@ type restoring struct {
 	// failNext, when set, fails the next open (a restore that failed).
 	failNext *atomic.Bool
 	failSync *atomic.Bool
+	prepared *prepared
 }
+
+// prepared records the restores the fleet asked for ahead of a lease.
+type prepared struct {
+	mu           sync.Mutex
+	asked, later []string // "ID@GEN"
+}
+
+func (p *prepared) add(later bool, id string, gen int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e := fmt.Sprintf("%s@%d", id, gen)
+	if later {
+		p.later = append(p.later, e)
+	} else {
+		p.asked = append(p.asked, e)
+	}
+}
+
+func (p *prepared) lists() (asked, later []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Sorted(slices.Values(p.asked)), slices.Sorted(slices.Values(p.later))
+}
+
+// Prepare and PrepareLater only record: this replica double restores at
+// the open.
+func (o restoring) Prepare(id string, gen int64, _ time.Time) { o.prepared.add(false, id, gen) }
+
+func (o restoring) PrepareLater(id string, gen int64, _ time.Time) { o.prepared.add(true, id, gen) }
 
 var errOpenFailed = errors.New("open failed (test)")
 
@@ -197,7 +232,8 @@ func (c *cluster) start() *member {
 	}
 	m := &member{t: t, url: "http://" + ln.Addr().String(), dir: dir, lease: &switchLease{Lease: s3l}}
 	m.fleet, err = fleet.New(fleet.Options{
-		Lease: m.lease, Opener: restoring{d: d, replica: c.replica, failNext: &m.failNext, failSync: &m.failSync}, Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
+		Lease: m.lease, Opener: restoring{d: d, replica: c.replica, failNext: &m.failNext, failSync: &m.failSync, prepared: &m.prepared},
+		Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -615,5 +651,53 @@ func TestFailedFinalSyncKeepsTheLease(t *testing.T) {
 	}
 	if r := holder(t, c, "w"); r.Addr != b.url || r.Generation != 2 {
 		t.Fatalf("lease of w: %+v, want generation 2 held by b", r)
+	}
+}
+
+// TestDeadHolderSwept: host B, asked for a workspace whose holder A does
+// not answer (its listener closed, its leases still live), has the
+// workspace restored ahead of the lease first and every other workspace
+// A holds behind it, once however many of A's are asked for; none of
+// live host C's, and it takes no lease doing so: every record is still
+// A's or C's, at the generation they took.
+func TestDeadHolderSwept(t *testing.T) {
+	c := newCluster(t, time.Minute)
+	a, b, cc := c.start(), c.start(), c.start()
+	for _, id := range []string{"a1", "a2", "a3"} {
+		a.create(id, "f", "A's")
+	}
+	cc.create("c1", "f", "C's")
+	before := map[string]fleet.Record{}
+	for _, id := range []string{"a1", "a2", "a3", "c1"} {
+		before[id] = holder(t, c, id)
+	}
+	a.srv.Close() // dead, as far as forwarding goes
+
+	for _, id := range []string{"a1", "a2"} {
+		if st, body := b.do("POST", "/v1/workspaces/"+id+"/tools/read", map[string]any{"path": "f"}); st != http.StatusServiceUnavailable {
+			t.Fatalf("B asked for %s of unreachable A: %d %s; want 503", id, st, body)
+		}
+	}
+	wantAsked, wantLater := []string{"a1@1", "a2@1"}, []string{"a1@1", "a2@1", "a3@1"}
+	var asked, later []string
+	for deadline := time.Now().Add(testenv.Slack(10 * time.Second)); ; time.Sleep(10 * time.Millisecond) {
+		if asked, later = b.prepared.lists(); slices.Equal(later, wantLater) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !slices.Equal(asked, wantAsked) || !slices.Equal(later, wantLater) {
+		t.Fatalf("B prepared %v, then %v in the background; want %v, then %v", asked, later, wantAsked, wantLater)
+	}
+	time.Sleep(testenv.Slack(100 * time.Millisecond)) // no second sweep
+	if _, again := b.prepared.lists(); !slices.Equal(again, wantLater) {
+		t.Errorf("B prepared %v in the background after the second request; want the one sweep's %v", again, wantLater)
+	}
+	for id, r := range before {
+		if now := holder(t, c, id); now.Generation != r.Generation || now.Instance != r.Instance {
+			t.Errorf("%s's lease after B's sweep is %+v; want %+v untouched", id, now, r)
+		}
+	}
+	if b.fleet.Serving("a3") {
+		t.Error("B serves a3, which it only prepared")
 	}
 }

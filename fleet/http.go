@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,6 +12,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sqlfs/sqlfs/host"
@@ -194,8 +197,9 @@ func (f *Fleet) forward(w http.ResponseWriter, r *http.Request, rec Record, mayL
 // out, when forwarding to its holder failed to connect at all (the
 // holder looks dead: refused, unreachable), so that the restore overlaps
 // the TTL; the open after the expiry takes the copy up only if the
-// replica has nothing newer. A holder that answers slowly is not dead:
-// nothing is prepared for it.
+// replica has nothing newer. Every other workspace that holder holds is
+// prepared too, behind it (sweep): its clients come next. A holder that
+// answers slowly is not dead: nothing is prepared for it.
 func (f *Fleet) prepare(rec Record, err error) {
 	p, ok := f.o.Opener.(preparer)
 	var op *net.OpError
@@ -203,4 +207,65 @@ func (f *Fleet) prepare(rec Record, err error) {
 		return
 	}
 	p.Prepare(rec.ID, rec.Generation, rec.Expires.Add(f.o.TTL+time.Minute))
+	f.mu.Lock()
+	now := time.Now()
+	for inst, at := range f.swept {
+		if now.Sub(at) > f.o.TTL {
+			delete(f.swept, inst)
+		}
+	}
+	_, seen := f.swept[rec.Instance]
+	if !seen {
+		f.swept[rec.Instance] = now
+	}
+	f.mu.Unlock()
+	if !seen {
+		go f.sweep(rec.Instance, p)
+	}
+}
+
+// sweepLookups bounds the lease lookups of a sweep running at once.
+const sweepLookups = 8
+
+// sweep prepares (PrepareLater) every workspace whose lease the holder
+// instance, seen dead, still holds live: a host that died held many,
+// and the requests for the others follow the first one's. It reads
+// every lease record of the fleet (a listing, then one GET each, a few
+// at a time) and writes none: preparing only restores into a staging
+// copy, and each open still takes its lease first. Each host that finds
+// the holder dead sweeps once per TTL; in a fleet of many hosts each may
+// stage the same workspaces, and the one that takes a lease uses its
+// own copy only.
+func (f *Fleet) sweep(instance string, p preparer) {
+	ctx, cancel := context.WithTimeout(context.Background(), f.o.TTL)
+	defer cancel()
+	ids, err := f.o.Lease.List(ctx)
+	if err != nil {
+		f.o.Logger.Warn("listing the leases of a holder seen dead failed; only the workspaces asked for are restored ahead of the lease", "err", err)
+		return
+	}
+	var (
+		wg     sync.WaitGroup
+		next   atomic.Int64
+		staged atomic.Int64
+	)
+	for range min(sweepLookups, len(ids)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(ids); i = int(next.Add(1)) - 1 {
+				rec, err := f.o.Lease.Holder(ctx, ids[i])
+				if err != nil {
+					if ctx.Err() != nil {
+						return
+					}
+					continue
+				}
+				if rec.Instance == instance && rec.Live(time.Now()) {
+					p.PrepareLater(rec.ID, rec.Generation, rec.Expires.Add(f.o.TTL+time.Minute))
+					staged.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	f.o.Logger.Info("restoring ahead of their leases the workspaces of a holder seen dead", "instance", instance, "workspaces", staged.Load(), "leases", len(ids))
 }

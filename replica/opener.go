@@ -46,7 +46,7 @@ type Opener struct {
 	once   sync.Once
 	bucket bucket
 	known  *host.Known
-	slots  chan struct{} // one per restore running
+	queue  *restoreQueue
 
 	mu     sync.Mutex
 	stages map[string]*stage // Prepare's restores, by workspace
@@ -57,6 +57,7 @@ type Opener struct {
 // lease, to be taken up by the open that follows the lease's expiry if the
 // replica has nothing newer by then.
 type stage struct {
+	turn *turn // its place among the restores
 	file string
 	done chan struct{} // closed when the restore ended; then:
 	from int64         // the generation restored
@@ -251,7 +252,7 @@ func (o *Opener) init() {
 			o.S3 = NewS3Client(o.Options.URL, o.Options.Credentials)
 		}
 		o.bucket = newBucket(o.S3, o.Options.URL)
-		o.slots = make(chan struct{}, cmp.Or(o.MaxRestores, DefaultMaxRestores()))
+		o.queue = newRestoreQueue(cmp.Or(o.MaxRestores, DefaultMaxRestores()))
 		o.stages = map[string]*stage{}
 		o.known = &host.Known{List: o.bucket.ids, Lookup: func(ctx context.Context, id string) (bool, error) {
 			gens, err := o.bucket.generations(ctx, id)
@@ -275,7 +276,7 @@ func (o *Opener) restore(ctx context.Context, id string, gen int64, store string
 		return err
 	}
 	if tmp == "" {
-		release, err := o.slot(ctx)
+		release, err := o.queue.wait(ctx, newTurn(true))
 		if err != nil {
 			return err
 		}
@@ -305,18 +306,6 @@ func (o *Opener) restore(ctx context.Context, id string, gen int64, store string
 	return nil
 }
 
-// slot waits for a turn to restore (MaxRestores run at once).
-func (o *Opener) slot(ctx context.Context) (release func(), err error) {
-	metrics.ReplicaRestoresWaiting.Inc()
-	defer metrics.ReplicaRestoresWaiting.Dec()
-	select {
-	case o.slots <- struct{}{}:
-		return func() { <-o.slots }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting to restore: %w", ctx.Err())
-	}
-}
-
 // tmpFile is a fresh name for a restore of workspace id beside DIR's
 // workspaces (one filesystem, so the move into place is a link), under
 // a name no workspace can have.
@@ -339,23 +328,38 @@ func (o *Opener) tmpFile(id, suffix string) (string, error) {
 // the one taken is still the one staged and holds no transaction past
 // the staged copy's (the holder was not dead, or shipped more before it
 // died); else it restores again. A copy not taken up by until is
-// deleted.
-func (o *Opener) Prepare(id string, gen int64, until time.Time) {
+// deleted. A request waits for this restore: it goes before every
+// restore PrepareLater queued.
+func (o *Opener) Prepare(id string, gen int64, until time.Time) { o.prepare(id, gen, until, true) }
+
+// PrepareLater is Prepare for a workspace nobody asked for yet, of a
+// holder seen dead while another of its workspaces was asked for: its
+// restore waits behind every restore a request waits for, until one
+// comes to wait for it too (Prepare, or the open after the lease).
+func (o *Opener) PrepareLater(id string, gen int64, until time.Time) {
+	o.prepare(id, gen, until, false)
+}
+
+func (o *Opener) prepare(id string, gen int64, until time.Time, asked bool) {
 	if host.CheckID(id) != nil {
 		return
 	}
 	o.init()
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.stages[id] != nil {
-		return // one at a time: the open checks it is current
+	if s := o.stages[id]; s != nil {
+		// One at a time: the open checks it is current.
+		if asked {
+			o.queue.promote(s.turn)
+		}
+		return
 	}
-	s := &stage{done: make(chan struct{})}
+	s := &stage{turn: newTurn(asked), done: make(chan struct{})}
 	o.stages[id] = s
 	ctx, cancel := context.WithDeadline(context.Background(), until)
 	go func() {
 		defer cancel()
-		s.from, s.txid, s.file, s.err = o.stageRestore(ctx, id, gen+1)
+		s.from, s.txid, s.file, s.err = o.stageRestore(ctx, id, gen+1, s.turn)
 		close(s.done)
 		if s.err != nil {
 			o.Options.Logger.Debug("restoring a workspace ahead of its lease failed; its open restores it", "id", id, "err", s.err)
@@ -376,8 +380,8 @@ func (o *Opener) Prepare(id string, gen int64, until time.Time) {
 
 // stageRestore is Prepare's restore of workspace id's newest generation
 // below below, exactly to its newest transaction, into a staging file.
-func (o *Opener) stageRestore(ctx context.Context, id string, below int64) (gen int64, txid uint64, file string, err error) {
-	release, err := o.slot(ctx)
+func (o *Opener) stageRestore(ctx context.Context, id string, below int64, t *turn) (gen int64, txid uint64, file string, err error) {
+	release, err := o.queue.wait(ctx, t)
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -426,6 +430,7 @@ func (o *Opener) takeStage(ctx context.Context, id string, below int64) (file st
 	if s == nil {
 		return "", 0, nil
 	}
+	o.queue.promote(s.turn)
 	select {
 	case <-s.done:
 	case <-ctx.Done():

@@ -123,11 +123,15 @@ func TestRestoreWaitHonoursContext(t *testing.T) {
 	srv := fakeServer(t)
 	o := &Opener{Dir: openDir(t), Options: options(t, srv.base(t, "fleet")), MaxRestores: 1}
 	o.init()
-	o.slots <- struct{}{} // a restore running
+	release, err := o.queue.wait(context.Background(), newTurn(true)) // a restore running
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := o.OpenGeneration(ctx, "ws-1", 2)
+	_, err = o.OpenGeneration(ctx, "ws-1", 2)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("open waiting for a restore slot: %v; want its context's deadline", err)
 	}
