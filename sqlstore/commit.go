@@ -99,9 +99,6 @@ func (s *Store) commit(ctx context.Context, b *Batch, extra func(tx *sql.Tx) err
 	if err := s.setSynchronous(ctx, conn, b.Durable); err != nil {
 		return s.classify(fmt.Errorf("commit: %w", err))
 	}
-	if err := s.fitPageCache(ctx, conn, b.chunkBytes()); err != nil {
-		return s.classify(fmt.Errorf("commit: %w", err))
-	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return s.classify(fmt.Errorf("commit: begin: %w", err))
@@ -176,58 +173,6 @@ func (s *Store) setSynchronous(ctx context.Context, conn *sql.Conn, durable bool
 		if durable {
 			s.fullSyncConn = dc
 		}
-		return nil
-	})
-}
-
-// defaultCacheKiB is SQLite's own page cache size (PRAGMA cache_size=-2000),
-// which the writer has while commits are small.
-const defaultCacheKiB = 2000
-
-// maxCacheKiB bounds the page cache a large commit gets (fitPageCache): a
-// commit of more than the core's quarter of its dirty limit (64 MiB) is rare.
-const maxCacheKiB = 128 << 10
-
-// cacheKeep is how long the writer keeps a large commit's page cache for the
-// next one (a large file is committed in several, and truncated or
-// rewritten right after).
-const cacheKeep = 2 * time.Second
-
-// fitPageCache sizes the writer's page cache before a commit writing data
-// bytes of chunks (metadata-only commits, however many rows, keep the
-// default: their pages are few and the memory figures unchanged). With SQLite's default 2 MB, a large commit spills its pages to the
-// WAL as it goes and reads them back from it: writing a 64 MiB file and
-// overwriting it, each with fsync, read 216 MiB back from the WAL and 105
-// MiB from the database and wrote 145 MiB of WAL (strace); with a cache that
-// holds the transaction 2 and 53 MiB read, 129 MiB written, and the server
-// spent 15% less CPU (1190-1260 ms against 1330-1490 for three rounds of
-// both). The cache grows only as a transaction fills it, by at most what the
-// batch already holds in RAM. It is kept across large commits: lowering
-// cache_size frees the pages past it, and growing back costs their page
-// faults again, which ate the whole gain when it was lowered after each
-// commit. The first small commit cacheKeep after the last large one
-// lowers it back to the default.
-func (s *Store) fitPageCache(ctx context.Context, conn *sql.Conn, data int64) error {
-	kib := max(defaultCacheKiB, min(data/1024*5/4, maxCacheKiB))
-	cur := s.cacheKiB
-	if cur == 0 {
-		cur = defaultCacheKiB // as SQLite opens the connection
-	}
-	switch {
-	case kib > defaultCacheKiB:
-		s.bigCommitAt = time.Now()
-		if kib <= cur {
-			return nil
-		}
-	case cur == defaultCacheKiB || time.Since(s.bigCommitAt) < cacheKeep:
-		return nil
-	}
-	return conn.Raw(func(dc any) error {
-		s.cacheKiB = -1 // unknown until the pragma succeeds
-		if _, err := dc.(driver.ExecerContext).ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size=-%d", kib), nil); err != nil {
-			return fmt.Errorf("cache_size=-%d: %w", kib, err)
-		}
-		s.cacheKiB = kib
 		return nil
 	})
 }
@@ -330,15 +275,6 @@ func (b *Batch) payload() int64 {
 	}
 	for _, a := range b.Audit {
 		n += int64(len(a.Path) + len(a.Path2) + len(a.Actor))
-	}
-	return n
-}
-
-// chunkBytes is the bytes of file data b writes.
-func (b *Batch) chunkBytes() int64 {
-	var n int64
-	for _, c := range b.Chunks {
-		n += int64(len(c.Data))
 	}
 	return n
 }

@@ -38,49 +38,6 @@ func TestCommitSynchronousFollowsDurable(t *testing.T) {
 	}
 }
 
-// A large commit runs with a page cache that holds its transaction; the
-// writer keeps it for the commits that follow closely, and the first small
-// commit cacheKeep after the last large one gives it back.
-func TestCommitPageCacheFitsBatch(t *testing.T) {
-	st, err := Open(t.Context(), filepath.Join(t.TempDir(), "ws.db"), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	data := make([]byte, st.ChunkSize())
-	large := 64 * int64(len(data))
-	for i, c := range []struct {
-		chunks int
-		idle   bool // cacheKeep has passed since the last large commit
-		want   int64
-	}{
-		{1, false, defaultCacheKiB},
-		{64, false, large / 1024 * 5 / 4},
-		{1, false, large / 1024 * 5 / 4},
-		{32, false, large / 1024 * 5 / 4},
-		{1, true, defaultCacheKiB},
-		{1, false, defaultCacheKiB},
-	} {
-		if c.idle {
-			st.bigCommitAt = st.bigCommitAt.Add(-cacheKeep)
-		}
-		b := &Batch{}
-		for j := range c.chunks {
-			b.Chunks = append(b.Chunks, Chunk{Ino: 100, Idx: int64(j), Data: data})
-		}
-		var kib int64
-		err := st.commitWith(t.Context(), b, func(tx *sql.Tx) error {
-			return tx.QueryRowContext(t.Context(), "PRAGMA cache_size").Scan(&kib)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if -kib != c.want {
-			t.Errorf("commit %d (%d chunks, idle %v) ran with a cache of %d KiB, want %d", i, c.chunks, c.idle, -kib, c.want)
-		}
-	}
-}
-
 // SQLite's connections hold POSIX locks on the -shm file (the wal-index:
 // a shared lock that tells another process opening the store it is in
 // use, the readers' marks), and a process closing any descriptor of a

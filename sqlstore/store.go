@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/mattn/go-sqlite3"
 	"golang.org/x/sys/unix"
@@ -103,13 +102,7 @@ type Store struct {
 	// fullSyncConn is the writer's driver connection when its last commit
 	// was durable and left it at synchronous=FULL (setSynchronous).
 	fullSyncConn any
-	// cacheKiB is the writer's page cache size in KiB as fitPageCache last
-	// set it: 0 is SQLite's default, as the connection opens, -1 unknown
-	// (a pragma failed); bigCommitAt is when the last commit that needed
-	// more than the default began. Only the committing goroutine uses them.
-	cacheKiB    int64
-	bigCommitAt time.Time
-	shm         *os.File // the wal-index, open as long as the store (openWALIndex)
+	shm          *os.File // the wal-index, open as long as the store (openWALIndex)
 	// space is what a commit knows of the disk's free space (roomy).
 	space spaceSeen
 }
