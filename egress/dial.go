@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +68,7 @@ type Resolver interface {
 // Dialer opens the connections its Policy allows. The zero Dialer allows
 // nothing.
 type Dialer struct {
+	// Policy is the rules until SetPolicy replaces them.
 	Policy *Policy
 	// Resolver looks names up; nil is net.DefaultResolver.
 	Resolver Resolver
@@ -74,6 +77,39 @@ type Dialer struct {
 	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 	// Audit is told of every attempt, after it ended; nil tells nobody.
 	Audit func(Attempt)
+
+	live       atomic.Pointer[Policy] // set by SetPolicy
+	mu         sync.Mutex
+	transports []*Transport // made by Transport, renewed by SetPolicy
+}
+
+// Current is the policy each new connection is checked against: the last
+// SetPolicy's, else Policy. A nil Dialer's is nil (nothing allowed).
+func (d *Dialer) Current() *Policy {
+	if d == nil {
+		return nil
+	}
+	if p := d.live.Load(); p != nil {
+		return p
+	}
+	return d.Policy
+}
+
+// SetPolicy replaces the rules from the next connection on (nil allows
+// nothing): a connection open now stays open, but none opened before is
+// reused by a request after SetPolicy returns, since the Transports' pools
+// are renewed (their idle connections closed; one in use finishes its
+// request and is never lent again).
+func (d *Dialer) SetPolicy(p *Policy) {
+	if p == nil {
+		p = &Policy{}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.live.Store(p)
+	for _, t := range d.transports {
+		t.renew()
+	}
 }
 
 var defaultDialer = &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
@@ -113,6 +149,7 @@ func (d *Dialer) dial(ctx context.Context, a *Attempt, address string) (net.Conn
 		return nil, &DeniedError{Actor: a.Actor, Host: address, Reason: "the port must be a number"}
 	}
 	a.Port = uint16(port)
+	pol := d.Current()
 	ipNet := map[string]string{"tcp": "ip", "tcp4": "ip4", "tcp6": "ip6"}[a.Network]
 	if ipNet == "" {
 		return nil, &DeniedError{Actor: a.Actor, Host: host, Reason: "only TCP connections are allowed, not " + a.Network}
@@ -124,7 +161,7 @@ func (d *Dialer) dial(ctx context.Context, a *Attempt, address string) (net.Conn
 		}
 		addrs = []netip.Addr{ip}
 	} else {
-		if err := d.Policy.mayName(a.Actor, host, a.Port); err != nil {
+		if err := pol.mayName(a.Actor, host, a.Port); err != nil {
 			return nil, err
 		}
 		r := d.Resolver
@@ -142,7 +179,7 @@ func (d *Dialer) dial(ctx context.Context, a *Attempt, address string) (net.Conn
 	var denied, failed []error
 	for _, ip := range addrs {
 		a.Addr = netip.AddrPortFrom(ip.Unmap(), a.Port)
-		if err := d.Policy.Allow(a.Actor, host, a.Addr); err != nil {
+		if err := pol.Allow(a.Actor, host, a.Addr); err != nil {
 			denied = append(denied, err)
 			continue
 		}
@@ -167,13 +204,48 @@ func (d *Dialer) dial(ctx context.Context, a *Attempt, address string) (net.Conn
 }
 
 // Transport returns an HTTP transport whose every connection goes through
-// d. Connections are pooled per transport: a pooled one was checked when
-// it was opened, so give each set of rules its own transport.
-func (d *Dialer) Transport() *http.Transport {
+// d. A pooled connection was checked when it was opened, so SetPolicy
+// gives the Transport a new pool: no request after it reuses a connection
+// the new rules were not asked about.
+func (d *Dialer) Transport() *Transport { return d.transport(true) }
+
+func (d *Dialer) transport(h2 bool) *Transport {
+	t := &Transport{d: d, h2: h2}
+	t.renew()
+	d.mu.Lock()
+	d.transports = append(d.transports, t)
+	d.mu.Unlock()
+	return t
+}
+
+// Transport is an http.RoundTripper over a Dialer (Dialer.Transport).
+type Transport struct {
+	d   *Dialer
+	h2  bool
+	cur atomic.Pointer[http.Transport]
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return t.cur.Load().RoundTrip(r)
+}
+
+// CloseIdleConnections closes the pooled connections not in use.
+func (t *Transport) CloseIdleConnections() { t.cur.Load().CloseIdleConnections() }
+
+// renew starts a new pool, closing the idle connections of the old one;
+// those in use are closed by the old pool's idle timeout once they finish.
+func (t *Transport) renew() {
+	if old := t.cur.Swap(t.d.newHTTPTransport(t.h2)); old != nil {
+		old.CloseIdleConnections()
+	}
+}
+
+func (d *Dialer) newHTTPTransport(h2 bool) *http.Transport {
 	return &http.Transport{
 		Proxy:             nil, // a proxy from the environment would connect where nobody checked
 		DialContext:       d.DialContext,
-		ForceAttemptHTTP2: true,
+		ForceAttemptHTTP2: h2,
 		MaxIdleConns:      32,
 		// net/http keeps 2 idle per host by default: a client with more
 		// requests in flight (npm: 15) then dials most of them anew,
@@ -182,5 +254,9 @@ func (d *Dialer) Transport() *http.Transport {
 		IdleConnTimeout:       30 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// An origin that never finishes its headers (slowloris) ends the
+		// request instead of holding it; a slow body is the caller's
+		// context's to end.
+		ResponseHeaderTimeout: 60 * time.Second,
 	}
 }

@@ -2,9 +2,14 @@
 // may open, and opens them. It is the one place a connection out of an exec
 // is allowed or refused, imported by the backends like metrics is:
 //
-//   - a Policy is the operator's rules (--egress-allow): a host glob or an
-//     address range, and ports. Nothing matches an empty Policy: the
-//     network is off unless the operator turns it on.
+//   - a Policy is the operator's rules: allow rules (--egress-allow) and
+//     deny rules (--egress-deny), each a host glob or an address range, and
+//     ports. A connection is allowed when an allow rule matches and no
+//     deny rule does: a deny glob is checked on the name before any lookup,
+//     a deny range on every address the name resolves to. Nothing matches
+//     an empty Policy: the network is off unless the operator turns it on.
+//     Every refusal names the rule that refused, or says no allow rule
+//     matched.
 //   - loopback, link-local, private, shared (CGNAT), multicast and other
 //     special addresses, among them every cloud metadata endpoint, are
 //     refused unless a rule names the address itself (an IP or a CIDR
@@ -28,9 +33,9 @@
 // Built on it: the container backend's proxy, credentials injected per
 // host by a RoundTripper wrapping Transport (sidecar/httpcred, whose
 // host rules are this package's Rule), git over HTTP through the same
-// Transport. Still to come: rules per actor (Policy.Allow already takes
-// the actor). A per-actor policy needs a Transport per actor, since
-// a pooled connection was checked only when it was opened.
+// Transport, a host's per-workspace policy changed while the workspace
+// runs (Dialer.SetPolicy: the next connection follows it). Rules per actor
+// are not built (Policy.Allow takes the actor only to name it).
 package egress
 
 import (
@@ -47,9 +52,12 @@ var ErrDenied = errors.New("egress denied")
 
 // DeniedError says which connection was refused and why.
 type DeniedError struct {
-	Actor  string
-	Host   string // as asked
-	Addr   netip.AddrPort
+	Actor string
+	Host  string // as asked
+	Addr  netip.AddrPort
+	// Rule is the deny rule that refused ("--egress-deny *.evil.com:443"),
+	// "" when no allow rule matched or the request was malformed.
+	Rule   string
 	Reason string
 }
 
@@ -181,25 +189,40 @@ func (r Rule) Matches(host string, port uint16) bool {
 	return matchHost(r.Host, host)
 }
 
-// Policy is the operator's rules: a connection is allowed when one rule
-// matches it. The zero Policy and a nil *Policy allow nothing. A Policy is
-// immutable, so one serves every exec concurrently.
-type Policy struct{ rules []Rule }
+// Policy is the operator's rules: a connection is allowed when one allow
+// rule matches it and no deny rule does. The zero Policy and a nil *Policy
+// allow nothing. A Policy is immutable, so one serves every exec
+// concurrently.
+type Policy struct{ rules, deny []Rule }
 
-// NewPolicy parses the rules (see ParseRule).
-func NewPolicy(rules ...string) (*Policy, error) {
+// NewPolicy parses allow rules (see ParseRule).
+func NewPolicy(rules ...string) (*Policy, error) { return ParsePolicy(rules, nil) }
+
+// ParsePolicy parses allow and deny rules (see ParseRule; --egress-allow
+// and --egress-deny).
+func ParsePolicy(allow, deny []string) (*Policy, error) {
 	p := &Policy{}
-	for _, s := range rules {
-		r, err := ParseRule(s)
-		if err != nil {
-			return nil, err
+	for _, l := range []struct {
+		in  []string
+		out *[]Rule
+	}{{allow, &p.rules}, {deny, &p.deny}} {
+		for _, s := range l.in {
+			r, err := ParseRule(s)
+			if err != nil {
+				return nil, err
+			}
+			*l.out = append(*l.out, r)
 		}
-		p.rules = append(p.rules, r)
 	}
 	return p, nil
 }
 
-// Rules returns a copy of the policy's rules.
+// FromRules is the policy of allow and deny rules already parsed.
+func FromRules(allow, deny []Rule) *Policy {
+	return &Policy{rules: append([]Rule(nil), allow...), deny: append([]Rule(nil), deny...)}
+}
+
+// Rules returns a copy of the policy's allow rules.
 func (p *Policy) Rules() []Rule {
 	if p == nil {
 		return nil
@@ -207,22 +230,56 @@ func (p *Policy) Rules() []Rule {
 	return append([]Rule(nil), p.rules...)
 }
 
+// DenyRules returns a copy of the policy's deny rules.
+func (p *Policy) DenyRules() []Rule {
+	if p == nil {
+		return nil
+	}
+	return append([]Rule(nil), p.deny...)
+}
+
 // Empty reports whether the policy allows nothing at all.
 func (p *Policy) Empty() bool { return p == nil || len(p.rules) == 0 }
 
-// String lists the rules, comma-separated.
-func (p *Policy) String() string {
+// String lists the allow rules, comma-separated.
+func (p *Policy) String() string { return join(p.Rules()) }
+
+func join(rules []Rule) string {
 	var s []string
-	for _, r := range p.Rules() {
+	for _, r := range rules {
 		s = append(s, r.String())
 	}
 	return strings.Join(s, ",")
 }
 
+// denied is the deny rule matching a connection to host (as asked) on
+// port, and when addr is valid to that address: a name glob matches the
+// name, a range the address.
+func (p *Policy) denied(actor, host string, addr netip.AddrPort, port uint16) error {
+	for _, r := range p.DenyRules() {
+		if !r.port(port) {
+			continue
+		}
+		if r.Prefix.IsValid() && (!addr.IsValid() || !r.Prefix.Contains(addr.Addr().Unmap())) {
+			continue
+		}
+		if !r.Prefix.IsValid() && !matchHost(r.Host, host) {
+			continue
+		}
+		rule := "--egress-deny " + r.String()
+		return &DeniedError{Actor: actor, Host: host, Addr: addr, Rule: rule, Reason: "denied by " + rule}
+	}
+	return nil
+}
+
 // mayName reports whether some rule could allow host on port, before any
-// address is known: a refused name is never looked up.
+// address is known: a refused name is never looked up, nor one a deny
+// glob names.
 func (p *Policy) mayName(actor, host string, port uint16) error {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if err := p.denied(actor, host, netip.AddrPort{}, port); err != nil {
+		return err
+	}
 	for _, r := range p.Rules() {
 		if r.port(port) && (r.Prefix.IsValid() || matchHost(r.Host, host)) {
 			return nil
@@ -240,11 +297,15 @@ func (p *Policy) noRule() string {
 
 // Allow decides a connection of actor to addr, reached by the name host
 // (the address itself when dialed by address). It returns nil or a
-// *DeniedError. actor is not matched by the rules yet; it names the
+// *DeniedError. A deny rule matching the name or the address wins over
+// every allow rule. actor is not matched by the rules yet; it names the
 // connection in the error.
 func (p *Policy) Allow(actor, host string, addr netip.AddrPort) error {
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	ip := addr.Addr().Unmap()
+	if err := p.denied(actor, host, netip.AddrPortFrom(ip, addr.Port()), addr.Port()); err != nil {
+		return err
+	}
 	reason := p.noRule()
 	for _, r := range p.Rules() {
 		if !r.port(addr.Port()) {

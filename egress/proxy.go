@@ -72,8 +72,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.once.Do(func() {
-		t := p.Dialer.Transport()
-		t.ForceAttemptHTTP2 = false // an upgrade (WebSocket) needs HTTP/1.1
+		t := p.Dialer.transport(false) // an upgrade (WebSocket) needs HTTP/1.1
 		p.forward = &httputil.ReverseProxy{
 			Rewrite: func(pr *httputil.ProxyRequest) {
 				pr.Out.URL.Scheme = "http"

@@ -35,6 +35,8 @@ type workspaceOptions struct {
 	logger    *slog.Logger
 	publicURL string             // base URL of published links, "" for the one recorded beside the store
 	egress    workspace.ListFlag // --egress-allow of a client command opening the store itself
+	// egressDeny: its --egress-deny.
+	egressDeny workspace.ListFlag
 	// replicated leaves WAL checkpoints to Litestream (--replica).
 	replicated bool
 }
@@ -74,9 +76,9 @@ func (o workspaceOptions) options() (workspace.Options, error) {
 			return workspace.Options{}, err
 		}
 	}
-	if len(o.egress) > 0 {
-		if wo.Egress, err = egress.NewPolicy(o.egress...); err != nil {
-			return workspace.Options{}, fmt.Errorf("--egress-allow: %w", err)
+	if len(o.egress) > 0 || len(o.egressDeny) > 0 {
+		if wo.Egress, err = egress.ParsePolicy(o.egress, o.egressDeny); err != nil {
+			return workspace.Options{}, fmt.Errorf("--egress-allow/--egress-deny: %w", err)
 		}
 	}
 	wo.FS.Socket, wo.FS.Uid, wo.FS.Gid = o.socket, uint32(uid), uint32(gid)

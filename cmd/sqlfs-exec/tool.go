@@ -45,9 +45,11 @@ func clientFlags(name, usage string) (*flag.FlagSet, *wsFlags) {
 	return fs, w
 }
 
-// egressFlag defines --egress-allow, for the commands that run execs.
+// egressFlag defines --egress-allow and --egress-deny, for the commands
+// that run execs.
 func (w *wsFlags) egressFlag(fs *flag.FlagSet) {
 	fs.Var(&w.local.egress, "egress-allow", "when no owner runs: let execs that ask for allow_network connect to `HOST[:PORT]` (as serve's --egress-allow; repeatable); an owner applies its own rules")
+	fs.Var(&w.local.egressDeny, "egress-deny", "when no owner runs: refuse connections to `HOST[:PORT]` whatever --egress-allow allows (as serve's --egress-deny; repeatable)")
 }
 
 // named says whether a workspace was named, by --store or --host.
@@ -85,9 +87,9 @@ func (w *wsFlags) connect(ctx context.Context) (conn api.Conn, close func() erro
 	ws, err := openWorkspace(ctx, w.store, w.local)
 	var owned *sqlstore.OwnedError
 	if errors.As(err, &owned) {
-		if len(w.local.egress) > 0 {
+		if len(w.local.egress) > 0 || len(w.local.egressDeny) > 0 {
 			// The owner's operator set the ceiling; a client cannot raise it.
-			return nil, nil, fmt.Errorf("%w; --egress-allow is for a store opened here: the owner's own rules apply", err)
+			return nil, nil, fmt.Errorf("%w; --egress-allow and --egress-deny are for a store opened here: the owner's own rules apply", err)
 		}
 		if owned.Socket == "" {
 			return nil, nil, fmt.Errorf("%w; it serves no API (started with --listen none): stop it first", err)

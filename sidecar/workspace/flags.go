@@ -32,6 +32,7 @@ type Flags struct {
 	shellMemory    int64
 	execMemory     int64
 	egressAllow    ListFlag
+	egressDeny     ListFlag
 	credentials    ListFlag
 	jsMemory       int64
 	noNetwork      bool
@@ -42,7 +43,7 @@ type Flags struct {
 
 // Register defines the flags on fs.
 func (f *Flags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.policyFile, "policy", "", "policy `FILE`: JSON {\"read_only\": [globs], \"hidden\": [globs], \"quota_bytes\": N}")
+	fs.StringVar(&f.policyFile, "policy", "", "policy `FILE`: JSON {\"read_only\": [globs], \"hidden\": [globs], \"quota_bytes\": N, \"egress\": {\"allow\": [rules], \"deny\": [rules]}}, added to the flags' rules")
 	fs.Var(&f.readOnly, "read-only-glob", "make paths matching `GLOB` read-only, e.g. 'config/**'; a glob without / matches a base name at any depth, as in .gitignore (repeatable)")
 	fs.Var(&f.hidden, "hidden-glob", "hide paths matching `GLOB`, e.g. 'secrets/**' or '*.pem' (any depth); symlinks into them lead nowhere (repeatable)")
 	fs.Int64Var(&f.quota, "quota", 0, "refuse file data beyond `BYTES` with ENOSPC (0: no quota)")
@@ -51,6 +52,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.Int64Var(&f.execMemory, "exec-memory", sidecar.DefaultLimits.MaxMemoryBytes, "default memory `BYTES` one shell-backend command may hold (a request's max_memory_bytes overrides it)")
 	fs.Int64Var(&f.jsMemory, "js-memory", js.DefaultMaxHeapBytes, "memory `BYTES` one JavaScript exec may use; its worker process is stopped past it (exit 134)")
 	fs.Var(&f.egressAllow, "egress-allow", "let execs that ask for allow_network connect to `HOST[:PORT]`: a host glob ('*.example.com:443', '*'), an address or a CIDR range ('10.0.0.0/8:5432', '[::1]:8080'); loopback, private and link-local addresses need a rule naming the address (repeatable; none: the network is off)")
+	fs.Var(&f.egressDeny, "egress-deny", "refuse connections to `HOST[:PORT]` (written as for --egress-allow) whatever --egress-allow allows: a host glob is checked on the name before any lookup, an address or range on every address the name resolves to (repeatable)")
 	fs.Var(&f.credentials, "http-credential", "send the token in `HOST[:PORT]=FILE` as basic auth (user x-access-token) with the shell git's HTTP requests to the hosts the rule names, written as for --egress-allow ('github.com', '*.example.com:8443', '10.0.0.5'); the token is read from FILE and never shown to execs (repeatable)")
 	fs.BoolVar(&f.noNetwork, "no-network", false, "deprecated, now the default: refuse every exec that asks for network access, overriding --egress-allow")
 	f.retention = sqlstore.DefaultAuditRetention
@@ -74,6 +76,10 @@ func (f *Flags) Apply(o *Options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	allow, deny, err := LoadEgress(f.policyFile, f.egressAllow, f.egressDeny)
+	if err != nil {
+		return err
+	}
 	o.FS.Policy = policy
 	o.FS.CommitInterval = f.commitInterval
 	o.FS.Logger = log
@@ -81,9 +87,7 @@ func (f *Flags) Apply(o *Options, log *slog.Logger) error {
 	o.FS.AuditRetention = &retention
 	o.Shell = shell.Options{Logger: log, MaxMemoryBytes: f.shellMemory, Limits: sidecar.Limits{MaxMemoryBytes: f.execMemory}}
 	if !f.noNetwork {
-		if o.Egress, err = egress.NewPolicy(f.egressAllow...); err != nil {
-			return fmt.Errorf("--egress-allow: %w", err)
-		}
+		o.Egress = egress.FromRules(allow, deny)
 	}
 	if f.checkpoints.Keep < 0 || f.checkpoints.MaxAge < 0 {
 		return fmt.Errorf("--checkpoint-keep and --checkpoint-max-age must not be negative, got %d and %s", f.checkpoints.Keep, f.checkpoints.MaxAge)
@@ -122,6 +126,57 @@ type PolicyFile struct {
 	ReadOnly   []string `json:"read_only"`
 	Hidden     []string `json:"hidden"`
 	QuotaBytes int64    `json:"quota_bytes"`
+	// Egress adds network rules to --egress-allow and --egress-deny. On a
+	// host, a workspace's own section replaces the host's allow rules
+	// (absent: the host's apply), while the host's deny rules always
+	// apply.
+	Egress *EgressRules `json:"egress,omitempty"`
+}
+
+// EgressRules are network rules written as for --egress-allow and
+// --egress-deny (egress.ParseRule).
+type EgressRules struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// Parse checks the rules, naming where they came from (from) in errors.
+func (e *EgressRules) Parse(from string) (allow, deny []egress.Rule, err error) {
+	if e == nil {
+		return nil, nil, nil
+	}
+	for _, l := range []struct {
+		name string
+		in   []string
+		out  *[]egress.Rule
+	}{{"allow", e.Allow, &allow}, {"deny", e.Deny, &deny}} {
+		for _, s := range l.in {
+			r, err := egress.ParseRule(s)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: egress %s: %w", from, l.name, err)
+			}
+			*l.out = append(*l.out, r)
+		}
+	}
+	return allow, deny, nil
+}
+
+// LoadEgress is the egress rules of the flags (allow, deny) followed by
+// those of the policy file (none when file is "").
+func LoadEgress(file string, allowFlags, denyFlags []string) (allow, deny []egress.Rule, err error) {
+	allow, deny, err = (&EgressRules{Allow: allowFlags, Deny: denyFlags}).Parse("--egress-allow/--egress-deny")
+	if err != nil || file == "" {
+		return allow, deny, err
+	}
+	pf, err := readPolicyFile(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	a, d, err := pf.Egress.Parse("policy file " + file)
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(allow, a...), append(deny, d...), nil
 }
 
 // ExecLimits are one workspace's own exec limits on a host (set at
@@ -229,20 +284,31 @@ func (l ExecLimits) Apply(o *Options) {
 	o.ContainerLimits = l.ContainerLimits.Or(o.ContainerLimits)
 }
 
-// LoadPolicy merges a policy file (if any) with the flags' rules; a quota
-// given as a flag wins over the file's.
+// readPolicyFile decodes a policy file strictly (an unknown field is an
+// error, not a rule silently dropped).
+func readPolicyFile(file string) (PolicyFile, error) {
+	var pf PolicyFile
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return pf, fmt.Errorf("policy file: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&pf); err != nil {
+		return pf, fmt.Errorf("policy file %s: %w", file, err)
+	}
+	return pf, nil
+}
+
+// LoadPolicy merges a policy file (if any) with the flags' file rules; a
+// quota given as a flag wins over the file's. The file's egress section is
+// LoadEgress's.
 func LoadPolicy(file string, readOnly, hidden []string, quota int64) (sfs.Policy, error) {
 	p := sfs.Policy{ReadOnly: readOnly, Hidden: hidden, QuotaBytes: quota}
 	if file != "" {
-		b, err := os.ReadFile(file)
+		pf, err := readPolicyFile(file)
 		if err != nil {
-			return p, fmt.Errorf("policy file: %w", err)
-		}
-		var pf PolicyFile
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&pf); err != nil {
-			return p, fmt.Errorf("policy file %s: %w", file, err)
+			return p, err
 		}
 		p.ReadOnly = append(p.ReadOnly, pf.ReadOnly...)
 		p.Hidden = append(p.Hidden, pf.Hidden...)

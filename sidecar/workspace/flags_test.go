@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +18,14 @@ import (
 func TestFlags(t *testing.T) {
 	pol := filepath.Join(t.TempDir(), "policy.json")
 	if err := os.WriteFile(pol, []byte(`{"hidden":["secret"],"quota_bytes":7}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	egressPol := filepath.Join(t.TempDir(), "egress.json")
+	if err := os.WriteFile(egressPol, []byte(`{"egress":{"allow":["registry.npmjs.org:443"],"deny":["*.evil.com","10.1.0.0/16"]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badEgress := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(badEgress, []byte(`{"egress":{"deny":["host:http"]}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tok := filepath.Join(t.TempDir(), "token")
@@ -42,6 +51,14 @@ func TestFlags(t *testing.T) {
 		}},
 		{"no-network beats egress-allow", []string{"--egress-allow", "*", "--no-network"}, "", func(o Options) bool { return o.Egress.Empty() }},
 		{"bad egress rule", []string{"--egress-allow", "host:http"}, "--egress-allow", nil},
+		{"bad egress deny rule", []string{"--egress-deny", "[::1"}, "--egress-deny", nil},
+		{"egress deny", []string{"--egress-allow", "*", "--egress-deny", "*.evil.com:443"}, "", func(o Options) bool {
+			return o.Egress.String() == "*" && len(o.Egress.DenyRules()) == 1 && o.Egress.DenyRules()[0].String() == "*.evil.com:443"
+		}},
+		{"policy file egress section", []string{"--policy", egressPol, "--egress-allow", "*.example.com", "--egress-deny", "*.bad.org"}, "", func(o Options) bool {
+			return o.Egress.String() == "*.example.com,registry.npmjs.org:443" && fmt.Sprint(o.Egress.DenyRules()) == "[*.bad.org *.evil.com 10.1.0.0/16]"
+		}},
+		{"policy file bad egress rule", []string{"--policy", badEgress}, "policy file " + badEgress + ": egress deny: egress rule \"host:http\"", nil},
 		{"credential", []string{"--http-credential", "*.example.com:8443=" + tok}, "", func(o Options) bool {
 			c := o.Credentials
 			return len(c) == 1 && c[0].Token == "tok" && c[0].Host.String() == "*.example.com:8443" && c[0].Host.Matches("git.example.com", 8443)
