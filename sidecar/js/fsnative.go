@@ -178,8 +178,8 @@ const maxSymlinks = 40
 
 // parentErr is how resolving the directory that holds abs fails, if it
 // does.
-func (v *vm) parentErr(abs string) error {
-	fi, err := v.env.FS.Stat(path.Dir(strings.TrimRight(abs, "/")))
+func parentErr(fsys builtin.FS, abs string) error {
+	fi, err := fsys.Stat(path.Dir(strings.TrimRight(abs, "/")))
 	if err == nil && !fi.IsDir() {
 		err = syscall.ENOTDIR
 	}
@@ -196,15 +196,15 @@ func notAName(p string) bool {
 
 // holds reports whether the directory named dir (not followed) is src's
 // parent or one of its ancestors.
-func (v *vm) holds(dir, src string) bool {
-	if fi, err := v.env.FS.Lstat(dir); err != nil || !fi.IsDir() {
+func holds(fsys builtin.FS, dir, src string) bool {
+	if fi, err := fsys.Lstat(dir); err != nil || !fi.IsDir() {
 		return false
 	}
-	d, err := v.realpath(dir)
+	d, err := realpath(fsys, dir)
 	if err != nil {
 		return false
 	}
-	parent, err := v.realpath(path.Dir(strings.TrimRight(src, "/")))
+	parent, err := realpath(fsys, path.Dir(strings.TrimRight(src, "/")))
 	if err != nil {
 		return false
 	}
@@ -483,51 +483,8 @@ func (v *vm) fsNatives() map[string]any {
 		},
 		"mkdir": func(p string, mode uint32, recursive bool) goja.Value {
 			abs := v.dirPath("mkdir", p)
-			mode &^= umask
-			if fi, err := fsys.Lstat(abs); err == nil && (!recursive || !fi.IsDir()) {
-				if !recursive {
-					v.throwFS(syscall.EEXIST, "mkdir", p)
-				}
-				// mkdir -p stats what mkdir(2) found (Node's MKDirpSync):
-				// a dangling symlink is ENOENT, a loop ELOOP, a file EEXIST
-				// (ENOTDIR when p ends in "/"); a directory is done.
-				sfi, serr := fsys.Stat(abs)
-				switch {
-				case serr != nil:
-					v.throwFS(serr, "mkdir", p)
-				case !sfi.IsDir() && strings.HasSuffix(p, "/"):
-					v.throwFS(syscall.ENOTDIR, "mkdir", p)
-				case !sfi.IsDir():
-					v.throwFS(syscall.EEXIST, "mkdir", p)
-				}
-				return goja.Undefined()
-			}
-			if !recursive {
-				if err := fsys.Mkdir(abs, iofs.FileMode(mode&0o7777)); err != nil {
-					v.throwFS(err, "mkdir", p)
-				}
-				return goja.Undefined()
-			}
-			first := ""
-			for d := abs; d != "/"; d = path.Dir(d) {
-				fi, err := fsys.Stat(d)
-				if err == nil {
-					if !fi.IsDir() {
-						v.throwFS(syscall.ENOTDIR, "mkdir", p)
-					}
-					break
-				}
-				if !errors.Is(err, iofs.ErrNotExist) {
-					v.throwFS(err, "mkdir", p)
-				}
-				if _, lerr := fsys.Lstat(d); lerr == nil {
-					// A dangling symlink: mkdir(2) finds it there and
-					// the stat after it fails.
-					v.throwFS(err, "mkdir", p)
-				}
-				first = d
-			}
-			if err := fsys.MkdirAll(abs, iofs.FileMode(mode&0o7777)); err != nil {
+			first, err := mkdirNode(fsys, abs, strings.HasSuffix(p, "/"), iofs.FileMode(mode&^umask&0o7777), recursive)
+			if err != nil {
 				v.throwFS(err, "mkdir", p)
 			}
 			if first == "" {
@@ -560,17 +517,7 @@ func (v *vm) fsNatives() map[string]any {
 		},
 		"unlink": func(p string) {
 			abs := v.dirPath("unlink", p)
-			fi, err := fsys.Lstat(abs)
-			if err == nil && strings.HasSuffix(p, "/") && !fi.IsDir() {
-				err = syscall.ENOTDIR // unlink(2) does not follow; the slash wants a directory
-			}
-			if err == nil && fi.IsDir() {
-				err = syscall.EISDIR
-			}
-			if err == nil {
-				err = fsys.Remove(abs)
-			}
-			if err != nil {
+			if err := unlinkNode(fsys, abs, strings.HasSuffix(p, "/")); err != nil {
 				v.throwFS(err, "unlink", p)
 			}
 		},
@@ -602,38 +549,12 @@ func (v *vm) fsNatives() map[string]any {
 			}
 		},
 		"rename": func(from, to string) {
-			// As rename(2): the source's parent, then the destination's,
-			// then the names themselves.
-			src := v.dirPath("rename", from)
-			if err := v.parentErr(src); err != nil {
-				v.throwFS(err, "rename", from, to)
+			src, dst := v.dirPath("rename", from), ""
+			if to != "" { // renameNode fails an empty one after src's parent
+				dst = v.dirPath("rename", to)
 			}
-			dst := v.dirPath("rename", to)
-			if err := v.parentErr(dst); err != nil {
-				v.throwFS(err, "rename", from, to)
-			}
-			if notAName(from) || notAName(to) {
-				v.throwFS(syscall.EBUSY, "rename", from, to)
-			}
-			if strings.HasSuffix(from, "/") || strings.HasSuffix(to, "/") {
-				fi, err := fsys.Lstat(src)
-				if err == nil && !fi.IsDir() {
-					err = syscall.ENOTDIR
-				}
-				if err == nil {
-					if dfi, derr := fsys.Lstat(dst); derr == nil && !dfi.IsDir() {
-						err = syscall.ENOTDIR
-					}
-				}
-				if err != nil {
-					v.throwFS(err, "rename", from, to)
-				}
-			}
-			if _, err := fsys.Lstat(src); err == nil && v.holds(dst, src) {
-				// Checked before the types of the two, as rename(2).
-				v.throwFS(syscall.ENOTEMPTY, "rename", from, to)
-			}
-			if err := fsys.Rename(src, dst); err != nil {
+			flags := renameFlags{fromSlash: strings.HasSuffix(from, "/"), toSlash: strings.HasSuffix(to, "/"), notAName: notAName(from) || notAName(to)}
+			if err := renameNode(fsys, src, dst, flags); err != nil {
 				v.throwFS(err, "rename", from, to)
 			}
 		},
@@ -919,6 +840,132 @@ type wholeFS interface {
 	// read on. It and writeWhole check name's final symlinks (slashErr).
 	readHead(name string) (head []byte, rest builtin.File, fi iofs.FileInfo, failed step, err error)
 	writeWhole(name string, flag int, perm iofs.FileMode, data []byte) (failed step, err error)
+}
+
+// nodeFS is a file system that makes Node's mkdir, unlink and rename in
+// one call, each with its checks: the worker's, where the checks would be
+// a round trip each (mkdir -p of a/b/c was nine, unlink two, rename five).
+type nodeFS interface {
+	mkdirNode(abs string, slash bool, perm iofs.FileMode, recursive bool) (first string, err error)
+	unlinkNode(abs string, slash bool) error
+	renameNode(src, dst string, flags renameFlags) error
+}
+
+// renameFlags are what renameSync knows of its paths as the program
+// wrote them.
+type renameFlags struct {
+	fromSlash, toSlash bool // ended in "/"
+	notAName           bool // either ends in ".", ".." or is the root
+}
+
+// renameNode is renameSync of src to dst ("" when the program's was) on
+// any file system, one call on a nodeFS: as rename(2), the source's parent is checked, then the
+// destination's, then the names themselves.
+func renameNode(fsys builtin.FS, src, dst string, flags renameFlags) error {
+	if n, ok := fsys.(nodeFS); ok {
+		return n.renameNode(src, dst, flags)
+	}
+	if err := parentErr(fsys, src); err != nil {
+		return err
+	}
+	if dst == "" {
+		return syscall.ENOENT
+	}
+	if err := parentErr(fsys, dst); err != nil {
+		return err
+	}
+	if flags.notAName {
+		return syscall.EBUSY
+	}
+	if flags.fromSlash || flags.toSlash {
+		fi, err := fsys.Lstat(src)
+		if err == nil && !fi.IsDir() {
+			err = syscall.ENOTDIR
+		}
+		if err == nil {
+			if dfi, derr := fsys.Lstat(dst); derr == nil && !dfi.IsDir() {
+				err = syscall.ENOTDIR
+			}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := fsys.Lstat(src); err == nil && holds(fsys, dst, src) {
+		// Checked before the types of the two, as rename(2).
+		return syscall.ENOTEMPTY
+	}
+	return fsys.Rename(src, dst)
+}
+
+// mkdirNode is mkdirSync of abs (slash: the program's path ended in "/")
+// on any file system: one call on a nodeFS. first is the first directory
+// made by a recursive mkdir, "" when none was.
+func mkdirNode(fsys builtin.FS, abs string, slash bool, perm iofs.FileMode, recursive bool) (first string, err error) {
+	if n, ok := fsys.(nodeFS); ok {
+		return n.mkdirNode(abs, slash, perm, recursive)
+	}
+	if fi, err := fsys.Lstat(abs); err == nil && (!recursive || !fi.IsDir()) {
+		if !recursive {
+			return "", syscall.EEXIST
+		}
+		// mkdir -p stats what mkdir(2) found (Node's MKDirpSync): a
+		// dangling symlink is ENOENT, a loop ELOOP, a file EEXIST
+		// (ENOTDIR when p ends in "/"); a directory is done.
+		sfi, serr := fsys.Stat(abs)
+		switch {
+		case serr != nil:
+			return "", serr
+		case !sfi.IsDir() && slash:
+			return "", syscall.ENOTDIR
+		case !sfi.IsDir():
+			return "", syscall.EEXIST
+		}
+		return "", nil
+	}
+	if !recursive {
+		return "", fsys.Mkdir(abs, perm)
+	}
+	for d := abs; d != "/"; d = path.Dir(d) {
+		fi, err := fsys.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return "", syscall.ENOTDIR
+			}
+			break
+		}
+		if !errors.Is(err, iofs.ErrNotExist) {
+			return "", err
+		}
+		if _, lerr := fsys.Lstat(d); lerr == nil {
+			// A dangling symlink: mkdir(2) finds it there and the stat
+			// after it fails.
+			return "", err
+		}
+		first = d
+	}
+	if err := fsys.MkdirAll(abs, perm); err != nil {
+		return "", err
+	}
+	return first, nil
+}
+
+// unlinkNode is unlinkSync of abs (slash: the program's path ended in
+// "/") on any file system: one call on a nodeFS.
+func unlinkNode(fsys builtin.FS, abs string, slash bool) error {
+	if n, ok := fsys.(nodeFS); ok {
+		return n.unlinkNode(abs, slash)
+	}
+	fi, err := fsys.Lstat(abs)
+	switch {
+	case err != nil:
+		return err
+	case slash && !fi.IsDir():
+		return syscall.ENOTDIR // unlink(2) does not follow; the slash wants a directory
+	case fi.IsDir():
+		return syscall.EISDIR
+	}
+	return fsys.Remove(abs)
 }
 
 // readHead is wholeFS's readHead on any file system: one call on a

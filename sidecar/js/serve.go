@@ -200,6 +200,14 @@ func (s *server) handle(m *wire.Msg) *wire.Msg {
 			return &wire.Msg{M: 1, Err: wire.ErrorOf(err)}
 		}
 		return &wire.Msg{Path: url, Err: wire.ErrorOf(err)}
+	case wire.OpMkdirNode:
+		first, err := mkdirNode(fsys, m.Path, m.N&wire.NodeSlash != 0, fs.FileMode(m.M), m.N&wire.NodeRecursive != 0)
+		return &wire.Msg{Path: first, Err: wire.ErrorOf(err)}
+	case wire.OpUnlinkNode:
+		return fail(unlinkNode(fsys, m.Path, m.N&wire.NodeSlash != 0))
+	case wire.OpRenameNode:
+		flags := renameFlags{fromSlash: m.N&wire.NodeSlash != 0, toSlash: m.N&wire.NodeSlash2 != 0, notAName: m.N&wire.NodeNotAName != 0}
+		return fail(renameNode(fsys, m.Path, m.Path2, flags))
 	case wire.OpCheckpoint:
 		return s.serveCheckpoint(m)
 	case wire.OpFetch:

@@ -189,6 +189,37 @@ func (r remoteFS) writeWhole(name string, flag int, perm fs.FileMode, data []byt
 	return step(m.M), m.Err.Go()
 }
 
+func (r remoteFS) mkdirNode(abs string, slash bool, perm fs.FileMode, recursive bool) (string, error) {
+	m := r.c.call(&wire.Msg{Op: wire.OpMkdirNode, Path: abs, M: int64(perm), N: nodeFlags(recursive, slash)})
+	return m.Path, m.Err.Go()
+}
+
+func (r remoteFS) unlinkNode(abs string, slash bool) error {
+	return r.c.err(&wire.Msg{Op: wire.OpUnlinkNode, Path: abs, N: nodeFlags(false, slash)})
+}
+
+func (r remoteFS) renameNode(src, dst string, flags renameFlags) error {
+	n := nodeFlags(false, flags.fromSlash)
+	if flags.toSlash {
+		n |= wire.NodeSlash2
+	}
+	if flags.notAName {
+		n |= wire.NodeNotAName
+	}
+	return r.c.err(&wire.Msg{Op: wire.OpRenameNode, Path: src, Path2: dst, N: n})
+}
+
+func nodeFlags(recursive, slash bool) int64 {
+	var n int64
+	if recursive {
+		n |= wire.NodeRecursive
+	}
+	if slash {
+		n |= wire.NodeSlash
+	}
+	return n
+}
+
 func (r remoteFS) info(op wire.Op, name string) (fs.FileInfo, error) {
 	m := r.c.call(&wire.Msg{Op: op, Check: r.check && op == wire.OpStat, Path: name})
 	if m.Err != nil {

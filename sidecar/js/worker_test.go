@@ -354,6 +354,13 @@ fs.writeFileSync('m.js', 'module.exports = 1'); fs.symlinkSync('f', 'd/l'); fs.s
 		{`(() => { try { fs.statSync('d/s') } catch (e) { return e.code } })()`, 1, "ENOTDIR"},
 		{`(() => { try { fs.openSync('d/s', 'w') } catch (e) { return e.code } })()`, 1, "EISDIR"},
 		{`fs.existsSync('d/s')`, 1, "false"},
+		{`fs.writeFileSync('d/w', 'x')`, 1, "undefined"},
+		{`fs.readFileSync('d/f', 'utf8')`, 1, "x"},
+		{`fs.unlinkSync(fs.writeFileSync('d/u', 'x') || 'd/u')`, 2, "undefined"},
+		{`fs.renameSync('d/w', 'd/w2')`, 1, "undefined"},       // was 5
+		{`fs.mkdirSync('p/q/r', { recursive: true })`, 1, "p"}, // was 9: stat and lstat of each missing name
+		{`fs.readdirSync('d', { withFileTypes: true }).length`, 1, "4"},
+		{`fs.rmSync('p', { recursive: true })`, 2, "undefined"}, // lstat, then remove all
 	} {
 		mu.Lock()
 		calls = 0

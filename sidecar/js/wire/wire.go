@@ -73,7 +73,23 @@ const (
 	OpFetch   // the same for fetch
 
 	OpCheckpoint // Path the operation, Data its JSON arguments → Data the result, Path2 an error's code
+
+	// Node's calls made whole by the owner, their checks included: one
+	// round trip for what is two to nine otherwise.
+	OpMkdirNode  // Path, M perm, N flags (NodeRecursive, NodeSlash) → Path the first directory made
+	OpUnlinkNode // Path, N flags (NodeSlash)
+	OpRenameNode // Path → Path2, N flags (NodeSlash of Path, NodeSlash2 of Path2, NodeNotAName)
 	opCount
+)
+
+// Flags of OpMkdirNode, OpUnlinkNode and OpRenameNode: a recursive
+// mkdir, a path the program wrote with a trailing slash (NodeSlash2 the
+// second path of a rename), a rename of a name ending in "." or "..".
+const (
+	NodeRecursive = 1 << iota
+	NodeSlash
+	NodeSlash2
+	NodeNotAName
 )
 
 // File capabilities, the bits of an OpOpen answer's M: what the owner's
