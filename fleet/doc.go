@@ -45,7 +45,10 @@
 // seems) of a request that could take the lease has the Opener restore
 // the workspace ahead of the lease's expiry (replica.Opener.Prepare),
 // so that the restore overlaps the TTL; the open after the expiry uses
-// that copy only if the replica has nothing newer.
+// that copy only if the replica has nothing newer. Every other workspace
+// that holder still holds live is prepared too, behind the ones asked for
+// (a sweep of the lease records, once per dead instance per TTL, writing
+// none), so that their clients, who come next, find them restored.
 //
 // # Local copies and failover
 //
