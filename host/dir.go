@@ -359,6 +359,12 @@ func (d *Dir) Create(id string, pol *workspace.PolicyFile) error {
 
 // checkPolicy validates a workspace policy as the core will take it.
 func checkPolicy(pf workspace.PolicyFile) (workspace.PolicyFile, error) {
+	if pf.Egress != nil {
+		// The host's --egress-allow/--egress-deny apply to every
+		// workspace; a section that would be stored but not enforced is
+		// refused rather than silently dropped.
+		return pf, fmt.Errorf("%w: a workspace's own egress rules are not supported on a host: its --egress-allow and --egress-deny apply to every workspace", errBadPolicy)
+	}
 	pol, err := workspace.LoadPolicy("", pf.ReadOnly, pf.Hidden, pf.QuotaBytes)
 	if err != nil {
 		return pf, fmt.Errorf("%w: %w", errBadPolicy, err)
