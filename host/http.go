@@ -107,10 +107,9 @@ func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
 }
 
 // WriteError answers err as the host's handler does (status, code,
-// Retry-After), for a fleet's handler that opened the workspace itself.
-func WriteError(w http.ResponseWriter, err error) { writeError(w, err) }
-
-func writeError(w http.ResponseWriter, err error) {
+// Retry-After); a fleet's handler that opened the workspace itself uses it
+// too.
+func WriteError(w http.ResponseWriter, err error) {
 	te, retry := toolsError(err)
 	if retry {
 		w.Header().Set("Retry-After", retryAfterSeconds)
@@ -156,7 +155,7 @@ func (s *handler) operator(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if s.o.OperatorToken != "" && !api.Authorized(r, s.o.OperatorToken) {
 			if tok, _ := api.BearerToken(r); CheckID(r.PathValue("id")) == nil && s.d.ValidToken(r.PathValue("id"), tok) {
-				writeError(w, apiError(tools.CodeDenied, "a workspace token cannot "+r.Method+" "+r.URL.Path+": only the operator can"))
+				WriteError(w, apiError(tools.CodeDenied, "a workspace token cannot "+r.Method+" "+r.URL.Path+": only the operator can"))
 				return
 			}
 			api.Unauthorized(w)
@@ -185,7 +184,7 @@ func (s *handler) member(next http.HandlerFunc) http.HandlerFunc {
 func (s *handler) withID(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := CheckID(r.PathValue("id")); err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 		next(w, r)
@@ -197,7 +196,7 @@ func (s *handler) withID(next http.HandlerFunc) http.HandlerFunc {
 func (s *handler) forward(w http.ResponseWriter, r *http.Request) {
 	ws, release, err := s.h.Acquire(r.Context(), r.PathValue("id"))
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	defer release()
@@ -236,11 +235,11 @@ func withPath(r *http.Request, path string) *http.Request {
 func (s *handler) mcpStream(w http.ResponseWriter, r *http.Request) {
 	e, _, err := s.h.watchHold(r.Context(), r.PathValue("id"), false)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	if e == nil {
-		writeError(w, apiError(codeNoSession, "no such MCP session: workspace "+r.PathValue("id")+
+		WriteError(w, apiError(codeNoSession, "no such MCP session: workspace "+r.PathValue("id")+
 			" hibernated since, which ends its sessions; initialize a new one"))
 		return
 	}
@@ -264,7 +263,7 @@ func (s *handler) events(w http.ResponseWriter, r *http.Request) {
 			return cursor, te
 		}
 		return cursor, nil
-	}, writeError)
+	}, WriteError)
 }
 
 // HostHealth is the answer of the host's GET /v1/health.
@@ -307,16 +306,16 @@ type CreateRequest struct {
 func (s *handler) create(w http.ResponseWriter, r *http.Request) {
 	var in CreateRequest
 	if err := readJSON(r, &in); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	if in.Checkpoint != "" && in.ForkOf == "" {
-		writeError(w, apiError(tools.CodeInvalid, "checkpoint names a checkpoint of the workspace fork_of names: give fork_of too"))
+		WriteError(w, apiError(tools.CodeInvalid, "checkpoint names a checkpoint of the workspace fork_of names: give fork_of too"))
 		return
 	}
 	if in.Limits != nil {
 		if err := CheckLimits(*in.Limits); err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 	}
@@ -341,19 +340,19 @@ func (s *handler) create(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if err := create(); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	// Open it once, so a store that cannot be made fails here, not later.
 	_, release, err := s.h.Acquire(r.Context(), in.ID)
 	if err != nil {
-		writeError(w, errors.Join(err, s.h.Remove(r.Context(), in.ID, true, func() error { return s.d.Remove(in.ID) })))
+		WriteError(w, errors.Join(err, s.h.Remove(r.Context(), in.ID, true, func() error { return s.d.Remove(in.ID) })))
 		return
 	}
 	release()
 	in2, err := s.infoOf(in.ID)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	api.WriteJSON(w, http.StatusCreated, in2)
@@ -431,23 +430,23 @@ func (s *handler) list(w http.ResponseWriter, r *http.Request) {
 	for k, v := range q {
 		switch {
 		case len(v) != 1:
-			writeError(w, apiError(tools.CodeInvalid, "parameter "+k+" given more than once"))
+			WriteError(w, apiError(tools.CodeInvalid, "parameter "+k+" given more than once"))
 			return
 		case k == "limit":
 			n, err := strconv.Atoi(v[0])
 			if err != nil || n < 1 || n > maxListLimit {
-				writeError(w, apiError(tools.CodeInvalid, "limit: want 1 to "+strconv.Itoa(maxListLimit)))
+				WriteError(w, apiError(tools.CodeInvalid, "limit: want 1 to "+strconv.Itoa(maxListLimit)))
 				return
 			}
 			limit = n
 		case k != "after":
-			writeError(w, apiError(tools.CodeInvalid, "unknown parameter "+strconv.Quote(k)+"; known: after, limit"))
+			WriteError(w, apiError(tools.CodeInvalid, "unknown parameter "+strconv.Quote(k)+"; known: after, limit"))
 			return
 		}
 	}
 	ids, err := s.d.IDs(q.Get("after"), limit+1)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	out := ListResponse{Workspaces: []Info{}}
@@ -461,7 +460,7 @@ func (s *handler) list(w http.ResponseWriter, r *http.Request) {
 			continue // removed meanwhile
 		}
 		if err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 		out.Workspaces = append(out.Workspaces, in)
@@ -480,17 +479,17 @@ func (s *handler) info(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	in, err := s.infoOf(id)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	pol, err := s.d.Policy(id)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	lim, err := s.d.Limits(id)
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	api.WriteJSON(w, http.StatusOK, WorkspaceInfo{Info: in, Policy: pol, Limits: lim})
@@ -507,39 +506,39 @@ func (s *handler) patch(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	var in PatchRequest
 	if err := readJSON(r, &in); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	if in.Policy == nil && in.Limits == nil {
-		writeError(w, apiError(tools.CodeInvalid, `nothing to change: send {"policy": {...}} or {"limits": {...}}`))
+		WriteError(w, apiError(tools.CodeInvalid, `nothing to change: send {"policy": {...}} or {"limits": {...}}`))
 		return
 	}
 	// Both are checked before either is written: a refusal changes nothing.
 	if in.Policy != nil {
 		if _, err := checkPolicy(*in.Policy); err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 	}
 	if in.Limits != nil {
 		if err := CheckLimits(*in.Limits); err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 	}
 	if _, err := s.d.path(id); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	if in.Policy != nil {
 		if err := s.d.SetPolicy(id, *in.Policy); err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 	}
 	if in.Limits != nil {
 		if err := s.d.SetLimits(id, *in.Limits); err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 	}
@@ -560,17 +559,17 @@ func (s *handler) remove(w http.ResponseWriter, r *http.Request) {
 			err = apiError(tools.CodeInvalid, "force: "+strconv.Quote(v[0])+" is not a boolean")
 		}
 		if err != nil {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 	}
 	if _, err := s.d.path(id); err != nil {
 		if s.o.Remote == nil || !errors.Is(err, ErrNotFound) {
-			writeError(w, err)
+			WriteError(w, err)
 			return
 		}
 		if ok, rerr := s.o.Remote.Exists(r.Context(), id); rerr != nil || !ok {
-			writeError(w, cmp.Or(rerr, err))
+			WriteError(w, cmp.Or(rerr, err))
 			return
 		}
 	}
@@ -587,7 +586,7 @@ func (s *handler) remove(w http.ResponseWriter, r *http.Request) {
 		return err
 	}
 	if err := s.h.Remove(r.Context(), id, force, remove); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	metrics.HostWorkspaceRequests.DeleteLabelValues(id)
@@ -609,12 +608,12 @@ type TokenResponse struct {
 func (s *handler) mintToken(w http.ResponseWriter, r *http.Request) {
 	var in TokenRequest
 	if err := readJSON(r, &in); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	t, secret, err := s.d.MintToken(r.PathValue("id"), time.Duration(in.TTLSeconds*float64(time.Second)))
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	api.WriteJSON(w, http.StatusCreated, TokenResponse{Token: t, Secret: secret})
@@ -623,7 +622,7 @@ func (s *handler) mintToken(w http.ResponseWriter, r *http.Request) {
 func (s *handler) listTokens(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.d.Tokens(r.PathValue("id"))
 	if err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	api.WriteJSON(w, http.StatusOK, map[string][]Token{"tokens": ts})
@@ -631,7 +630,7 @@ func (s *handler) listTokens(w http.ResponseWriter, r *http.Request) {
 
 func (s *handler) revokeToken(w http.ResponseWriter, r *http.Request) {
 	if err := s.d.RevokeToken(r.PathValue("id"), r.PathValue("token")); err != nil {
-		writeError(w, err)
+		WriteError(w, err)
 		return
 	}
 	api.WriteJSON(w, http.StatusOK, map[string]string{"revoked": r.PathValue("token")})
