@@ -45,7 +45,15 @@ type Xattr struct {
 // database/sql's conversions halves that time; a directory's first read
 // (a host's wake reads two) spent a third of its CPU in them.
 func (s *Store) scanRaw(ctx context.Context, query string, fn func(row []driver.Value) error, args ...any) error {
-	s.reads.queries.Add(1)
+	return s.scanDriver(ctx, &s.reads, query, fn, args...)
+}
+
+// scanDriver is scanRaw counting its query and rows in rc, or nowhere when
+// rc is nil: file data reads are not metadata reads.
+func (s *Store) scanDriver(ctx context.Context, rc *readCounter, query string, fn func(row []driver.Value) error, args ...any) error {
+	if rc != nil {
+		rc.queries.Add(1)
+	}
 	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return s.classify(err)
@@ -68,7 +76,9 @@ func (s *Store) scanRaw(ctx context.Context, query string, fn func(row []driver.
 			} else if err != nil {
 				return err
 			}
-			s.reads.rows.Add(1)
+			if rc != nil {
+				rc.rows.Add(1)
+			}
 			if err := fn(row); err != nil {
 				return err
 			}
@@ -179,26 +189,22 @@ func (s *Store) ReadChunk(ctx context.Context, ino uint64, idx int64) ([]byte, e
 
 // ReadChunks calls fn for each stored chunk of inode ino with index in
 // [from, to), in order; holes are skipped. One query serves a whole
-// sequential read. fn owns the slice it is given. A chunk that does not
-// match its checksum ends the read with a *ChecksumError.
+// sequential read. fn owns the slice it is given: the driver's own copy of
+// the blob, which database/sql's Scan would have copied once more. A chunk
+// that does not match its checksum ends the read with a *ChecksumError.
 func (s *Store) ReadChunks(ctx context.Context, ino uint64, from, to int64, fn func(idx int64, data []byte)) error {
-	rows, err := s.r.QueryContext(ctx, `SELECT key, crc, data FROM chunks WHERE key >= ? AND key < ? ORDER BY key`,
-		chunkKey(ino, from), chunkKey(ino, to))
-	if err != nil {
-		return s.classify(fmt.Errorf("read chunks %d-%d of inode %d: %w", from, to, ino, err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var key, crc int64
-		// A []byte destination is a copy of its own, valid after Next.
-		var data []byte
-		if err := rows.Scan(&key, &crc, &data); err != nil {
-			return s.classify(fmt.Errorf("read chunks of inode %d: %w", ino, err))
-		}
-		if data, err = verify(key, crc, data); err != nil {
+	err := s.scanDriver(ctx, nil, `SELECT key, crc, data FROM chunks WHERE key >= ? AND key < ? ORDER BY key`, func(r []driver.Value) error {
+		key, crc := asInt(r[0]), asInt(r[1])
+		data, _ := r[2].([]byte)
+		data, err := verify(key, crc, data)
+		if err != nil {
 			return err
 		}
 		fn(key&(MaxChunks-1), data)
+		return nil
+	}, chunkKey(ino, from), chunkKey(ino, to))
+	if err != nil && !errors.Is(err, ErrChecksum) {
+		return fmt.Errorf("read chunks %d-%d of inode %d: %w", from, to, ino, err)
 	}
-	return s.classify(rows.Err())
+	return err
 }
