@@ -13,9 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
+	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sidecar/publish"
@@ -67,6 +69,13 @@ type Dir struct {
 	api       api.Options
 	// tokenCache: the token files as last read.
 	tokenCache tokenCache
+
+	// egressMu orders the writes of policy files with the egress rules
+	// given to the open workspaces (live), so that neither a PATCH racing
+	// an open nor two PATCHes leave a workspace on rules older than its
+	// file's.
+	egressMu sync.Mutex
+	live     map[string]map[*served]bool // by id, the instances open
 }
 
 // OpenDir takes the workspaces under root (created when missing, mode
@@ -99,7 +108,9 @@ func OpenDir(root string, ws workspace.Options, ao api.Options) (*Dir, error) {
 		ws.Shell.Memory = shell.NewMemory(ws.Shell.MaxMemoryBytes, ws.Shell.Logger)
 	}
 	ws.NoUsageGauges = true
-	d := &Dir{root: root, lock: lock, workspace: ws, api: ao}
+	// A PATCH may grant network to a workspace opened without any.
+	ws.LiveEgress = true
+	d := &Dir{root: root, lock: lock, workspace: ws, api: ao, live: map[string]map[*served]bool{}}
 	if ws.Container != nil {
 		if err := d.cleanMounts(); err != nil {
 			lock.Close()
@@ -171,12 +182,17 @@ type served struct {
 	ws     *workspace.Workspace
 	api    *api.Server
 	public http.Handler
+	// forget drops it from its Dir's live instances.
+	forget func()
 }
 
 func (s *served) Public() http.Handler { return s.public }
 
 func (s *served) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.api.ServeHTTP(w, r) }
-func (s *served) Close(ctx context.Context) error                  { return s.ws.Close(ctx) }
+func (s *served) Close(ctx context.Context) error {
+	s.forget()
+	return s.ws.Close(ctx)
+}
 
 func (s *served) Tools() *tools.Service { return s.ws.Tools }
 
@@ -260,6 +276,11 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", id, err)
 	}
+	ownFile, err := d.ownPolicy(p)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", id, err)
+	}
+	wo.Egress = d.egressOf(ownFile.Egress)
 	wo.FS.Policy.ReadOnly = slices.Concat(pol.ReadOnly, own.ReadOnly)
 	wo.FS.Policy.Hidden = slices.Concat(pol.Hidden, own.Hidden)
 	if own.QuotaBytes > 0 {
@@ -280,6 +301,11 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 	ao := d.api
 	ao.Tools = ws.Tools
 	s := &served{ws: ws, api: api.NewServer(ao)}
+	s.forget = func() {
+		d.egressMu.Lock()
+		d.dropLocked(id, s)
+		d.egressMu.Unlock()
+	}
 	if wo.PublicURL != "" {
 		links, err := publish.Open(store, wo.PublicURL)
 		if err != nil {
@@ -287,7 +313,50 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 		}
 		s.public = ws.PublicHandler(links, d.api.Logger)
 	}
+	// The rules are read again once the instance is known to SetPolicy:
+	// a PATCH that wrote the file after the read above, and looked for
+	// open instances before this one, is not lost.
+	d.egressMu.Lock()
+	defer d.egressMu.Unlock()
+	if d.live[id] == nil {
+		d.live[id] = map[*served]bool{}
+	}
+	d.live[id][s] = true
+	cur, err := d.ownPolicy(p)
+	if err == nil {
+		err = s.ws.SetEgress(d.egressOf(cur.Egress))
+	}
+	if err != nil {
+		d.dropLocked(id, s)
+		return nil, errors.Join(fmt.Errorf("workspace %s: %w", id, err), ws.Close(ctx))
+	}
 	return s, nil
+}
+
+// dropLocked forgets s, an instance of workspace id (egressMu held).
+func (d *Dir) dropLocked(id string, s *served) {
+	delete(d.live[id], s)
+	if len(d.live[id]) == 0 {
+		delete(d.live, id)
+	}
+}
+
+// egressOf is the network rules of a workspace whose own egress section
+// is own: its allow rules replace the host's (--egress-allow), the host's
+// deny rules (--egress-deny) stay before its own; without a section, the
+// host's rules. own was checked by checkPolicy.
+func (d *Dir) egressOf(own *workspace.EgressRules) *egress.Policy {
+	hostPol := d.workspace.Egress
+	if own == nil {
+		return hostPol
+	}
+	allow, deny, err := own.Parse("workspace policy")
+	if err != nil {
+		// checkPolicy refused such rules before they were written; a
+		// file edited by hand since allows nothing.
+		return egress.FromRules(nil, hostPol.DenyRules())
+	}
+	return egress.FromRules(allow, slices.Concat(hostPol.DenyRules(), deny))
 }
 
 // ParkedName is the store of a workspace in DIR/ID while the replicator
@@ -357,19 +426,27 @@ func (d *Dir) Create(id string, pol *workspace.PolicyFile) error {
 	return nil
 }
 
-// checkPolicy validates a workspace policy as the core will take it.
+// checkPolicy validates a workspace policy as the core and the egress
+// dialer will take it.
 func checkPolicy(pf workspace.PolicyFile) (workspace.PolicyFile, error) {
-	if pf.Egress != nil {
-		// The host's --egress-allow/--egress-deny apply to every
-		// workspace; a section that would be stored but not enforced is
-		// refused rather than silently dropped.
-		return pf, fmt.Errorf("%w: a workspace's own egress rules are not supported on a host: its --egress-allow and --egress-deny apply to every workspace", errBadPolicy)
-	}
 	pol, err := workspace.LoadPolicy("", pf.ReadOnly, pf.Hidden, pf.QuotaBytes)
 	if err != nil {
 		return pf, fmt.Errorf("%w: %w", errBadPolicy, err)
 	}
-	return workspace.PolicyFile{ReadOnly: pol.ReadOnly, Hidden: pol.Hidden, QuotaBytes: pol.QuotaBytes}, nil
+	if _, _, err := pf.Egress.Parse("policy"); err != nil {
+		return pf, fmt.Errorf("%w: %w", errBadPolicy, err)
+	}
+	return workspace.PolicyFile{ReadOnly: pol.ReadOnly, Hidden: pol.Hidden, QuotaBytes: pol.QuotaBytes, Egress: pf.Egress}, nil
+}
+
+// ownPolicy reads the policy file in the workspace folder p (none: the
+// zero policy).
+func (d *Dir) ownPolicy(p string) (workspace.PolicyFile, error) {
+	f := d.policyFile(p)
+	if f == "" {
+		return workspace.PolicyFile{}, nil
+	}
+	return workspace.ReadPolicyFile(f)
 }
 
 var errBadPolicy = errors.New("bad policy")
@@ -381,17 +458,31 @@ func (d *Dir) Policy(id string) (workspace.PolicyFile, error) {
 		return workspace.PolicyFile{}, err
 	}
 	pol, err := workspace.LoadPolicy(d.policyFile(p), nil, nil, 0)
-	return workspace.PolicyFile{ReadOnly: pol.ReadOnly, Hidden: pol.Hidden, QuotaBytes: pol.QuotaBytes}, err
+	if err != nil {
+		return workspace.PolicyFile{}, err
+	}
+	own, err := d.ownPolicy(p)
+	return workspace.PolicyFile{ReadOnly: pol.ReadOnly, Hidden: pol.Hidden, QuotaBytes: pol.QuotaBytes, Egress: own.Egress}, err
 }
 
-// SetPolicy replaces the workspace's own policy; it applies from the next
+// SetPolicy replaces the workspace's own policy. Its egress rules apply
+// to the open workspace's next connection at once; the rest from the next
 // open (Host.Reopen).
 func (d *Dir) SetPolicy(id string, pf workspace.PolicyFile) error {
 	pf, err := checkPolicy(pf)
 	if err != nil {
 		return err
 	}
-	return d.writeJSON(id, policyName, pf)
+	d.egressMu.Lock()
+	defer d.egressMu.Unlock()
+	if err := d.writeJSON(id, policyName, pf); err != nil {
+		return err
+	}
+	var errs []error
+	for s := range d.live[id] {
+		errs = append(errs, s.ws.SetEgress(d.egressOf(pf.Egress)))
+	}
+	return errors.Join(errs...)
 }
 
 // writeJSON replaces the file name in workspace id's folder with v.

@@ -262,8 +262,7 @@ func TestCreateRefusals(t *testing.T) {
 		{`{"id": "ok", "bogus": 1}`, 400, "invalid_json"},
 		{`{"id": "ok", "policy": {"read_only": ["[bad"]}}`, 400, "invalid_argument"},
 		{`{"id": "ok", "policy": {"quota_bytes": -1}}`, 400, "invalid_argument"},
-		// Not applied per workspace on a host yet: refused, never dropped.
-		{`{"id": "ok", "policy": {"egress": {"allow": ["*"]}}}`, 400, "invalid_argument"},
+		{`{"id": "ok", "policy": {"egress": {"allow": ["*"], "deny": ["a:b"]}}}`, 400, "invalid_argument"},
 		{`{"id": "ok", "fork_of": "other"}`, 404, "unknown_workspace"},
 		{`{"id": "ok", "fork_of": "../x"}`, 400, "invalid_workspace_id"},
 		{`{"id": "ok", "checkpoint": "c1"}`, 400, "invalid_argument"},

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -530,7 +531,17 @@ func (s *handler) patch(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
+	// The core and the backends take their policy and limits when the
+	// workspace opens, the egress dialer at once: a change of the egress
+	// rules alone needs no reopen.
+	reopen := in.Limits != nil
 	if in.Policy != nil {
+		old, err := s.d.Policy(id)
+		if err != nil {
+			WriteError(w, err)
+			return
+		}
+		reopen = reopen || !slices.Equal(old.ReadOnly, in.Policy.ReadOnly) || !slices.Equal(old.Hidden, in.Policy.Hidden) || old.QuotaBytes != in.Policy.QuotaBytes
 		if err := s.d.SetPolicy(id, *in.Policy); err != nil {
 			WriteError(w, err)
 			return
@@ -542,9 +553,9 @@ func (s *handler) patch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// The core and the backends take their policy and limits when the
-	// workspace opens: reopen once idle.
-	s.h.Reopen(id)
+	if reopen {
+		s.h.Reopen(id) // once idle
+	}
 	s.info(w, r)
 }
 

@@ -136,7 +136,7 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 		return ExecResult{}, toolErr(CodeBackend, sidecar.ErrUnknownBackend, "unknown backend %q; available: %s", name, strings.Join(s.Backends(), ", "))
 	}
 
-	if in.AllowNetwork && s.opts.Egress.Empty() {
+	if in.AllowNetwork && s.opts.Egress.Current().Empty() {
 		return ExecResult{}, toolErr(CodeDenied, nil, "allow_network is refused: this workspace's operator allows no network to execs (the owner's --egress-allow HOST[:PORT] allows some; --no-network none)")
 	}
 	if in.TimeoutSeconds < 0 {

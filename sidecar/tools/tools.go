@@ -48,10 +48,12 @@ type Options struct {
 	// Previews gives ports of the container preview URLs (the expose
 	// tool); nil makes expose report that previews are not available.
 	Previews *preview.Registry
-	// Egress is the operator's network rules for execs; exec calls that
-	// ask for allow_network are refused while it allows nothing (nil or
-	// empty): the operator's word beats the caller's.
-	Egress *egress.Policy
+	// Egress is the dialer of the execs' connections, under the
+	// operator's network rules; exec calls that ask for allow_network are
+	// refused while its current rules allow nothing (or it is nil): the
+	// operator's word beats the caller's. Its rules may change while the
+	// service runs (egress.Dialer.SetPolicy).
+	Egress *egress.Dialer
 	// AutoCheckpoint, when set, takes a checkpoint before every exec so it
 	// can be undone, and bounds how many of those stay. Nil takes none.
 	AutoCheckpoint *CheckpointRetention

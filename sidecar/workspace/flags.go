@@ -168,7 +168,7 @@ func LoadEgress(file string, allowFlags, denyFlags []string) (allow, deny []egre
 	if err != nil || file == "" {
 		return allow, deny, err
 	}
-	pf, err := readPolicyFile(file)
+	pf, err := ReadPolicyFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -284,9 +284,9 @@ func (l ExecLimits) Apply(o *Options) {
 	o.ContainerLimits = l.ContainerLimits.Or(o.ContainerLimits)
 }
 
-// readPolicyFile decodes a policy file strictly (an unknown field is an
+// ReadPolicyFile decodes a policy file strictly (an unknown field is an
 // error, not a rule silently dropped).
-func readPolicyFile(file string) (PolicyFile, error) {
+func ReadPolicyFile(file string) (PolicyFile, error) {
 	var pf PolicyFile
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -306,7 +306,7 @@ func readPolicyFile(file string) (PolicyFile, error) {
 func LoadPolicy(file string, readOnly, hidden []string, quota int64) (sfs.Policy, error) {
 	p := sfs.Policy{ReadOnly: readOnly, Hidden: hidden, QuotaBytes: quota}
 	if file != "" {
-		pf, err := readPolicyFile(file)
+		pf, err := ReadPolicyFile(file)
 		if err != nil {
 			return p, err
 		}

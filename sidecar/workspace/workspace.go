@@ -47,8 +47,9 @@ type Options struct {
 	// must be set). Its user reaches the mount through allow_other, so the
 	// mountpoint's parent must be private (mode 0700): other host users
 	// then cannot reach the workspace. out is the workspace's egress
-	// dialer (the operator's policy, audited), nil when it allows nothing:
-	// the container's way out (container.Options.Egress). root is the
+	// dialer (the operator's policy, audited), nil when it allows nothing
+	// and LiveEgress is off: the container's way out
+	// (container.Options.Egress). root is the
 	// workspace's root through the store's core, for what the backend
 	// changes there (container.Options.Root): this process serves the mount.
 	// lim is ContainerLimits, whose zero fields the opener fills with its
@@ -78,6 +79,11 @@ type Options struct {
 	// reaches only what it allows, so an API caller cannot grant itself
 	// what the operator did not.
 	Egress *egress.Policy
+	// LiveEgress builds the egress dialer even while Egress allows
+	// nothing, so that SetEgress can grant network to the open workspace
+	// (a host's PATCH): the shell's git, the js fetch and the container's
+	// proxy then all go through it.
+	LiveEgress bool
 	// NoAutoCheckpoint turns off the checkpoint taken before every exec
 	// (which undo needs); AutoCheckpoint bounds how many stay, nil meaning
 	// tools.DefaultCheckpointRetention.
@@ -101,8 +107,10 @@ type Workspace struct {
 	Mount    *fuse.Mount // nil without Options.Mount
 	Backends map[string]sidecar.Backend
 	Tools    *tools.Service
-	// Egress carries the execs' connections under Options.Egress, each
-	// audited as its exec's; nil when the operator allows none.
+	// Egress carries the execs' connections under Options.Egress (or
+	// the last SetEgress), each audited as its exec's; nil when the
+	// operator allows none and the workspace was opened without
+	// LiveEgress.
 	Egress http.RoundTripper
 	// Previews gives ports of the container preview URLs on the public
 	// listener (served at preview.PathPrefix); nil without a container
@@ -117,7 +125,32 @@ type Workspace struct {
 	stopUsage    context.CancelFunc
 	usageDone    chan struct{}
 	stopPreviews context.CancelFunc
+	// dialer is the one point the execs' connections go through (nil:
+	// none may be made).
+	dialer *egress.Dialer
 }
+
+// ErrNoLiveEgress is SetEgress's refusal in a workspace opened without
+// LiveEgress and allowing no network: no dialer exists to take new rules.
+var ErrNoLiveEgress = errors.New("the workspace was opened without network; reopen it with its new egress rules")
+
+// SetEgress replaces the execs' network rules from their next connection
+// on (egress.Dialer.SetPolicy; nil allows nothing); a connection open now
+// stays open.
+func (w *Workspace) SetEgress(p *egress.Policy) error {
+	if w.dialer == nil {
+		if p.Empty() {
+			return nil
+		}
+		return ErrNoLiveEgress
+	}
+	w.dialer.SetPolicy(p)
+	return nil
+}
+
+// EgressPolicy is the rules the execs' next connections are checked
+// against (nil: none allowed).
+func (w *Workspace) EgressPolicy() *egress.Policy { return w.dialer.Current() }
 
 // ErrNotPrivate is returned when a mount other users' processes must reach
 // (allow_other) sits in a directory other host users can enter.
@@ -164,7 +197,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	}
 	var egressT http.RoundTripper
 	var dialer *egress.Dialer
-	if !o.Egress.Empty() {
+	if !o.Egress.Empty() || o.LiveEgress {
 		dialer = &egress.Dialer{Policy: o.Egress, Audit: auditEgress(f, log)}
 		egressT = dialer.Transport()
 		// The shell's git reaches the network through the same
@@ -179,7 +212,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	if err != nil {
 		return nil, errors.Join(err, f.Close())
 	}
-	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{}, Egress: egressT}
+	w := &Workspace{FS: f, Backends: map[string]sidecar.Backend{}, Egress: egressT, dialer: dialer}
 	// git and node are the shell's commands; node's programs publish and
 	// checkpoint through this workspace, and fetch through o.Shell.HTTP.
 	o.Shell.Commands = maps.Clone(o.Shell.Commands)
@@ -258,7 +291,7 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 	}
 	// The JavaScript backend runs its programs through the shell backend.
 	w.addBackend(js.New(sh))
-	to := tools.Options{Admit: admitContainers(o.ContainerSlots), Publish: pub, Previews: w.Previews, Egress: o.Egress}
+	to := tools.Options{Admit: admitContainers(o.ContainerSlots), Publish: pub, Previews: w.Previews, Egress: dialer}
 	if !o.NoAutoCheckpoint {
 		to.AutoCheckpoint = &tools.DefaultCheckpointRetention
 		if o.AutoCheckpoint != nil {
