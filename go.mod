@@ -116,7 +116,3 @@ replace github.com/dop251/goja => ./third_party/goja
 // A copy of regexp2 with its set and string tables keyed by rune numbers
 // (third_party/regexp2/PATCHES.md).
 replace github.com/dlclark/regexp2/v2 => ./third_party/regexp2
-
-// go-fuse with the /dev/fuse fd read through Go's netpoller
-// (third_party/go-fuse/PATCHES.md).
-replace github.com/hanwen/go-fuse/v2 => ./third_party/go-fuse

@@ -1,5 +1,0 @@
-package fuse
-
-func init() {
-	initFlagNames.set(CAP_NO_OPENDIR_SUPPORT, "NO_OPENDIR_SUPPORT")
-}
