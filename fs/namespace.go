@@ -755,8 +755,13 @@ func (f *FS) ReadDirAttrs(name string) ([]DirEntry, []Attr, error) {
 
 // Record adds an event that changes nothing in the tree (a published link,
 // a download) to the audit trail under the view's actor.
-func (f *FS) Record(op, name string, err error) {
+func (f *FS) Record(op, name string, err error) { f.RecordDetail(op, name, "", err) }
+
+// RecordDetail is Record with a detail kept in the event's second path,
+// for events whose result alone does not say enough (which rule refused a
+// connection).
+func (f *FS) RecordDetail(op, name, detail string, err error) {
 	f.c.mu.Lock()
 	defer f.c.mu.Unlock()
-	f.c.record(f.who, &mutation{op: op, path: Clean(name)}, err)
+	f.c.record(f.who, &mutation{op: op, path: Clean(name), path2: detail}, err)
 }

@@ -92,6 +92,18 @@ func TestWorkspaceEgress(t *testing.T) {
 	deny := map[string]any{"egress": map[string]any{"allow": []string{"127.0.0.1"}, "deny": []string{okHost}}}
 	e.must(http.StatusOK, "PATCH", "/v1/workspaces/w", map[string]any{"policy": deny}, nil)
 	expect("patched to deny", ok, named(okHost))
+	// The audit names the refusing rule too, as op connect on HOST:PORT.
+	var audit struct {
+		Events []api.AuditEvent `json:"events"`
+	}
+	e.must(http.StatusOK, "GET", "/v1/workspaces/w/audit", nil, &audit)
+	audited := false
+	for _, ev := range audit.Events {
+		audited = audited || ev.Op == "connect" && ev.Path == "/"+okHost && ev.Result == "EACCES" && ev.Path2 == named(okHost)
+	}
+	if !audited {
+		t.Fatalf("no connect event naming %q in the audit: %+v", named(okHost), audit.Events)
+	}
 	if st := e.state("w"); st != "open" {
 		t.Fatalf("an egress-only PATCH hibernated the workspace: %s", st)
 	}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sqlfs/sqlfs/egress"
@@ -307,7 +308,13 @@ func Open(ctx context.Context, path string, o Options) (*Workspace, error) {
 func auditEgress(f *sfs.FS, log *slog.Logger) func(egress.Attempt) {
 	return func(a egress.Attempt) {
 		target := net.JoinHostPort(a.Host, strconv.Itoa(int(a.Port)))
-		f.WithActor(a.Actor).Record("connect", target, a.Err)
+		// A refusal is EACCES with its reason (the rule that refused, or
+		// that none allowed) beside it: the result alone would be EIO.
+		err, why := a.Err, ""
+		if d := (*egress.DeniedError)(nil); errors.As(a.Err, &d) {
+			err, why = syscall.EACCES, d.Reason
+		}
+		f.WithActor(a.Actor).RecordDetail("connect", target, why, err)
 		if a.Outcome == egress.Denied {
 			log.Info("egress refused", "actor", a.Actor, "target", target, "err", a.Err)
 		}
