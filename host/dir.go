@@ -272,11 +272,11 @@ func (d *Dir) OpenGeneration(ctx context.Context, id string, gen int64) (Workspa
 		wo.Mount, wo.MountOnDemand = filepath.Join(d.root, mountsName, id), true
 	}
 	pol := wo.FS.Policy
-	own, err := workspace.LoadPolicy(d.policyFile(p), nil, nil, 0)
+	ownFile, err := d.ownPolicy(p)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", id, err)
 	}
-	ownFile, err := d.ownPolicy(p)
+	own, err := workspace.LoadPolicy("", ownFile.ReadOnly, ownFile.Hidden, ownFile.QuotaBytes)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", id, err)
 	}
@@ -457,11 +457,11 @@ func (d *Dir) Policy(id string) (workspace.PolicyFile, error) {
 	if err != nil {
 		return workspace.PolicyFile{}, err
 	}
-	pol, err := workspace.LoadPolicy(d.policyFile(p), nil, nil, 0)
+	own, err := d.ownPolicy(p)
 	if err != nil {
 		return workspace.PolicyFile{}, err
 	}
-	own, err := d.ownPolicy(p)
+	pol, err := workspace.LoadPolicy("", own.ReadOnly, own.Hidden, own.QuotaBytes)
 	return workspace.PolicyFile{ReadOnly: pol.ReadOnly, Hidden: pol.Hidden, QuotaBytes: pol.QuotaBytes, Egress: own.Egress}, err
 }
 
