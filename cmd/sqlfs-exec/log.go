@@ -104,17 +104,27 @@ func runLog(ctx context.Context, args []string) int {
 				}
 				continue
 			}
-			paths := e.Path
-			if e.Path2 != "" {
-				paths += " -> " + e.Path2
-			}
-			fmt.Printf("%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Actor, e.Op, paths, e.Result)
+			fmt.Printf("%d\t%s\t%s\t%s\t%s\t%s\n", e.Seq, e.Time.Local().Format("2006-01-02 15:04:05.000"), e.Actor, e.Op, eventPaths(e), e.Result)
 		}
 		if more {
 			fmt.Fprintf(os.Stderr, "-- %d events shown, more follow: %s\n", limit, nextPage(fs, events[len(events)-1].Seq))
 		}
 		return 0
 	})
+}
+
+// eventPaths is an event's path column: a rename's two paths as "from ->
+// to"; a connect event keeps in its second path the reason it was refused
+// (fs.FS.RecordDetail), which is not a destination.
+func eventPaths(e api.AuditEvent) string {
+	switch {
+	case e.Path2 == "":
+		return e.Path
+	case e.Op == "connect":
+		return e.Path + " (" + e.Path2 + ")"
+	default:
+		return e.Path + " -> " + e.Path2
+	}
 }
 
 // nextPage is the command that prints the events after seq with the same

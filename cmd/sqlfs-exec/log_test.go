@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfs/sqlfs/sidecar/api"
 	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
@@ -79,5 +80,21 @@ func TestLogFilteredPageSaysNothingOfPruning(t *testing.T) {
 	}
 	if _, stderr, code := sqlfsExec(t, "", "log", "--store", store, "--limit", "0"); code == 0 || !strings.Contains(stderr, "--limit 0") {
 		t.Fatalf("--limit 0: %d %s", code, stderr)
+	}
+}
+
+func TestEventPaths(t *testing.T) {
+	for _, tc := range []struct {
+		event api.AuditEvent
+		want  string
+	}{
+		{api.AuditEvent{Op: "write", Path: "/a"}, "/a"},
+		{api.AuditEvent{Op: "rename", Path: "/a", Path2: "/b"}, "/a -> /b"},
+		{api.AuditEvent{Op: "connect", Path: "/127.0.0.1:80", Path2: "denied by --egress-deny 127.0.0.1/32"}, "/127.0.0.1:80 (denied by --egress-deny 127.0.0.1/32)"},
+		{api.AuditEvent{Op: "connect", Path: "/127.0.0.1:80"}, "/127.0.0.1:80"},
+	} {
+		if got := eventPaths(tc.event); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.event, got, tc.want)
+		}
 	}
 }
