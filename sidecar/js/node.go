@@ -126,15 +126,28 @@ func stripShebang(s string) string {
 // runProgram runs one program in a fresh runtime to its end and returns
 // its exit status.
 func runProgram(ctx context.Context, env *builtin.Env, svc services, p Program) int {
+	v := newVM(env)
+	return v.run(ctx, svc, p, v.setup())
+}
+
+// run runs p in v, whose setup returned setupErr, to its end and returns
+// its exit status. What of the job the globals show (argv, env, the
+// clocks' origin) is bound here, so that v may be set up before the job.
+func (v *vm) run(ctx context.Context, svc services, p Program, setupErr error) int {
 	// What a program starts in Go (a zlib stream's goroutine) ends with it.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	v := newVM(ctx, env, svc, p)
+	v.ctx, v.svc, v.prog, v.argv, v.cwd, v.start = ctx, svc, p, p.Argv, v.env.Dir, time.Now()
 	stop := v.watch(ctx, p.MaxHeapBytes)
 	defer stop()
 	file, code := p.File, p.Code
-	if err := v.setup(); err != nil {
-		return v.finish(err)
+	if setupErr != nil {
+		return v.finish(setupErr)
+	}
+	if start, ok := goja.AssertFunction(v.rt.Get("__start")); ok {
+		if _, err := start(goja.Undefined()); err != nil {
+			return v.finish(err)
+		}
 	}
 	if p.Print {
 		code = "__printResult(eval(" + jsString(code) + "))"

@@ -81,20 +81,17 @@ func (h *timerHeap) Pop() any {
 	return t
 }
 
-func newVM(ctx context.Context, env *builtin.Env, svc services, p Program) *vm {
+// newVM makes a runtime over env's file system and streams; run gives
+// it its program, and env's directory, environment and input are read
+// from then on (a worker prepares the next job's runtime before the job).
+func newVM(env *builtin.Env) *vm {
 	v := &vm{
 		rt:         goja.New(),
-		ctx:        ctx,
 		env:        env,
-		svc:        svc,
-		prog:       p,
-		cwd:        env.Dir,
-		argv:       p.Argv,
 		stdout:     env.Stdout,
 		stderr:     env.Stderr,
 		live:       map[int64]*timer{},
 		rejections: map[*goja.Promise]struct{}{},
-		start:      time.Now(),
 	}
 	v.rt.SetFieldNameMapper(goja.UncapFieldNameMapper())
 	v.rt.SetPromiseRejectionTracker(func(p *goja.Promise, op goja.PromiseRejectionOperation) {

@@ -43,7 +43,9 @@ type Workers struct {
 	ready    []*worker // started, never used
 	warm     []*worker // served an exec of their scope; oldest first
 	starting int
-	netns    atomic.Bool // spawning with CLONE_NEWNET works here
+	parking  map[any]int   // workers of a scope on their way to warm
+	parked   chan struct{} // closed (and renewed) as each parking ends
+	netns    atomic.Bool   // spawning with CLONE_NEWNET works here
 
 	// onStart, when set (tests), is told the pid of each job's worker;
 	// onCall of each call a worker makes.
@@ -82,7 +84,7 @@ func NewWorkers(idle int, log *slog.Logger) *Workers {
 	if err != nil {
 		exe = "/proc/self/exe"
 	}
-	w := &Workers{exe: exe, idle: idle, log: log}
+	w := &Workers{exe: exe, idle: idle, log: log, parking: map[any]int{}, parked: make(chan struct{})}
 	w.netns.Store(true)
 	return w
 }
@@ -153,6 +155,9 @@ func (w *Workers) Run(ctx context.Context, env *builtin.Env, p Program) int {
 			w.cacheMisses.Add(s.exit.T[1])
 			if p.scope != nil && ctx.Err() == nil && wk.jobs < maxJobsPerWorker {
 				kept = true
+				w.mu.Lock()
+				w.parking[p.scope]++
+				w.mu.Unlock()
 				go w.park(wk, p.scope)
 			}
 			return code
@@ -194,13 +199,19 @@ func (w *Workers) park(wk *worker, scope any) {
 	slow := time.AfterFunc(5*time.Second, wk.kill)
 	m, err := wk.conn.Recv()
 	slow.Stop()
-	if err != nil || m.Op != wire.OpReady || wk.rss() > warmRSSMax {
+	ok := err == nil && m.Op == wire.OpReady && wk.rss() <= warmRSSMax
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.parking[scope]--; w.parking[scope] <= 0 {
+		delete(w.parking, scope)
+	}
+	close(w.parked)
+	w.parked = make(chan struct{})
+	if !ok {
 		wk.kill()
 		return
 	}
 	wk.scope = scope
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.warm = append(w.warm, wk)
 	for len(w.warm) > max(w.idle, 1) {
 		w.warm[0].kill()
@@ -240,17 +251,11 @@ type workerJob struct {
 // get takes a warm worker of scope, else a started one, else starts one,
 // and has another started for the next exec.
 func (w *Workers) get(ctx context.Context, scope any) (*worker, error) {
-	w.mu.Lock()
-	var wk *worker
-	for i := len(w.warm) - 1; i >= 0 && scope != nil && wk == nil; i-- {
-		if c := w.warm[i]; c.scope == scope {
-			w.warm = slices.Delete(w.warm, i, i+1)
-			c.expire.Stop()
-			if !c.dead() {
-				wk = c
-			}
-		}
+	wk, err := w.getWarm(ctx, scope)
+	if err != nil {
+		return nil, err
 	}
+	w.mu.Lock()
 	for len(w.ready) > 0 && wk == nil {
 		wk = w.ready[0]
 		w.ready = w.ready[1:]
@@ -285,6 +290,56 @@ func (w *Workers) get(ctx context.Context, scope any) (*worker, error) {
 			}
 		}()
 		return nil, ctx.Err()
+	}
+}
+
+// parkWait bounds how long an exec waits for a worker of its scope that
+// is on its way to warm (its previous exec just ended: it is setting up
+// the next runtime, or giving back a big job's memory) before it takes a
+// started one instead. Taking a started one would start another, whose
+// start (tens of milliseconds of CPU) the exec would compete with, and
+// leave the warm one's compiled programs unused.
+const parkWait = 100 * time.Millisecond
+
+// getWarm takes a warm worker of scope, waiting up to parkWait for one
+// that is parking; nil when there is none.
+func (w *Workers) getWarm(ctx context.Context, scope any) (*worker, error) {
+	if scope == nil {
+		return nil, nil
+	}
+	var deadline <-chan time.Time
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		for i := len(w.warm) - 1; i >= 0; i-- {
+			if c := w.warm[i]; c.scope == scope {
+				w.warm = slices.Delete(w.warm, i, i+1)
+				c.expire.Stop()
+				if !c.dead() {
+					return c, nil
+				}
+			}
+		}
+		if w.parking[scope] == 0 {
+			return nil, nil
+		}
+		if deadline == nil {
+			t := time.NewTimer(parkWait)
+			defer t.Stop()
+			deadline = t.C
+		}
+		parked := w.parked
+		w.mu.Unlock()
+		select {
+		case <-parked:
+		case <-deadline:
+			w.mu.Lock()
+			return nil, nil
+		case <-ctx.Done():
+			w.mu.Lock()
+			return nil, ctx.Err()
+		}
+		w.mu.Lock()
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 	"time"
 
@@ -43,6 +44,8 @@ func workerMain() int {
 	}()
 	_ = time.Local.String() // load the zone now, as the program will
 	warmUp()
+	next := c.prepare()
+	idle := retained()
 	if err := c.conn.Send(&wire.Msg{Op: wire.OpReady, N: int64(landlockABI())}); err != nil {
 		return 75
 	}
@@ -57,41 +60,71 @@ func workerMain() int {
 			return 75
 		}
 		hits, misses := programs.stats()
-		code := runJob(c, job)
+		code := runJob(c, job, next)
 		h, m2 := programs.stats()
 		if err := c.conn.Send(&wire.Msg{Op: wire.OpExit, N: int64(code), T: [2]int64{h - hits, m2 - misses}}); err != nil {
 			return 75
 		}
-		// The runtime of the job is garbage now: give its memory back
-		// before saying the worker can take another (the owner decides).
-		debug.FreeOSMemory()
+		// The runtime of the job is garbage now. A job that grew the
+		// heap gives its memory back before the worker says it can take
+		// another (the owner decides on its resident size); a small one's
+		// garbage is left to the collector, since returning it would
+		// cost the next job the page faults and the park a collection.
+		if retained() > idle+keepRetained {
+			debug.FreeOSMemory()
+		}
+		// The next job's runtime is set up before the worker is idle, so
+		// an exec does not wait for it and an idle worker runs nothing.
+		next = c.prepare()
 		if err := c.conn.Send(&wire.Msg{Op: wire.OpReady, N: int64(landlockABI())}); err != nil {
 			return 75
 		}
 	}
 }
 
+// keepRetained is how much memory a job may leave the worker holding
+// above what it held idle before the worker returns it to the kernel.
+const keepRetained = 64 << 20
+
+// retained is the memory the Go runtime holds from the kernel (mapped
+// and not returned), about what the worker has resident.
+func retained() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() - s[1].Value.Uint64()
+}
+
+// prepared is a runtime set up for the worker's next job, and how its
+// setup failed, if it did.
+type prepared struct {
+	v   *vm
+	err error
+}
+
+// prepare sets up the runtime of the next job: a fresh one, over an
+// environment whose directory, variables and input the job fills in.
+func (c *client) prepare() prepared {
+	v := newVM(&builtin.Env{Stdout: stream{c, 1}, Stderr: stream{c, 2}, FS: remoteFS{c: c}})
+	return prepared{v, v.setup()}
+}
+
 // runJob runs one job in a fresh runtime: nothing of an earlier job's
 // program is reachable from it (the compiled-program cache holds
 // immutable programs, keyed by file name and content).
-func runJob(c *client, job workerJob) int {
+func runJob(c *client, job workerJob, next prepared) int {
 	// Soft pressure: the collector works harder as the heap nears the
 	// limit, which the program's own heap check and the kernel enforce.
 	// A quarter above it, so the check interrupts the program before the
 	// collector thrashes.
 	debug.SetMemoryLimit(job.MaxHeapBytes + job.MaxHeapBytes/4 + ProgramCacheBytes)
-	env := &builtin.Env{
-		Stdout:  stream{c, 1},
-		Stderr:  stream{c, 2},
-		Dir:     job.Dir,
-		Environ: func() []string { return job.Environ },
-		FS:      remoteFS{c: c},
-	}
+	env := next.v.env
+	env.Dir = job.Dir
+	env.Environ = func() []string { return job.Environ }
 	if job.Stdin {
 		env.Stdin = stdin{c}
 	}
 	p := Program{File: job.File, Code: job.Code, Print: job.Print, Argv: job.Argv, MaxHeapBytes: job.MaxHeapBytes}
-	return runProgram(context.Background(), env, remoteServices{c, job.AllowNetwork}, p)
+	return next.v.run(context.Background(), remoteServices{c, job.AllowNetwork}, p, next.err)
 }
 
 // warmUp runs an empty program before the worker says it is ready, so

@@ -404,3 +404,37 @@ func TestWorkerCPULimit(t *testing.T) {
 		t.Errorf("worker ended with %v, want SIGKILL", wk.cmd.ProcessState)
 	}
 }
+
+// TestBackToBackStaysWarm: execs of one backend, each arriving as the one
+// before returns, are all served by the worker the first one left warm
+// (an exec waits for the worker on its way back to the pool instead of
+// taking a started one, which would start another beside it), and the
+// runtime that worker set up ahead of each job shows that job's
+// arguments, environment, directory and clocks, not the previous one's.
+func TestBackToBackStaysWarm(t *testing.T) {
+	w := NewWorkers(2, nil)
+	var mu sync.Mutex
+	var pids []int
+	w.onStart = func(p int) { mu.Lock(); pids = append(pids, p); mu.Unlock() }
+	b, _, fsys := newTestBackend(t, Options{Runner: w})
+	for _, d := range []string{"/a", "/b"} {
+		if err := fsys.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const prog = `console.log(process.env.N, process.cwd(), process.argv.length, process.hrtime()[0] < 5,
+Math.abs(performance.timeOrigin + performance.now() - Date.now()) < 1000, typeof globalThis.left); globalThis.left = 1`
+	for i := range 20 {
+		dir := []string{"a", "b"}[i%2]
+		out := run(t, b, sidecar.Request{Command: prog, Dir: dir, Env: map[string]string{"N": strconv.Itoa(i)}})
+		want := strconv.Itoa(i) + " /workspace/" + dir + " 1 true true undefined\n"
+		if out.ExitCode != 0 || out.stdout != want {
+			t.Fatalf("exec %d: exit %d, stdout %q (want %q), stderr %q", i, out.ExitCode, out.stdout, want, out.stderr)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(slices.Compact(slices.Clone(pids))) != 1 {
+		t.Errorf("20 execs back to back ran in workers %v, want one warm worker", pids)
+	}
+}

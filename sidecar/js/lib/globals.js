@@ -109,9 +109,9 @@ g.__patchBuffer = (B) => {
 lazyGlobal('Buffer', () => require('buffer').Buffer);
 lazyGlobal('URL', () => require('url').URL);
 lazyGlobal('crypto', () => require('crypto').webcrypto);
-const perfOrigin = Date.now() - native.hrtime() / 1e6;
+let perfOrigin;
 g.performance = {
-  timeOrigin: perfOrigin,
+  timeOrigin: undefined,
   now: () => native.hrtime() / 1e6,
   mark() {}, measure() {}, clearMarks() {}, clearMeasures() {}, getEntries: () => [], getEntriesByName: () => [], getEntriesByType: () => [],
   toJSON() { return { timeOrigin: perfOrigin }; },
@@ -354,7 +354,6 @@ function makeStdin() {
     },
   }), { fd: 0, isTTY: false });
 }
-const env = native.env();
 let exitCode;
 let emitter;
 const events = () => emitter || (emitter = new (require('events'))());
@@ -379,7 +378,7 @@ const stream = (fd) => ({
 g.process = {
   title: 'node', version: 'v20.20.2', versions: { node: '20.20.2', v8: '0', uv: '0', modules: '115' },
   platform: 'linux', arch: 'x64', pid: 1, ppid: 0, execPath: '/usr/bin/node', release: { name: 'node' },
-  argv: native.argv(), argv0: 'node', execArgv: [], env,
+  argv: undefined, argv0: 'node', execArgv: [], env: undefined,
   config: { variables: {} }, features: {},
   stdout: stream(1), stderr: stream(2),
   get stdin() { return stdinStream || (stdinStream = makeStdin()); },
@@ -413,6 +412,14 @@ g.process = {
   emit: (...a) => events().emit(...a),
   listenerCount: (t) => (emitter ? emitter.listenerCount(t) : 0),
   binding() { throw new Error('No such module'); },
+};
+// What of the job the globals show, bound when the job starts: a worker
+// sets a runtime up before its job arrives.
+g.__start = () => {
+  perfOrigin = Date.now() - native.hrtime() / 1e6;
+  g.performance.timeOrigin = perfOrigin;
+  process.argv = native.argv();
+  process.env = native.env();
 };
 let exited = false;
 g.__emitExit = () => {
