@@ -423,14 +423,28 @@ func direntType(m iofs.FileMode) int {
 	return 0
 }
 
+// fsObject is native.fs: its functions made JavaScript ones once, where
+// a Go map's would be wrapped anew at every call.
+func (v *vm) fsObject() *goja.Object {
+	o := v.rt.NewObject()
+	for name, fn := range v.fsNatives() {
+		_ = o.Set(name, fn)
+	}
+	return o
+}
+
+// fsNatives are the fs module's Go functions. Those a loop over files
+// calls most (readFile, writeFile, stat, exists) take goja's arguments as
+// they come, without the reflection of a typed Go function.
 func (v *vm) fsNatives() map[string]any {
 	fsys := v.env.FS
 	return map[string]any{
-		"readFile": func(p string, enc goja.Value) goja.Value {
-			return v.encode(v.readFile(p), enc)
+		"readFile": func(c goja.FunctionCall) goja.Value {
+			return v.encode(v.readFile(c.Argument(0).String()), c.Argument(1))
 		},
-		"writeFile": func(p string, data goja.Value, flag goja.Value, mode uint32) {
-			fl, err := openFlags(flag)
+		"writeFile": func(c goja.FunctionCall) goja.Value {
+			p, data, mode := c.Argument(0).String(), c.Argument(1), uint32(c.Argument(3).ToInteger())
+			fl, err := openFlags(c.Argument(2))
 			if err != nil {
 				panic(v.rt.NewTypeError(err.Error()))
 			}
@@ -444,8 +458,10 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				st.throw(v, err, "write", p)
 			}
+			return goja.Undefined()
 		},
-		"stat": func(p string, follow bool) []float64 {
+		"stat": func(c goja.FunctionCall) goja.Value {
+			p, follow := c.Argument(0).String(), c.Argument(1).ToBoolean()
 			var fi iofs.FileInfo
 			var err error
 			call := "stat"
@@ -459,15 +475,16 @@ func (v *vm) fsNatives() map[string]any {
 			if err != nil {
 				v.throwFS(err, call, p)
 			}
-			return statArray(fi)
+			return v.rt.ToValue(statArray(fi))
 		},
-		"exists": func(p string) bool {
+		"exists": func(c goja.FunctionCall) goja.Value {
+			p := c.Argument(0).String()
 			if p == "" {
-				return false
+				return v.rt.ToValue(false)
 			}
 			fsys, abs := v.followed("stat", p)
 			_, err := fsys.Stat(abs)
-			return err == nil
+			return v.rt.ToValue(err == nil)
 		},
 		"readdir": func(p string) [][]any {
 			fsys, abs := v.followed("scandir", p)

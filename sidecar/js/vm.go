@@ -192,7 +192,7 @@ func (v *vm) natives() map[string]any {
 		"argv":         func() []string { return v.argv },
 		"env":          v.environ,
 		"hrtime":       func() int64 { return time.Since(v.start).Nanoseconds() },
-		"fs":           v.fsNatives(),
+		"fs":           v.fsObject(),
 		"execSync":     v.execSync,
 		"fetchAllowed": func() bool { return v.svc.network() },
 		"fetch":        v.fetch,
