@@ -991,10 +991,7 @@ func readHead(fsys builtin.FS, name string) ([]byte, builtin.File, iofs.FileInfo
 	if w, ok := fsys.(wholeFS); ok {
 		return w.readHead(name)
 	}
-	if err := slashErr(fsys, name, os.O_RDONLY); err != nil {
-		return nil, nil, nil, stepOpen, err
-	}
-	f, err := fsys.Open(name)
+	f, err := openChecked(fsys, name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, nil, nil, stepOpen, err
 	}
@@ -1040,13 +1037,30 @@ func (s step) throw(v *vm, err error, io, p string) {
 	v.throwFS(err, io, "")
 }
 
+// unlessLinkFS is a file system that opens a name in one lookup when its
+// last component is not a symlink (the shell's view): slashErr's check
+// then costs a lookup of its own only where there is a link to check.
+type unlessLinkFS interface {
+	OpenFileUnlessLink(name string, flag int, perm iofs.FileMode) (f builtin.File, isLink bool, err error)
+}
+
+// openChecked opens name with flag and perm after slashErr's check.
+func openChecked(fsys builtin.FS, name string, flag int, perm iofs.FileMode) (builtin.File, error) {
+	if u, ok := fsys.(unlessLinkFS); ok {
+		if f, isLink, err := u.OpenFileUnlessLink(name, flag, perm); !isLink {
+			return f, err
+		}
+	}
+	if err := slashErr(fsys, name, flag); err != nil {
+		return nil, err
+	}
+	return fsys.OpenFile(name, flag, perm)
+}
+
 // writeWhole opens name with flag and perm (after slashErr), writes data
 // and closes it.
 func writeWhole(fsys builtin.FS, name string, flag int, perm iofs.FileMode, data []byte) (step, error) {
-	if err := slashErr(fsys, name, flag); err != nil {
-		return stepOpen, err
-	}
-	f, err := fsys.OpenFile(name, flag, perm)
+	f, err := openChecked(fsys, name, flag, perm)
 	if err != nil {
 		return stepOpen, err
 	}

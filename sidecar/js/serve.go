@@ -97,16 +97,13 @@ func (s *server) chunk(n int64) []byte {
 
 func (s *server) handle(m *wire.Msg) *wire.Msg {
 	fsys := s.env.FS
-	if m.Check {
-		flag := os.O_RDONLY
+	if m.Check && m.Op != wire.OpOpen { // an open makes the check as it opens
 		switch m.Op {
-		case wire.OpOpen:
-			flag = int(m.N)
 		case wire.OpStat, wire.OpReadDir, wire.OpChmod, wire.OpChtimes, wire.OpTruncate:
 		default:
 			return fail(errBadCall)
 		}
-		if err := slashErr(fsys, m.Path, flag); err != nil {
+		if err := slashErr(fsys, m.Path, os.O_RDONLY); err != nil {
 			return fail(err)
 		}
 	}
@@ -119,7 +116,13 @@ func (s *server) handle(m *wire.Msg) *wire.Msg {
 		n, err := s.env.Stdin.Read(buf)
 		return &wire.Msg{Data: buf[:n], Err: wire.ErrorOf(err)}
 	case wire.OpOpen:
-		f, err := fsys.OpenFile(m.Path, int(m.N), fs.FileMode(m.M))
+		open := fsys.OpenFile
+		if m.Check {
+			open = func(name string, flag int, perm fs.FileMode) (builtin.File, error) {
+				return openChecked(fsys, name, flag, perm)
+			}
+		}
+		f, err := open(m.Path, int(m.N), fs.FileMode(m.M))
 		if err != nil {
 			return fail(err)
 		}
@@ -245,10 +248,7 @@ func (s *server) keep(f builtin.File) int64 {
 // bigger one, or one that is not regular, stays open for the worker to
 // read on from what it was sent.
 func (s *server) readFile(name string) *wire.Msg {
-	if err := slashErr(s.env.FS, name, os.O_RDONLY); err != nil {
-		return fail(err)
-	}
-	f, err := s.env.FS.Open(name)
+	f, err := openChecked(s.env.FS, name, os.O_RDONLY, 0)
 	if err != nil {
 		return fail(err)
 	}

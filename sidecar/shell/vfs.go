@@ -300,6 +300,36 @@ func (v *view) OpenFile(name string, flag int, perm fs.FileMode) (builtin.File, 
 	if err != nil {
 		return nil, err
 	}
+	return v.openResolved(name, p, flag, perm)
+}
+
+// OpenFileUnlessLink is OpenFile of name when its last component is not a
+// symlink, each name looked up once; when it is one (or the lookup cannot
+// tell), it opens nothing and reports isLink, for a caller that checks
+// such a link first (the js backend's final-symlink check) and then
+// calls OpenFile. The caller's check would otherwise be a lookup of its
+// own before OpenFile's.
+func (v *view) OpenFileUnlessLink(name string, flag int, perm fs.FileMode) (f builtin.File, isLink bool, err error) {
+	if pl, _, _ := v.m.locate(path.Clean("/" + name)); pl == placeFIFO || strings.HasSuffix(name, "/") {
+		return nil, true, nil
+	}
+	var last string
+	var lastInfo fs.FileInfo
+	tree := sfs.PathTree{Lstat: func(p string) (fs.FileInfo, error) {
+		fi, err := v.lstatCached(p)
+		last, lastInfo = p, fi
+		return fi, err
+	}, Readlink: v.readlinkRaw}
+	p, err := tree.Resolve(name, false)
+	if err != nil || p != last || (lastInfo != nil && lastInfo.Mode()&fs.ModeSymlink != 0) {
+		return nil, true, nil
+	}
+	f, err = v.openResolved(name, p, flag, perm)
+	return f, false, err
+}
+
+// openResolved opens p, where name led.
+func (v *view) openResolved(name, p string, flag int, perm fs.FileMode) (builtin.File, error) {
 	pl, t, inner := v.m.locate(p)
 	switch pl {
 	case placeNull:
