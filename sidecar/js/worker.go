@@ -45,6 +45,7 @@ type Workers struct {
 	starting int
 	parking  map[any]int   // workers of a scope on their way to warm
 	parked   chan struct{} // closed (and renewed) as each parking ends
+	parkWait time.Duration // defaultParkWait; tests raise it
 	netns    atomic.Bool   // spawning with CLONE_NEWNET works here
 
 	// onStart, when set (tests), is told the pid of each job's worker;
@@ -84,7 +85,7 @@ func NewWorkers(idle int, log *slog.Logger) *Workers {
 	if err != nil {
 		exe = "/proc/self/exe"
 	}
-	w := &Workers{exe: exe, idle: idle, log: log, parking: map[any]int{}, parked: make(chan struct{})}
+	w := &Workers{exe: exe, idle: idle, log: log, parking: map[any]int{}, parked: make(chan struct{}), parkWait: defaultParkWait}
 	w.netns.Store(true)
 	return w
 }
@@ -293,15 +294,15 @@ func (w *Workers) get(ctx context.Context, scope any) (*worker, error) {
 	}
 }
 
-// parkWait bounds how long an exec waits for a worker of its scope that
+// defaultParkWait bounds how long an exec waits for a worker of its scope that
 // is on its way to warm (its previous exec just ended: it is setting up
 // the next runtime, or giving back a big job's memory) before it takes a
 // started one instead. Taking a started one would start another, whose
 // start (tens of milliseconds of CPU) the exec would compete with, and
 // leave the warm one's compiled programs unused.
-const parkWait = 100 * time.Millisecond
+const defaultParkWait = 100 * time.Millisecond
 
-// getWarm takes a warm worker of scope, waiting up to parkWait for one
+// getWarm takes a warm worker of scope, waiting up to w.parkWait for one
 // that is parking; nil when there is none.
 func (w *Workers) getWarm(ctx context.Context, scope any) (*worker, error) {
 	if scope == nil {
@@ -324,7 +325,7 @@ func (w *Workers) getWarm(ctx context.Context, scope any) (*worker, error) {
 			return nil, nil
 		}
 		if deadline == nil {
-			t := time.NewTimer(parkWait)
+			t := time.NewTimer(w.parkWait)
 			defer t.Stop()
 			deadline = t.C
 		}

@@ -413,6 +413,9 @@ func TestWorkerCPULimit(t *testing.T) {
 // arguments, environment, directory and clocks, not the previous one's.
 func TestBackToBackStaysWarm(t *testing.T) {
 	w := NewWorkers(2, nil)
+	// A worker parks in a few milliseconds here; a race build's on a
+	// loaded machine may take longer than the default wait.
+	w.parkWait = time.Minute
 	var mu sync.Mutex
 	var pids []int
 	w.onStart = func(p int) { mu.Lock(); pids = append(pids, p); mu.Unlock() }
