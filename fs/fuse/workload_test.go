@@ -43,16 +43,7 @@ func TestWorkloadRequestsPerFile(t *testing.T) {
 			// created and written, linked to the final name, unlinked.
 			name:  "git loose object",
 			setup: func(w *fusetest.Workspace) { must(t, os.MkdirAll(w.Path("objects", "ab"), 0o755)) },
-			file: func(w *fusetest.Workspace, i int) {
-				final := w.Path("objects", "ab", fmt.Sprintf("%038x", i))
-				tmp := w.Path("objects", "ab", fmt.Sprintf("tmp_obj_%d", i))
-				if _, err := os.Lstat(final); !errors.Is(err, os.ErrNotExist) {
-					t.Fatalf("lstat %s: %v", final, err)
-				}
-				writeNew(t, tmp, 0o444, []byte("x\x01compressed object"))
-				must(t, os.Link(tmp, final))
-				must(t, os.Remove(tmp))
-			},
+			file:  func(w *fusetest.Workspace, i int) { looseObject(t, w, i) },
 			// LOOKUP: git's check of the final name, the temporary name's
 			// create, link's exclusive lookup of the final name (a negative
 			// entry is always looked up again). GETATTR: objects/ab after
