@@ -428,11 +428,20 @@ func exists(file string) bool {
 // park puts workspace id's local copy, in generation gen's folder, out of
 // the replicator's sight.
 func (f *Fleet) park(id string, gen int64) error {
-	return parkStore(f.o.Dir, id, gen)
+	return parkStore(f.o.Dir, id, gen, f.o.Logger)
 }
 
-func parkStore(dir, id string, gen int64) error {
+// parkStore parks the store of workspace id in generation gen's folder.
+// An empty store file there is no copy (host.RemoveEmptyStore): it is
+// removed, never parked in place of the copy parked before.
+func parkStore(dir, id string, gen int64, log *slog.Logger) error {
 	from := host.GenerationStore(dir, id, gen)
+	if removed, err := host.RemoveEmptyStore(from); err != nil {
+		return fmt.Errorf("workspace %s: removing an empty store file: %w", id, err)
+	} else if removed {
+		log.Warn("removed an empty store file, no copy of the workspace (left by the replicator reopening a store moved away)", "id", id, "store", from)
+		return nil
+	}
 	if !exists(from) {
 		return nil
 	}
@@ -463,7 +472,7 @@ func liveStores(dir, id string) ([]int64, error) {
 // parkLive parks every store of workspace id in sight of the replicator
 // (a copy a host without a fleet made, a fork's, or one left by a crash),
 // the one of the generation this host served last, if any, winning.
-func parkLive(dir, id string) error {
+func parkLive(dir, id string, log *slog.Logger) error {
 	gens, err := liveStores(dir, id)
 	if err != nil {
 		return fmt.Errorf("workspace %s: %w", id, err)
@@ -473,7 +482,7 @@ func parkLive(dir, id string) error {
 		gens = append(slices.Delete(gens, i, i+1), path) // parked last
 	}
 	for _, g := range gens {
-		if err := parkStore(dir, id, g); err != nil {
+		if err := parkStore(dir, id, g, log); err != nil {
 			return err
 		}
 	}
@@ -490,7 +499,7 @@ func ParkAll(dir string) error {
 	var errs []error
 	for _, e := range ents {
 		if e.IsDir() && host.CheckID(e.Name()) == nil {
-			errs = append(errs, parkLive(dir, e.Name()))
+			errs = append(errs, parkLive(dir, e.Name(), slog.Default()))
 		}
 	}
 	return errors.Join(errs...)
@@ -507,10 +516,15 @@ func ParkAll(dir string) error {
 // generations, with Litestream's state of their replicas, are removed.
 func (f *Fleet) unpark(id string, rec Record) (string, int64, error) {
 	dir := filepath.Join(f.o.Dir, id)
-	if err := parkLive(f.o.Dir, id); err != nil {
+	if err := parkLive(f.o.Dir, id, f.o.Logger); err != nil {
 		return "", 0, err
 	}
 	state, path := "missing", rec.Generation
+	if removed, err := host.RemoveEmptyStore(filepath.Join(dir, parkedName)); err != nil {
+		return "", 0, fmt.Errorf("workspace %s: removing an empty parked store: %w", id, err)
+	} else if removed {
+		f.o.Logger.Warn("removed an empty parked store, no copy of the workspace: restoring it from the replica", "id", id)
+	}
 	if exists(filepath.Join(dir, parkedName)) {
 		mine, was, err := readMark(f.o.Dir, id)
 		if err != nil {

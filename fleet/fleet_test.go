@@ -701,3 +701,67 @@ func TestDeadHolderSwept(t *testing.T) {
 		t.Error("B serves a3, which it only prepared")
 	}
 }
+
+// TestEmptyStoreLeftBehind: a holder that lost its lease parked its copy
+// (closed without a final sync: the copy alone has its last acknowledged
+// write), and an empty store file then appeared where the copy was (what
+// SQLite makes when the replicator opens the store's name again after
+// the store moved away). Taking the lease again, the host serves its
+// copy, the write intact, and removes the empty file; so does a host
+// starting (ParkAll). Before, parking the empty file replaced the copy:
+// the write was gone and every open failed on the 0-byte store.
+func TestEmptyStoreLeftBehind(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		wal     bool // a WAL beside the empty file
+		restart bool // ParkAll, as a host starting on the folder does
+	}{
+		{name: "reopen"},
+		{name: "reopen with a WAL", wal: true},
+		{name: "restart", restart: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ttl := 1500 * time.Millisecond
+			c := newCluster(t, ttl)
+			a := c.start()
+			a.create("w", "f.txt", "acknowledged")
+			cut := time.Now()
+			a.lease.cut.Store(true)
+			for a.host.Open() > 0 {
+				if time.Since(cut) > testenv.Slack(10*ttl) {
+					t.Fatalf("a has not closed w %v after losing the lease store", time.Since(cut))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			a.lease.cut.Store(false)
+			empty := host.GenerationStore(a.dir, "w", 1)
+			if err := os.WriteFile(empty, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.wal {
+				if err := os.WriteFile(empty+"-wal", []byte("not this store's WAL"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.restart {
+				if err := fleet.ParkAll(a.dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := a.read("w", "f.txt"); got != "acknowledged" {
+				t.Fatalf("a reads %q; want its own copy's", got)
+			}
+			if err := a.host.Evict(t.Context(), "w"); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Stat(filepath.Join(a.dir, "w", host.ParkedName)); err != nil || fi.Size() == 0 {
+				t.Fatalf("parked copy after the close: %v, %v", fi, err)
+			}
+			for _, p := range []string{empty, empty + "-wal"} {
+				if fi, err := os.Stat(p); err == nil {
+					t.Errorf("%s left in place (%d bytes)", p, fi.Size())
+				}
+			}
+		})
+	}
+}

@@ -387,6 +387,29 @@ func MoveStore(from, to string) error {
 	return nil
 }
 
+// RemoveEmptyStore removes the store at path, with its WAL and shared
+// memory, when it is an empty file (0 bytes), and says whether it did.
+// Such a file is never a sqlfs store (sqlstore builds a new store under
+// another name and refuses to open an empty one) but what SQLite leaves
+// when a process, the replicator's Litestream, opens a store's name
+// again after the store moved away: no data of the workspace, and moved
+// in place of its real copy (parked) or taken for it, the copy is lost.
+func RemoveEmptyStore(path string) (bool, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 0 {
+		if errors.Is(err, os.ErrNotExist) {
+			err = nil
+		}
+		return false, err
+	}
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 // StorePath is where workspace id's store lives (id must pass CheckID).
 func (d *Dir) StorePath(id string) string { return filepath.Join(d.root, id, StoreName) }
 

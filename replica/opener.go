@@ -107,8 +107,13 @@ func (o *Opener) Open(ctx context.Context, id string) (host.Workspace, error) {
 	}
 	store := o.Dir.StorePath(id)
 	parked := filepath.Join(filepath.Dir(store), host.ParkedName)
-	if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) && o.Supervisor != nil {
+	if o.Supervisor != nil && exists(parked) && missingOrEmpty(store) {
 		// Hibernated: back in the replicator's sight, which picks it up.
+		// An empty file in its place is none of its data (see
+		// host.RemoveEmptyStore).
+		if _, err := o.removeEmpty(id, store); err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", id, err)
+		}
 		if err := host.MoveStore(parked, store); err != nil {
 			return nil, fmt.Errorf("workspace %s: waking its store: %w", id, err)
 		}
@@ -152,15 +157,27 @@ func (o *Opener) Delete(ctx context.Context, id string) error {
 // A generation the replica holds nothing of (its holder died before its
 // first upload) is passed over; any other failure is an error, never a
 // reason to restore an older generation.
+// An empty file at the store's path is no store (host.RemoveEmptyStore):
+// removed, and the workspace restored in its place, or refused with
+// ErrEmptyStore when nothing holds it, never started empty.
 func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host.Workspace, error) {
 	if err := host.CheckID(id); err != nil {
 		return nil, fmt.Errorf("%w: %w", host.ErrNotFound, err)
 	}
 	store := o.Dir.GenerationStorePath(id, gen)
+	// An empty store file is none of the workspace's data, but a store
+	// stood there: never one to start anew over.
+	leftover, err := o.removeEmpty(id, store)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", id, err)
+	}
 	if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) {
 		err := o.restore(ctx, id, gen, store)
 		if errors.Is(err, ErrNoReplica) && gen > 0 {
 			err = o.unreplicated(id, gen, store)
+		}
+		if errors.Is(err, ErrNoReplica) && leftover {
+			err = fmt.Errorf("%w %s, and the replica holds nothing of it: not started empty", ErrEmptyStore, store)
 		}
 		if err != nil && !errors.Is(err, ErrNoReplica) {
 			return nil, fmt.Errorf("workspace %s: %w", id, err)
@@ -168,9 +185,39 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 	}
 	ws, err := o.Dir.OpenGeneration(ctx, id, gen)
 	if err != nil {
+		// The caller moves the store away next (a fleet parks it).
+		o.release(ctx, store)
 		return nil, err
 	}
 	return &synced{Workspace: ws, o: o, id: id, store: store, gen: gen}, nil
+}
+
+// ErrEmptyStore: an empty file (0 bytes) stood where a workspace's store
+// was, and neither the replica nor a local copy holds the workspace.
+var ErrEmptyStore = errors.New("an empty file stood in place of the store")
+
+// removeEmpty removes an empty file at workspace id's store path (see
+// host.RemoveEmptyStore), logging it, and says whether there was one.
+func (o *Opener) removeEmpty(id, store string) (bool, error) {
+	removed, err := host.RemoveEmptyStore(store)
+	if err != nil {
+		return false, fmt.Errorf("removing an empty store file: %w", err)
+	}
+	if removed {
+		o.Options.Logger.Warn("removed an empty store file, none of the workspace's data (left by the replicator reopening a store moved away)", "id", id, "store", store)
+	}
+	return removed, nil
+}
+
+func exists(file string) bool {
+	_, err := os.Lstat(file)
+	return err == nil
+}
+
+// missingOrEmpty says whether file is missing or an empty file.
+func missingOrEmpty(file string) bool {
+	fi, err := os.Lstat(file)
+	return errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 // ErrUnreplicated: a workspace that earlier lease generations served has
@@ -188,6 +235,9 @@ var ErrUnreplicated = errors.New("the replica holds nothing of a workspace other
 // serves it from its copy, or the workspace is deleted.
 func (o *Opener) unreplicated(id string, gen int64, store string) error {
 	stale := filepath.Join(o.Dir.Root(), id, host.StaleName)
+	if _, err := o.removeEmpty(id, stale); err != nil {
+		return err
+	}
 	if _, err := os.Lstat(stale); err == nil {
 		if err := os.MkdirAll(filepath.Dir(store), 0o700); err != nil {
 			return err
@@ -299,11 +349,29 @@ func (o *Opener) restore(ctx context.Context, id string, gen int64, store string
 	if err := os.MkdirAll(filepath.Dir(store), 0o700); err != nil {
 		return err
 	}
+	// On disk before it has its name, and the name after: a crash must
+	// not leave the name on an empty or partial file (ext4 allocates a
+	// new file's blocks late).
+	if err := syncFile(tmp); err != nil {
+		return fmt.Errorf("restore into place: %w", err)
+	}
 	if err := os.Link(tmp, store); err != nil {
+		return fmt.Errorf("restore into place: %w", err)
+	}
+	if err := syncFile(filepath.Dir(store)); err != nil {
 		return fmt.Errorf("restore into place: %w", err)
 	}
 	o.Options.Logger.Info("restored workspace from the replica", "id", id, "generation", gen, "from_generation", from, "replica", o.Options.URL.Redacted())
 	return nil
+}
+
+// syncFile flushes the file or directory at path to disk.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), f.Close())
 }
 
 // tmpFile is a fresh name for a restore of workspace id beside DIR's
@@ -569,4 +637,28 @@ func (s *synced) SyncReplica(ctx context.Context) error {
 // CloseFenced closes the workspace without waiting for the replica: its
 // holder lost the lease, and what it ships now lands in its own
 // generation's path, which the next holder's restores no longer read.
-func (s *synced) CloseFenced(ctx context.Context) error { return s.Workspace.Close(ctx) }
+// Litestream lets go of the store all the same before the fleet parks it.
+func (s *synced) CloseFenced(ctx context.Context) error {
+	err := s.Workspace.Close(ctx)
+	s.o.release(ctx, s.store)
+	return err
+}
+
+// releaseTimeout bounds release's wait for litestream.
+const releaseTimeout = 10 * time.Second
+
+// release has litestream let go of store, unsynced, before it moves out
+// of its sight: litestream reopening a store's name after the store moved
+// away has SQLite make an empty file there (see host.RemoveEmptyStore),
+// which it would then replicate. A store litestream does not hold is
+// nothing to release.
+func (o *Opener) release(ctx context.Context, store string) {
+	if o.Supervisor == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := o.Supervisor.Release(rctx, store); err != nil {
+		o.Options.Logger.Debug("litestream did not release a store leaving its sight", "store", store, "err", err)
+	}
+}
