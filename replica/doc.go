@@ -18,6 +18,17 @@
 // The child gets SIGTERM when the owner dies (Pdeathsig), SIGKILL
 // included, so it never ships a store another process took over.
 //
+// # Restores read the LTX files themselves
+//
+// A restore is no litestream process: it lists the store's LTX files
+// (PATH/LEVEL/MIN-MAX.ltx), plans as `litestream restore` v0.5.18 does
+// (the newest snapshot before the target, then the files of levels 8 to 0
+// that reach furthest), GETs them (16 ahead of the one decoded) and writes
+// each page to its place in a new file, checking every file's CRC-64, and
+// syncs it, before the store's check opens it. Pure Go (github.com/
+// superfly/ltx), so no second SQLite shares the process; on a thread of
+// its own, niced for a host. See ltx.go.
+//
 // # WAL checkpoints are Litestream's
 //
 // Litestream reads the WAL to ship it, so it must see every frame before

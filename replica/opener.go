@@ -464,6 +464,7 @@ func (o *Opener) stageRestore(ctx context.Context, id string, below int64, t *tu
 	ro.nice = o.restoreNice()
 	ro.URL = WorkspaceURL(o.Options.URL, id, gen)
 	ro.txid = txid
+	ro.client = o.S3
 	return gen, txid, file, Restore(ctx, ro, file, time.Time{})
 }
 
@@ -554,6 +555,7 @@ func restoreNewest(ctx context.Context, b bucket, o Options, id string, below in
 		}
 		ro := o
 		ro.URL = WorkspaceURL(o.URL, id, g)
+		ro.client = b.client
 		err := Restore(ctx, ro, out, at)
 		if err == nil {
 			return g, nil

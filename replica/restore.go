@@ -1,19 +1,16 @@
 package replica
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/superfly/ltx"
 
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/sqlstore"
@@ -71,94 +68,119 @@ func Restore(ctx context.Context, o Options, out string, at time.Time) (err erro
 			return fmt.Errorf("restore: %s: %w: restore into a new name", p, fs.ErrExist)
 		}
 	}
-	bin, err := exec.LookPath(o.Binary)
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNoLitestream, err)
-	}
 	tmp := out + ".restoring"
 	clean := func() {
-		for _, sfx := range []string{"", "-wal", "-shm", ".lock", ".tmp", "-txid"} {
+		for _, sfx := range []string{"", "-wal", "-shm"} {
 			_ = os.Remove(tmp + sfx)
 		}
 	}
 	clean()
 	defer clean()
-	if err := restoreTo(ctx, bin, o, tmp, at); err != nil {
+	var restored time.Time
+	err = niced(o.nice, func() error {
+		if err := restoreTo(ctx, o, tmp, at); err != nil {
+			return err
+		}
+		restored = time.Now()
+		if err := check(ctx, tmp); err != nil {
+			return fmt.Errorf("restore %s: the restored store fails its check: %w", o.URL.Redacted(), err)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
-	}
-	// Litestream writes it 0644; a workspace is its owner's alone.
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	restored := time.Now()
-	if err := check(ctx, tmp); err != nil {
-		return fmt.Errorf("restore %s: the restored store fails its check: %w", o.URL.Redacted(), err)
 	}
 	// A link, unlike a rename, refuses to replace an out made meanwhile.
 	if err := os.Link(tmp, out); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	o.Logger.Info("restored", "replica", o.URL.Redacted(), "out", out, "at", at, "took", time.Since(start), "litestream", restored.Sub(start), "check", time.Since(restored))
+	if err := syncDir(filepath.Dir(out)); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	o.Logger.Info("restored", "replica", o.URL.Redacted(), "out", out, "at", at, "took", time.Since(start), "ltx", restored.Sub(start), "check", time.Since(restored))
 	return nil
 }
 
-// restoreTo runs litestream restore into tmp.
-func restoreTo(ctx context.Context, bin string, o Options, tmp string, at time.Time) error {
-	args := []string{"restore", "-if-replica-exists", "-o", tmp}
-	switch {
-	case !at.IsZero():
-		args = append(args, "-timestamp", at.UTC().Format(time.RFC3339Nano))
-	case o.txid != 0:
-		args = append(args, "-txid", formatTXID(o.txid))
+// restoreTo writes the store the replica o.URL holds, as it was at the
+// second at (zero: the latest) or at transaction o.txid, to the new file
+// tmp, synced (Litestream's restore, from the LTX files themselves).
+func restoreTo(ctx context.Context, o Options, tmp string, at time.Time) error {
+	client := o.client
+	if client == nil {
+		client = NewS3Client(o.URL, o.Credentials)
 	}
-	_, out, err := runLitestream(ctx, bin, o, append(args, o.URL.String())...)
-	switch {
-	case err != nil && bytes.Contains(out, []byte("no backups found")):
+	b := newBucket(client, o.URL)
+	levels, err := b.ltxFiles(ctx)
+	if err != nil {
+		return err
+	}
+	var first, last time.Time
+	for _, l := range levels {
+		for _, f := range l {
+			if first.IsZero() || f.modified.Before(first) {
+				first = f.modified
+			}
+			if f.modified.After(last) {
+				last = f.modified
+			}
+		}
+	}
+	if first.IsZero() {
 		return fmt.Errorf("%s: %w", o.URL.Redacted(), ErrNoReplica)
-	case err != nil && !at.IsZero() && bytes.Contains(out, []byte("timestamp does not exist")):
-		// Litestream refuses a time outside its files' times, also one
-		// after the last change: the store then was what it is now.
-		last, err := newest(ctx, bin, o)
-		if err != nil {
+	}
+	txid := ltx.TXID(o.txid)
+	if !at.IsZero() {
+		// Litestream's bounds, from the uploads' times.
+		switch {
+		case at.Before(first):
+			return fmt.Errorf("%s: %w as %s", o.URL.Redacted(), ErrTooEarly, at.UTC().Format(time.RFC3339))
+		case at.After(last):
+			at = time.Time{} // the store then was what it is now
+		default:
+			if err := b.headTimes(ctx, levels); err != nil {
+				return fmt.Errorf("restore %s: %w", o.URL.Redacted(), err)
+			}
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		plan, err := restorePlan(levels, txid, at)
+		switch {
+		case errors.Is(err, errTxNotAvailable) && !at.IsZero():
+			return fmt.Errorf("%s: %w as %s", o.URL.Redacted(), ErrTooEarly, at.UTC().Format(time.RFC3339))
+		case errors.Is(err, errTxNotAvailable):
+			return fmt.Errorf("restore %s: %w (transaction %s)", o.URL.Redacted(), err, txid)
+		case err != nil:
+			return fmt.Errorf("restore %s: %w", o.URL.Redacted(), err)
+		}
+		err = applyPlan(ctx, b, plan, tmp)
+		if err == nil {
+			return nil
+		}
+		_ = os.Remove(tmp)
+		if !errors.Is(err, fs.ErrNotExist) || attempt == 3 {
+			return fmt.Errorf("restore %s: %w", o.URL.Redacted(), err)
+		}
+		// A live replicator compacted a file of the plan away meanwhile:
+		// the same transaction, from the files there now.
+		o.Logger.Debug("an LTX file of the restore plan is gone; planning again", "replica", o.URL.Redacted(), "err", err)
+		txid, at = plan[len(plan)-1].max, time.Time{}
+		if levels, err = b.ltxFiles(ctx); err != nil {
 			return err
 		}
-		if at.Before(last) {
-			return fmt.Errorf("%s: %w as %s", o.URL.Redacted(), ErrTooEarly, at.UTC().Format(time.RFC3339))
-		}
-		return restoreTo(ctx, bin, o, tmp, time.Time{})
-	case err != nil:
-		return fmt.Errorf("restore %s: %w", o.URL.Redacted(), err)
 	}
-	if _, err := os.Stat(tmp); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%s: %w", o.URL.Redacted(), ErrNoReplica)
-	}
-	return nil
 }
 
-// newest is the time of the latest change the replica holds.
-func newest(ctx context.Context, bin string, o Options) (time.Time, error) {
-	out, all, err := runLitestream(ctx, bin, o, "restore", "-dry-run", "-json", "-o", os.DevNull, o.URL.String())
+// syncDir makes a new name in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
-		if bytes.Contains(all, []byte("no matching backup")) {
-			return time.Time{}, fmt.Errorf("%s: %w", o.URL.Redacted(), ErrNoReplica)
-		}
-		return time.Time{}, fmt.Errorf("restore plan of %s: %w", o.URL.Redacted(), err)
+		return err
 	}
-	var plan struct {
-		Files []struct {
-			Timestamp time.Time `json:"timestamp"`
-		} `json:"files"`
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
 	}
-	if err := json.Unmarshal(out, &plan); err != nil {
-		return time.Time{}, fmt.Errorf("restore plan of %s: %w", o.URL.Redacted(), err)
-	}
-	var last time.Time
-	for _, f := range plan.Files {
-		if f.Timestamp.After(last) {
-			last = f.Timestamp
-		}
-	}
-	return last, nil
+	return err
 }
 
 // check opens the store, runs its check and closes it (the WAL copied in).
@@ -181,48 +203,4 @@ func check(ctx context.Context, path string) error {
 		return fmt.Errorf("%s: WAL left after close", path)
 	}
 	return nil
-}
-
-// runLitestream runs a litestream command with the replica's
-// credentials, returning its stdout and all it printed.
-// A host's restore runs niced (through nice(1), so that every thread of
-// it is): beside it, the host's own work (lease renewals, requests of the
-// workspaces it serves) and a local object store come first.
-func runLitestream(ctx context.Context, bin string, o Options, args ...string) (stdout, all []byte, err error) {
-	argv := append([]string{bin}, args...)
-	if nice, err := exec.LookPath("nice"); err == nil && o.nice > 0 {
-		argv = append([]string{nice, "-n", strconv.Itoa(o.nice)}, argv...)
-	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), o.Credentials.env()...)
-	var out bytes.Buffer
-	both := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, both), both
-	if err := cmd.Run(); err != nil {
-		return out.Bytes(), both.Bytes(), fmt.Errorf("litestream %s: %w: %s", args[0], err, lastLines(both.String(), 5))
-	}
-	return out.Bytes(), both.Bytes(), nil
-}
-
-// lockedBuffer takes a child's stdout and stderr, copied by two goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte  { return l.b.Bytes() }
-func (l *lockedBuffer) String() string { return l.b.String() }
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "; ")
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// txid, when set, is the transaction a restore stops at (the newest
 	// a listing saw: a staged restore holds exactly that one).
 	txid uint64
+	// client, when set, is the S3 client a restore reads with (a host's
+	// own); else one of URL and Credentials.
+	client S3API
 }
 
 func (o *Options) defaults() {

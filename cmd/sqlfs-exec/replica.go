@@ -32,7 +32,8 @@ the name OUT. With --workspace ID, URL is a host's replica (serve
 --workspaces DIR --replica URL) and ID picks its workspace, from the
 newest lease generation holding it at T when a fleet served it. OUT must not
 exist. Keys come from the environment (AWS_ACCESS_KEY_ID,
-AWS_SECRET_ACCESS_KEY) or --replica-credentials; litestream must be on PATH.
+AWS_SECRET_ACCESS_KEY) or --replica-credentials. The restore reads
+Litestream's LTX files from the bucket itself (no litestream needed).
 
 flags:
 `
