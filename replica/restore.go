@@ -70,7 +70,7 @@ func Restore(ctx context.Context, o Options, out string, at time.Time) (err erro
 	}
 	tmp := out + ".restoring"
 	clean := func() {
-		for _, sfx := range []string{"", "-wal", "-shm"} {
+		for _, sfx := range []string{"", "-wal", "-shm", ".lock"} {
 			_ = os.Remove(tmp + sfx)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -227,8 +228,9 @@ func TestRestoreSize(t *testing.T) {
 	}
 	o.waitSynced(t, committed(t, c), 5*time.Minute)
 	export, took, cpu := restoredCPU(t, s3, url)
-	t.Logf("REPORT restore of %d MiB from the local S3 server: %.2f s (target %s), %.2f s of CPU (litestream's and the check's), load average %s",
+	t.Logf("REPORT restore of %d MiB from the local S3 server: %.2f s (target %s), %.2f s of CPU (restore and check), load average %s",
 		size>>20, took.Seconds(), map[bool]string{false: "2 s", true: "15 s"}[long], cpu.Seconds(), loadAverage())
+	compareWithLitestream(t, s3, url, took)
 	for name, want := range sums {
 		b, err := os.ReadFile(filepath.Join(export, "data", name))
 		if err != nil {
@@ -238,6 +240,33 @@ func TestRestoreSize(t *testing.T) {
 			t.Fatalf("restored data/%s differs from what was imported", name)
 		}
 	}
+}
+
+// compareWithLitestream times `litestream restore` of url (without a check)
+// against sqlfs-exec restore (with its check), alternating, three rounds
+// each after the first restore (ours, took): medians and their ratio.
+func compareWithLitestream(t *testing.T, s3 *s3test.Server, url string, took time.Duration) {
+	bin := testenv.Tool(t, "litestream")
+	ours, theirs := []time.Duration{took}, []time.Duration{}
+	for round := range 3 {
+		out := filepath.Join(t.TempDir(), fmt.Sprintf("ls%d.db", round))
+		cmd := exec.CommandContext(t.Context(), bin, "restore", "-o", out, url)
+		cmd.Env = s3.Env(os.Environ())
+		start := time.Now()
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("litestream restore: %v\n%s", err, b)
+		}
+		theirs = append(theirs, time.Since(start))
+		os.Remove(out)
+		if round < 2 {
+			_, d, _ := restoredCPU(t, s3, url)
+			ours = append(ours, d)
+		}
+	}
+	med := func(d []time.Duration) time.Duration { slices.Sort(d); return d[len(d)/2] }
+	mo, mt := med(ours), med(theirs)
+	t.Logf("REPORT side by side, alternating: sqlfs-exec restore (with check) %v, median %.2f s; litestream restore (no check) %v, median %.2f s; ratio %.2f; load average %s",
+		ours, mo.Seconds(), theirs, mt.Seconds(), mo.Seconds()/mt.Seconds(), loadAverage())
 }
 
 // TestObjectStoreOutage stops the S3 server for 60 s (10 s with -short)
