@@ -42,6 +42,25 @@ func BenchmarkParallel(b *testing.B) {
 			_, err = x.GetAttr(a.Ino)
 			must(b, err)
 		}},
+		{"stat", func(b *testing.B, x sfs.Inodes, dir uint64, i int) {
+			// git commit's shape: GETATTRs of cached inodes (3.3 a file),
+			// a LOOKUP and now and then a change (a loose object).
+			name := fileName(i % 64)
+			if i < 64 {
+				_, err := x.Mknod(dir, name, syscall.S_IFREG|0o644, 0, "")
+				must(b, err)
+			}
+			a, err := x.Lookup(dir, name)
+			must(b, err)
+			for range 4 {
+				_, err = x.GetAttr(a.Ino)
+				must(b, err)
+			}
+			if i%4 == 0 {
+				_, err = x.WriteAt(a.Ino, small[:100], 0, false)
+				must(b, err)
+			}
+		}},
 		{"write", func(b *testing.B, x sfs.Inodes, file uint64, i int) {
 			// 64 MiB a file, then over again: the store's size stays put.
 			_, err := x.WriteAt(file, big, int64(i%64)<<20, false)
