@@ -66,12 +66,13 @@ type stage struct {
 }
 
 // DefaultMaxRestores is Opener.MaxRestores' default: four per CPU. A
-// restore is a litestream process (listings and downloads from the object
-// store) and the store's check: 100 at once on 2 CPUs took so long to be
+// restore is listings, downloads and decoding of the object store's LTX
+// files, and the store's check: 100 at once on 2 CPUs took so long to be
 // served that the lease renewals of the workspaces waiting for them came
 // too late, but one per CPU left them mostly waiting. Measured with the
 // failover test (100 workspaces, 2 CPUs, load 13-34): at 2, 1.6 restores
-// a second; at 8, 3.1; at 16, 2.4 (each 6.6 s); no lease lost at any.
+// a second; at 8, 3.1; at 16, 2.4 (each 6.6 s); no lease lost at any
+// (with litestream restore processes; in process see TestRestoreThroughput).
 func DefaultMaxRestores() int { return 4 * runtime.NumCPU() }
 
 // DefaultRestoreNice is Opener.RestoreNice's default: restores yield
