@@ -79,6 +79,12 @@ func (h *history) checksum(tx ltx.TXID) ltx.Checksum {
 // are in it (Litestream 0.5.18 writes none).
 func (h *history) file(t *testing.T, min, max ltx.TXID, withSums bool) []byte {
 	t.Helper()
+	return h.encode(t, min, max, withSums, h.checksum(max))
+}
+
+// encode is file with post as the database's checksum after it.
+func (h *history) encode(t *testing.T, min, max ltx.TXID, withSums bool, post ltx.Checksum) []byte {
+	t.Helper()
 	state := h.states[max]
 	hdr := ltx.Header{Version: ltx.Version, PageSize: h.pageSize, Commit: uint32(len(state)), MinTXID: min, MaxTXID: max,
 		Timestamp: time.Unix(1_700_000_000+int64(max), 0).UnixMilli()}
@@ -121,7 +127,7 @@ func (h *history) file(t *testing.T, min, max ltx.TXID, withSums bool) []byte {
 		}
 	}
 	if withSums {
-		enc.SetPostApplyChecksum(h.checksum(max))
+		enc.SetPostApplyChecksum(post)
 	}
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
@@ -275,12 +281,8 @@ func TestLTXRestoreDamaged(t *testing.T) {
 			}
 		}},
 		{"wrong database checksum", func(t *testing.T, r *ltxReplica) {
-			other := newHistory(8, 30)
-			b := h.file(t, 26, 30, true)
-			// The same pages with another database's checksum after them.
-			ob := other.file(t, 26, 30, true)
-			copy(b[len(b)-ltx.TrailerSize:], ob[len(ob)-ltx.TrailerSize:])
-			r.put(t, 1, 26, 30, reseal(t, b))
+			// The right pages, another database's checksum after them.
+			r.put(t, 1, 26, 30, h.encode(t, 26, 30, true, newHistory(8, 30).checksum(30)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -299,24 +301,6 @@ func TestLTXRestoreDamaged(t *testing.T) {
 			}
 		})
 	}
-}
-
-// reseal sets the file checksum of LTX file b to that of its content, as
-// an encoder would have.
-func reseal(t *testing.T, b []byte) []byte {
-	h := ltx.NewHasher()
-	h.Write(b[:len(b)-ltx.ChecksumSize])
-	var tr ltx.Trailer
-	if err := tr.UnmarshalBinary(b[len(b)-ltx.TrailerSize:]); err != nil {
-		t.Fatal(err)
-	}
-	tr.FileChecksum = ltx.ChecksumFlag | ltx.Checksum(h.Sum64())
-	m, err := tr.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(b[len(b)-ltx.TrailerSize:], m)
-	return b
 }
 
 // vanishing deletes the compacted files 21-30 of level 1 at the first GET
