@@ -43,6 +43,10 @@ type inode struct {
 	// visibleDir, the directory's path when it was filtered.
 	visible    []dirSlot
 	visibleDir string
+	// byName is the visible listing sorted by name, for ReadDir, under
+	// byNameDir; dropped with visible by a change.
+	byName    []dirSlot
+	byNameDir string
 
 	xattrs map[string][]byte
 

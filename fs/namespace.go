@@ -612,8 +612,7 @@ func (f *FS) readDir(name string, attrs bool) ([]DirEntry, []Attr, error) {
 	}
 	// Hidden names are those of the directory reached, not of the name
 	// it was reached by.
-	slots := slices.SortedFunc(slices.Values(f.list(n.inode, func() string { return n.path }, 0, len(n.children))),
-		func(a, b dirSlot) int { return strings.Compare(a.name, b.name) })
+	slots := f.byName(n.inode, n.path)
 	ents := make([]DirEntry, len(slots))
 	var as []Attr
 	if attrs {
@@ -627,6 +626,19 @@ func (f *FS) readDir(name string, attrs bool) ([]DirEntry, []Attr, error) {
 		}
 	}
 	return ents, as, nil
+}
+
+// byName is directory n's listing (its path dirPath) sorted by name,
+// kept until the directory changes: listings by path (ReadDir, `ls`
+// through the tools) are by name, READDIR's by offset, and sorting on
+// every call was most of a repeated listing's cost. Called with c.mu held.
+func (f *FS) byName(n *inode, dirPath string) []dirSlot {
+	if n.byName == nil || (f.c.rules.hasHidden() && n.byNameDir != dirPath) {
+		n.byName = slices.SortedFunc(slices.Values(f.list(n, func() string { return dirPath }, 0, len(n.children))),
+			func(a, b dirSlot) int { return strings.Compare(a.name, b.name) })
+		n.byNameDir = dirPath
+	}
+	return n.byName
 }
 
 // A listing is in the order of its entries' offsets, as the kernel's
@@ -734,7 +746,7 @@ func (n *inode) removeChild(name string) {
 const maxSortedEdit = 8192
 
 func (n *inode) editListing(edit func([]dirSlot) []dirSlot) {
-	n.visible = nil
+	n.visible, n.byName = nil, nil
 	if n.listing == nil {
 		return
 	}
