@@ -59,7 +59,11 @@ type HandlerOptions struct {
 	// Remote is where workspaces live beyond DIR (a replica, a fleet's
 	// leases); nil: nowhere. DELETE removes a workspace there too.
 	Remote Remote
-	Logger *slog.Logger
+	// Admission gives the workspaces' requests their turns (nil: all
+	// at once). Change streams (events, an MCP session's GET) take none:
+	// they hold no turn while they wait.
+	Admission *Admission
+	Logger    *slog.Logger
 }
 
 // Remote is where workspaces live beyond this host's disk.
@@ -112,7 +116,11 @@ func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
 // too.
 func WriteError(w http.ResponseWriter, err error) {
 	te, retry := toolsError(err)
-	if retry {
+	var over *OverloadedError
+	switch {
+	case errors.As(err, &over):
+		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(over.Retry)))
+	case retry:
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	b, st := api.ErrorOf(te)
@@ -134,6 +142,8 @@ func toolsError(err error) (te *tools.Error, retry bool) {
 		te = &tools.Error{Code: codeUnknownToken, Msg: err.Error()}
 	case errors.Is(err, ErrBusy):
 		te = &tools.Error{Code: codeWorkspaceBusy, Msg: err.Error()}
+	case errors.Is(err, ErrOverloaded):
+		te = &tools.Error{Code: tools.CodeAtCapacity, Msg: err.Error()}
 	case errors.Is(err, ErrTooManyOpen):
 		te = &tools.Error{Code: codeTooManyOpen, Msg: err.Error() + "; retry in a moment"}
 	case errors.Is(err, ErrClosed):
@@ -195,6 +205,12 @@ func (s *handler) withID(next http.HandlerFunc) http.HandlerFunc {
 // forward serves a workspace's own route with its API server, as the
 // single-store server serves it at /v1/REST (and /mcp).
 func (s *handler) forward(w http.ResponseWriter, r *http.Request) {
+	done, err := s.o.Admission.Admit(r.Context(), r.PathValue("id"))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	defer done()
 	ws, release, err := s.h.Acquire(r.Context(), r.PathValue("id"))
 	if err != nil {
 		WriteError(w, err)

@@ -7,8 +7,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// hostOpen and hostTotal are the host's open and stored workspaces.
-var hostOpen, hostTotal atomic.Int64
+// hostOpen and hostTotal are the host's open and stored workspaces;
+// hostQueued its requests waiting for a turn (--max-requests).
+var hostOpen, hostTotal, hostQueued atomic.Int64
+
+// SetHostQueued records how many requests wait for a turn.
+func SetHostQueued(n int) { hostQueued.Store(int64(n)) }
 
 // SetHostOpen records how many workspaces the host has open.
 func SetHostOpen(n int) { hostOpen.Store(int64(n)) }
@@ -50,6 +54,14 @@ var (
 	HostBusyRefusals = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_host_busy_refusals_total",
 		Help: "Requests refused because every open workspace was in use at --max-open.",
+	})
+	_ = factory.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sqlfs_host_requests_queued",
+		Help: "Workspace requests waiting for a turn (--max-requests).",
+	}, func() float64 { return float64(hostQueued.Load()) })
+	HostOverloadRefusals = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_host_overload_refusals_total",
+		Help: "Workspace requests refused with 429 because the request queue (--max-queued) or the workspace's share of it (--max-queued-per-workspace) was full.",
 	})
 	HostContainerRefusals = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_host_container_refusals_total",

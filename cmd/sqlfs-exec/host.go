@@ -30,6 +30,7 @@ type hostOptions struct {
 	restoreNice                     int
 	maxContainers                   int
 	memoryHigh                      int64
+	admission                       host.AdmissionOptions
 	workspaceLabel                  bool
 	flags                           *workspace.Flags
 	container                       *containerFlags
@@ -64,6 +65,9 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 	wo, err := workspaceOptions{flags: o.flags, container: o.container, onDemand: true, logger: o.logger, replicated: o.replica.Enabled(), publicURL: o.publicURL}.options()
 	if err != nil {
 		return fail("serve", err)
+	}
+	if a := o.admission; a.MaxRequests < 0 || a.MaxQueued < 0 || a.MaxQueuedPerWorkspace < 0 {
+		return fail("serve", errors.New("--max-requests, --max-queued and --max-queued-per-workspace must be 0 or more"))
 	}
 	if o.maxContainers < 0 {
 		return fail("serve", errors.New("--max-containers must be 0 or more"))
@@ -139,12 +143,12 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 		}
 		o.logger.Info("serving published links and previews", "addr", o.publicAddr, "base", o.publicURL)
 	}
-	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Remote: remote, Logger: o.logger})
+	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Remote: remote, Admission: host.NewAdmission(o.admission), Logger: o.logger})
 	if member != nil {
 		handler = fleetHandler(member, h, dir, o, handler)
 		o.logger.Info("in a fleet", "advertise", member.Addr())
 	}
-	o.logger.Info("hosting", "workspaces", o.dir, "listen", ln.Addr().String(), "pid", os.Getpid(), "max_open", o.maxOpen, "idle_timeout", o.idle)
+	o.logger.Info("hosting", "workspaces", o.dir, "listen", ln.Addr().String(), "pid", os.Getpid(), "max_open", o.maxOpen, "idle_timeout", o.idle, "max_requests", o.admission.MaxRequests)
 	code = 0
 	err = api.Serve(ctx, ln, handler, api.ServeOptions{Grace: o.grace, MaxConns: o.maxConns, Logger: o.logger, Drain: h.Drain})
 	if err != nil {

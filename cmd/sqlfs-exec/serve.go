@@ -12,6 +12,7 @@ import (
 	"github.com/sqlfs/sqlfs/egress"
 	"github.com/sqlfs/sqlfs/fleet"
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/internal/netlimit"
 	"github.com/sqlfs/sqlfs/metrics"
 	"github.com/sqlfs/sqlfs/replica"
@@ -146,6 +147,7 @@ func runServe(ctx context.Context, args []string) int {
 		tokenFile   = fs.String("token-file", "", "`FILE` holding the bearer token every request must carry (required on TCP)")
 		grace       = fs.Duration("grace", 10*time.Second, "how long shutdown lets running execs finish before cancelling them")
 		metricsAddr = fs.String("metrics-addr", "", "also serve Prometheus metrics at http://`HOST:PORT`/metrics (the API serves /metrics too)")
+		pprofAddr   = fs.String("pprof-addr", "", "serve Go's profiles at http://`HOST:PORT`/debug/pprof/, without authentication, for tuning; :PORT listens on loopback only (off by default)")
 		publicAddr  = fs.String("public-addr", "", "serve published links (sqlfs-exec publish) on `HOST:PORT`, without authentication (off by default)")
 		publicURL   = fs.String("public-url", "", "base `URL` published links start with (default http://PUBLIC-ADDR)")
 		apiConns    = fs.Int("api-max-conns", api.DefaultMaxConns, "most connections the API listener holds open at once (a TCP client address at most a quarter of them); more are closed on accept")
@@ -153,6 +155,9 @@ func runServe(ctx context.Context, args []string) int {
 		maxOpen     = fs.Int("max-open", 0, "with --workspaces: open at most `N` workspaces, hibernating the least recently used idle one first (0: no bound)")
 		idle        = fs.Duration("idle-timeout", 30*time.Second, "with --workspaces: hibernate a workspace unused for this long")
 		wsLabel     = fs.Bool("metrics-workspace-label", false, "with --workspaces: count each workspace's requests in sqlfs_host_workspace_requests_total{workspace} (one series per workspace)")
+		maxReqs     = fs.Int("max-requests", host.DefaultMaxRequests(), "with --workspaces: serve at most `N` workspace requests at once, host-wide (16 per CPU by default; 0: no bound); the others wait their turn, round robin over workspaces, first come first served within each")
+		maxQueued   = fs.Int("max-queued", host.DefaultMaxQueued, "with --workspaces --max-requests: at most `N` requests wait for a turn, host-wide; one more is refused with 429 and Retry-After")
+		maxQueuedWS = fs.Int("max-queued-per-workspace", host.DefaultMaxQueuedPerWorkspace, "with --workspaces --max-requests: at most `N` requests of one workspace wait; one more is refused with 429 and Retry-After")
 		maxCtrs     = fs.Int("max-containers", 0, "with --workspaces and --rootfs: run at most `N` container execs at once on the host; one more is refused with 429 and Retry-After (0: no bound)")
 		memHigh     = fs.Int64("memory-high", 0, "with --workspaces: past `BYTES` of resident memory, hibernate idle workspaces early, least recently used first (0: no bound)")
 		restoreNice = fs.Int("restore-nice", replica.DefaultRestoreNice, "with --workspaces --replica: run restores from the replica at niceness `N` (nice(1); 0: not niced), so that lease renewals and requests come first")
@@ -185,6 +190,13 @@ func runServe(ctx context.Context, args []string) int {
 	if err != nil {
 		return fail("serve", err)
 	}
+	if *pprofAddr != "" {
+		ln, err := listenPprof(ctx, *pprofAddr)
+		if err != nil {
+			return fail("serve", err)
+		}
+		go servePprof(ctx, ln, log)
+	}
 	if *hostDir != "" {
 		if *mount != "" {
 			return fail("serve", errors.New("--mount is not available with --workspaces (with --rootfs each workspace is mounted for its container execs under DIR/.mounts)"))
@@ -192,7 +204,8 @@ func runServe(ctx context.Context, args []string) int {
 		return serveHost(ctx, hostOptions{
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
 			publicAddr: *publicAddr, publicURL: publicBase(*publicAddr, *publicURL), public: public,
-			maxOpen: *maxOpen, maxRestores: *maxRestores, restoreNice: *restoreNice, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, maxContainers: *maxCtrs, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
+			maxOpen: *maxOpen, maxRestores: *maxRestores, restoreNice: *restoreNice, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, maxContainers: *maxCtrs,
+			admission: host.AdmissionOptions{MaxRequests: *maxReqs, MaxQueued: *maxQueued, MaxQueuedPerWorkspace: *maxQueuedWS}, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
 		})
 	}
 	var ro replica.Options
