@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sqlfs/sqlfs/host"
@@ -47,6 +51,10 @@ type Opener struct {
 	bucket bucket
 	known  *host.Known
 	queue  *restoreQueue
+	// seq numbers the restores' files: no restore or stage ever removes
+	// or replaces another's, such as a copy an open took (takeStage)
+	// while a new Prepare stages again.
+	seq atomic.Uint64
 
 	mu     sync.Mutex
 	stages map[string]*stage // Prepare's restores, by workspace
@@ -177,6 +185,9 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 		if errors.Is(err, ErrNoReplica) && gen > 0 {
 			err = o.unreplicated(id, gen, store)
 		}
+		if errors.Is(err, ErrNoReplica) && gen == 0 {
+			err = o.untraced(ctx, id, err)
+		}
 		if errors.Is(err, ErrNoReplica) && leftover {
 			err = fmt.Errorf("%w %s, and the replica holds nothing of it: not started empty", ErrEmptyStore, store)
 		}
@@ -219,6 +230,31 @@ func exists(file string) bool {
 func missingOrEmpty(file string) bool {
 	fi, err := os.Lstat(file)
 	return errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode().IsRegular() && fi.Size() == 0
+}
+
+// ErrNotRestorable: the replica lists objects of a workspace this host
+// has no store of, but nothing of it a restore can use.
+var ErrNotRestorable = errors.New("the replica lists the workspace but holds nothing restorable of it")
+
+// untraced settles the open of workspace id by a host without a fleet
+// when its restore found nothing restorable (noReplica): a new workspace
+// only when the replica lists nothing of it, else refused with
+// ErrNotRestorable, naming what it lists, never started empty over it
+// (no longer ErrNoReplica, which OpenGeneration starts anew on).
+func (o *Opener) untraced(ctx context.Context, id string, noReplica error) error {
+	names, err := o.bucket.children(ctx, id+"/")
+	if err != nil {
+		return fmt.Errorf("nothing restorable, and listing what the replica holds of it: %w", err)
+	}
+	if len(names) == 0 {
+		return noReplica
+	}
+	const shown = 10
+	list := strings.Join(names[:min(len(names), shown)], ", ")
+	if len(names) > shown {
+		list += fmt.Sprintf(" and %d more", len(names)-shown)
+	}
+	return fmt.Errorf("%w: %s/ lists %s (%v); not started empty", ErrNotRestorable, o.Options.URL.Join(id).Redacted(), list, noReplica)
 }
 
 // ErrUnreplicated: a workspace that earlier lease generations served has
@@ -305,6 +341,11 @@ func (o *Opener) init() {
 		o.bucket = newBucket(o.S3, o.Options.URL)
 		o.queue = newRestoreQueue(cmp.Or(o.MaxRestores, DefaultMaxRestores()))
 		o.stages = map[string]*stage{}
+		// Restores' files left by an earlier process; none of this one's
+		// exists before init.
+		if err := os.RemoveAll(o.restoreDir()); err != nil {
+			cmp.Or(o.Options.Logger, slog.Default()).Warn("removing the files of earlier restores failed", "dir", o.restoreDir(), "err", err)
+		}
 		o.known = &host.Known{List: o.bucket.ids, Lookup: func(ctx context.Context, id string) (bool, error) {
 			gens, err := o.bucket.generations(ctx, id)
 			return len(gens) > 0, err
@@ -375,17 +416,19 @@ func syncFile(path string) error {
 	return errors.Join(f.Sync(), f.Close())
 }
 
-// tmpFile is a fresh name for a restore of workspace id beside DIR's
-// workspaces (one filesystem, so the move into place is a link), under
-// a name no workspace can have.
+// restoreDir holds the restores' files, beside DIR's workspaces (one
+// filesystem, so the move into place is a link), under a name no
+// workspace can have.
+func (o *Opener) restoreDir() string { return filepath.Join(o.Dir.Root(), ".restore") }
+
+// tmpFile is a new name for a restore of workspace id in restoreDir:
+// ID.N.SUFFIX, N never used before by this Opener (init emptied the
+// directory).
 func (o *Opener) tmpFile(id, suffix string) (string, error) {
-	tmpDir := filepath.Join(o.Dir.Root(), ".restore")
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+	if err := os.MkdirAll(o.restoreDir(), 0o700); err != nil {
 		return "", err
 	}
-	tmp := filepath.Join(tmpDir, id+"."+suffix)
-	_ = os.Remove(tmp)
-	return tmp, nil
+	return filepath.Join(o.restoreDir(), id+"."+strconv.FormatUint(o.seq.Add(1), 10)+"."+suffix), nil
 }
 
 // Prepare restores workspace id, whose lease generation gen is held by a
