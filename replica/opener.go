@@ -65,12 +65,13 @@ type Opener struct {
 // lease, to be taken up by the open that follows the lease's expiry if the
 // replica has nothing newer by then.
 type stage struct {
-	turn *turn // its place among the restores
-	file string
-	done chan struct{} // closed when the restore ended; then:
-	from int64         // the generation restored
-	txid uint64        // its newest transaction, which file holds
-	err  error
+	turn   *turn              // its place among the restores
+	cancel context.CancelFunc // ends the restore (its open gave up, or nobody took it)
+	file   string
+	done   chan struct{} // closed when the restore ended; then:
+	from   int64         // the generation restored
+	txid   uint64        // its newest transaction, which file holds
+	err    error
 }
 
 // DefaultMaxRestores is Opener.MaxRestores' default: four per CPU. A
@@ -466,28 +467,33 @@ func (o *Opener) prepare(id string, gen int64, until time.Time, asked bool) {
 		}
 		return
 	}
-	s := &stage{turn: newTurn(asked), done: make(chan struct{})}
+	// Until bounds only a stage nobody took: one an open took (takeStage)
+	// is the open's, which waits for it, however long its turn takes.
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &stage{turn: newTurn(asked), done: make(chan struct{}), cancel: cancel}
 	o.stages[id] = s
-	ctx, cancel := context.WithDeadline(context.Background(), until)
 	go func() {
-		defer cancel()
 		s.from, s.txid, s.file, s.err = o.stageRestore(ctx, id, gen+1, s.turn)
 		close(s.done)
-		if s.err != nil {
-			o.Options.Logger.Debug("restoring a workspace ahead of its lease failed; its open restores it", "id", id, "err", s.err)
+		if s.err != nil && ctx.Err() == nil {
+			o.Options.Logger.Warn("restoring a workspace ahead of its lease failed; its open restores it", "id", id, "generation", gen, "err", s.err)
 		}
-		<-ctx.Done()
+	}()
+	time.AfterFunc(time.Until(until), func() {
 		o.mu.Lock()
 		unused := o.stages[id] == s
 		if unused {
 			delete(o.stages, id)
 		}
 		o.mu.Unlock()
-		if unused {
-			metrics.ReplicaStaged.WithLabelValues("unused").Inc()
-			os.Remove(s.file)
+		if !unused {
+			return
 		}
-	}()
+		cancel()
+		<-s.done
+		metrics.ReplicaStaged.WithLabelValues("unused").Inc()
+		os.Remove(s.file)
+	})
 }
 
 // stageRestore is Prepare's restore of workspace id's newest generation
@@ -543,6 +549,7 @@ func (o *Opener) takeStage(ctx context.Context, id string, below int64) (file st
 	if s == nil {
 		return "", 0, nil
 	}
+	defer s.cancel()
 	o.queue.promote(s.turn)
 	select {
 	case <-s.done:
@@ -555,6 +562,7 @@ func (o *Opener) takeStage(ctx context.Context, id string, below int64) (file st
 	}
 	if s.err != nil {
 		metrics.ReplicaStaged.WithLabelValues("failed").Inc()
+		o.Options.Logger.Info("the restore made ahead of the lease failed: restoring again", "id", id, "err", s.err)
 		os.Remove(s.file)
 		return "", 0, nil
 	}
