@@ -51,8 +51,9 @@ const (
 	// headConcurrency is Litestream's DefaultMetadataConcurrency.
 	headConcurrency = 50
 	// openAhead bounds the GETs a restore has open beyond the file it
-	// decodes (Litestream opens up to 32 at once).
-	openAhead = 16
+	// decodes (Litestream opens up to 32 at once): with several restores
+	// at once, more kept the object store from the hosts' lease renewals.
+	openAhead = 4
 )
 
 // ltxFile is one LTX file of a store's replica: PATH/LEVEL/MIN-MAX.ltx,

@@ -43,7 +43,7 @@ type Opener struct {
 	// MaxRestores bounds the restores running at once; more wait their
 	// turn. Default DefaultMaxRestores().
 	MaxRestores int
-	// RestoreNice is the niceness (nice(1)) of the restores' litestream:
+	// RestoreNice is the niceness (nice(1)) of the restores' threads:
 	// DefaultRestoreNice when 0, not niced when negative.
 	RestoreNice int
 
@@ -74,20 +74,20 @@ type stage struct {
 	err    error
 }
 
-// DefaultMaxRestores is Opener.MaxRestores' default: four per CPU. A
+// DefaultMaxRestores is Opener.MaxRestores' default: two per CPU. A
 // restore is listings, downloads and decoding of the object store's LTX
-// files, and the store's check: 100 at once on 2 CPUs took so long to be
-// served that the lease renewals of the workspaces waiting for them came
-// too late, but one per CPU left them mostly waiting. Measured with the
-// failover test (100 workspaces, 2 CPUs, load 13-34): at 2, 1.6 restores
-// a second; at 8, 3.1; at 16, 2.4 (each 6.6 s); no lease lost at any
-// (with litestream restore processes; in process see TestRestoreThroughput).
-func DefaultMaxRestores() int { return 4 * runtime.NumCPU() }
+// files, and the store's check. In process (TestFailover: 100 workspaces
+// of 10 MiB, 2 CPUs, a local SeaweedFS, load 3-12), eight at once lost
+// 24-43 of the 100 leases to late renewals, four at once none, and served
+// all 100 sooner (0.38 s a restore against 1.4-3.7).
+func DefaultMaxRestores() int { return 2 * runtime.NumCPU() }
 
-// DefaultRestoreNice is Opener.RestoreNice's default: restores yield
-// the CPU to the host's lease renewals and requests, and to a local
-// object store.
-const DefaultRestoreNice = 10
+// DefaultRestoreNice is Opener.RestoreNice's default: not niced. The
+// restore runs in the host's own process, where a niced thread the
+// kernel holds back keeps the Go scheduler's P it runs on from the
+// host's other goroutines (lease renewals among them); the cap on
+// restores (DefaultMaxRestores) is what leaves them the CPU.
+const DefaultRestoreNice = 0
 
 func (o *Opener) restoreNice() int {
 	if o.RestoreNice == 0 {

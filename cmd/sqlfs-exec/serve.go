@@ -160,8 +160,8 @@ func runServe(ctx context.Context, args []string) int {
 		maxQueuedWS = fs.Int("max-queued-per-workspace", host.DefaultMaxQueuedPerWorkspace, "with --workspaces --max-requests: at most `N` requests of one workspace wait; one more is refused with 429 and Retry-After")
 		maxCtrs     = fs.Int("max-containers", 0, "with --workspaces and --rootfs: run at most `N` container execs at once on the host; one more is refused with 429 and Retry-After (0: no bound)")
 		memHigh     = fs.Int64("memory-high", 0, "with --workspaces: past `BYTES` of resident memory, hibernate idle workspaces early, least recently used first (0: no bound)")
-		restoreNice = fs.Int("restore-nice", replica.DefaultRestoreNice, "with --workspaces --replica: run restores from the replica at niceness `N` (nice(1); 0: not niced), so that lease renewals and requests come first")
-		maxRestores = fs.Int("max-restores", replica.DefaultMaxRestores(), "with --workspaces --replica: restore at most `N` workspaces from the replica at once (four per CPU by default); the others wait their turn, their leases renewed meanwhile")
+		restoreNice = fs.Int("restore-nice", replica.DefaultRestoreNice, "with --workspaces --replica: run restores from the replica at niceness `N` (nice(1); 0, the default: not niced; a niced restore thread the kernel holds back also holds back the host goroutines that share its scheduler slot)")
+		maxRestores = fs.Int("max-restores", replica.DefaultMaxRestores(), "with --workspaces --replica: restore at most `N` workspaces from the replica at once (two per CPU by default); the others wait their turn, their leases renewed meanwhile")
 		cf          containerFlags
 		wf          workspace.Flags
 		ff          fleet.Flags
