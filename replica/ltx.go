@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,18 @@ const (
 	// decodes (Litestream opens up to 32 at once): with several restores
 	// at once, more kept the object store from the hosts' lease renewals.
 	openAhead = 4
+	// maxStoreSize bounds the database an LTX header may claim (commit
+	// times page size): a damaged one must not make a sparse file of
+	// terabytes, nor the page bitset of it.
+	maxStoreSize = 256 << 30
+	// indexEntryMax is the most an LTX page index entry takes: three
+	// uvarints.
+	indexEntryMax = 3 * binary.MaxVarintLen64
 )
+
+// blockBound is LZ4's CompressBlockBound: the most a compressed page of
+// pageSize takes.
+func blockBound(pageSize uint32) int64 { return int64(pageSize) + int64(pageSize)/255 + 16 }
 
 // ltxFile is one LTX file of a store's replica: PATH/LEVEL/MIN-MAX.ltx,
 // LEVEL four hex digits.
@@ -338,15 +350,25 @@ type dbWriter struct {
 	pageSize uint32
 	last     ltx.Header
 	lastTr   ltx.Trailer
-	written  []bool // by page number - 1
+	written  []uint64 // bitset by page number - 1
 	data     []byte
 }
 
-// apply writes the pages of LTX file lf, read from body.
-func (w *dbWriter) apply(lf ltxFile, body io.Reader) error {
+// apply writes the pages of LTX file lf, read from body (lf.size bytes,
+// no more read).
+func (w *dbWriter) apply(lf ltxFile, body io.Reader) (err error) {
 	damaged := func(err error) error { return fmt.Errorf("%w %s (%s): %w", ErrDamaged, lf.key, lf, err) }
-	rd := &errReader{r: body}
-	dec := ltx.NewDecoder(bufio.NewReaderSize(rd, 1<<20))
+	lim := &io.LimitedReader{R: body, N: lf.size}
+	rd := &errReader{r: lim}
+	br := bufio.NewReaderSize(rd, 1<<20)
+	dec := ltx.NewDecoder(br)
+	// ltx v0.5.2's decoder panics on some damaged files (Close, on one cut
+	// a few bytes after its pages): that file is damaged, not the host.
+	defer func() {
+		if p := recover(); p != nil {
+			err = damaged(fmt.Errorf("the LTX decoder panicked: %v", p))
+		}
+	}()
 	// A read of the object that failed is that error, not damage.
 	fail := func(err error) error {
 		if rd.err != nil && !errors.Is(rd.err, io.EOF) {
@@ -358,9 +380,17 @@ func (w *dbWriter) apply(lf ltxFile, body io.Reader) error {
 		return fail(fmt.Errorf("header: %w", err))
 	}
 	hdr := dec.Header()
+	bound := blockBound(hdr.PageSize)
+	// The most an object of commit pages takes: each page compressed
+	// at worst, with its header, size and index entry.
+	maxSize := ltx.HeaderSize + int64(hdr.Commit)*(ltx.PageHeaderSize+4+bound+indexEntryMax) + ltx.PageHeaderSize + 1 + 8 + ltx.TrailerSize
 	switch {
 	case hdr.MinTXID != lf.min || hdr.MaxTXID != lf.max:
 		return damaged(fmt.Errorf("its header holds transactions %s-%s", hdr.MinTXID, hdr.MaxTXID))
+	case int64(hdr.Commit)*int64(hdr.PageSize) > maxStoreSize:
+		return damaged(fmt.Errorf("its header claims a database of %d pages of %d bytes, above %d GiB", hdr.Commit, hdr.PageSize, maxStoreSize>>30))
+	case lf.size > maxSize:
+		return damaged(fmt.Errorf("%d bytes, above the %d that %d pages can take", lf.size, maxSize, hdr.Commit))
 	case w.pageSize == 0 && hdr.MinTXID != 1:
 		return damaged(errors.New("the plan starts with a file that is no snapshot"))
 	case w.pageSize != 0 && hdr.PageSize != w.pageSize:
@@ -375,11 +405,22 @@ func (w *dbWriter) apply(lf ltxFile, body io.Reader) error {
 	lock := hdr.LockPgno()
 	var ph ltx.PageHeader
 	for {
+		// The decoder allocates a page's compressed size as the file
+		// gives it: look at it first.
+		if b, err := br.Peek(ltx.PageHeaderSize + 4); err == nil {
+			pgno, flags, size := binary.BigEndian.Uint32(b), binary.BigEndian.Uint16(b[4:]), binary.BigEndian.Uint32(b[ltx.PageHeaderSize:])
+			if pgno != 0 && flags&ltx.PageHeaderFlagSize != 0 && int64(size) > bound {
+				return damaged(fmt.Errorf("page %d: %d compressed bytes, above the %d a page of %d can take", pgno, size, bound, hdr.PageSize))
+			}
+		}
 		err := dec.DecodePage(&ph, w.data)
 		if errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
 			return fail(fmt.Errorf("page: %w", err))
+		}
+		if ph.Pgno > hdr.Commit {
+			return damaged(fmt.Errorf("page %d beyond the database's %d", ph.Pgno, hdr.Commit))
 		}
 		if ph.Pgno == lock {
 			continue // SQLite never writes it; it stays zero
@@ -387,16 +428,26 @@ func (w *dbWriter) apply(lf ltxFile, body io.Reader) error {
 		if _, err := w.f.WriteAt(w.data, int64(ph.Pgno-1)*int64(w.pageSize)); err != nil {
 			return err
 		}
-		if int(ph.Pgno) > len(w.written) {
-			w.written = append(w.written, make([]bool, int(ph.Pgno)-len(w.written))...)
+		i := ph.Pgno - 1
+		if n := int(i/64) + 1; n > len(w.written) {
+			w.written = append(w.written, make([]uint64, n-len(w.written))...)
 		}
-		w.written[ph.Pgno-1] = true
+		w.written[i/64] |= 1 << (i % 64)
 	}
+	// What follows is the page index and the trailer, which the decoder
+	// reads whole into memory: no more than the pages' index can take.
+	lim.N = min(lim.N, int64(dec.PageN())*indexEntryMax+1+8+ltx.TrailerSize)
 	if err := dec.Close(); err != nil {
 		return fail(err)
 	}
 	w.last, w.lastTr = hdr, dec.Trailer()
 	return nil
+}
+
+// wrote reports whether a file wrote page pgno.
+func (w *dbWriter) wrote(pgno uint32) bool {
+	i := pgno - 1
+	return int(i/64) < len(w.written) && w.written[i/64]&(1<<(i%64)) != 0
 }
 
 // finish cuts the database to the last file's size, checks every page of
@@ -412,7 +463,7 @@ func (w *dbWriter) finish() error {
 	}
 	lock := w.last.LockPgno()
 	for pgno := uint32(1); pgno <= commit; pgno++ {
-		if pgno != lock && (int(pgno) > len(w.written) || !w.written[pgno-1]) {
+		if pgno != lock && !w.wrote(pgno) {
 			return fmt.Errorf("%w: page %d of %d is in none of the files up to transaction %s", ErrDamaged, pgno, commit, w.last.MaxTXID)
 		}
 	}

@@ -3,11 +3,14 @@ package replica
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -107,6 +110,22 @@ func (h *history) encode(t *testing.T, min, max ltx.TXID, withSums bool, post lt
 			pages[uint32(p+1)] = true
 		}
 	}
+	if !withSums {
+		post = 0
+	}
+	return writeLTX(t, hdr, slices.Sorted(func(yield func(uint32) bool) {
+		for p := range pages {
+			if !yield(p) {
+				return
+			}
+		}
+	}), func(p uint32) []byte { return state[p-1] }, post)
+}
+
+// writeLTX encodes an LTX file of hdr with pages pgnos, post as its
+// database checksum when not 0.
+func writeLTX(t *testing.T, hdr ltx.Header, pgnos []uint32, page func(uint32) []byte, post ltx.Checksum) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	enc, err := ltx.NewEncoder(&buf)
 	if err != nil {
@@ -115,18 +134,12 @@ func (h *history) encode(t *testing.T, min, max ltx.TXID, withSums bool, post lt
 	if err := enc.EncodeHeader(hdr); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range slices.Sorted(func(yield func(uint32) bool) {
-		for p := range pages {
-			if !yield(p) {
-				return
-			}
-		}
-	}) {
-		if err := enc.EncodePage(ltx.PageHeader{Pgno: p}, state[p-1]); err != nil {
+	for _, p := range pgnos {
+		if err := enc.EncodePage(ltx.PageHeader{Pgno: p}, page(p)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if withSums {
+	if post != 0 {
 		enc.SetPostApplyChecksum(post)
 	}
 	if err := enc.Close(); err != nil {
@@ -393,6 +406,132 @@ func TestRestorePlan(t *testing.T) {
 			}
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("plan %v; want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// encodeLTX is an LTX file of hdr with pages pgnos, each filled with its
+// number's low byte.
+func encodeLTX(t *testing.T, hdr ltx.Header, pgnos ...uint32) []byte {
+	t.Helper()
+	hdr.Version, hdr.Flags = ltx.Version, ltx.HeaderFlagNoChecksum
+	if hdr.Timestamp == 0 {
+		hdr.Timestamp = time.Unix(1_700_000_000, 0).UnixMilli()
+	}
+	return writeLTX(t, hdr, pgnos, func(p uint32) []byte { return bytes.Repeat([]byte{byte(p)}, int(hdr.PageSize)) }, 0)
+}
+
+// applyTo applies body, listed as size bytes, as LTX file min-max to a
+// new database in dir: after a snapshot of pageSize when min > 1.
+func applyTo(t *testing.T, dir string, pageSize uint32, min, max ltx.TXID, size int64, body io.Reader) (*os.File, error) {
+	t.Helper()
+	f, err := os.CreateTemp(dir, "db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	w := dbWriter{f: f}
+	if min > 1 {
+		w.pageSize, w.data, w.last = pageSize, make([]byte, pageSize), ltx.Header{MaxTXID: min - 1}
+	}
+	lf := ltxFile{level: 0, min: min, max: max, size: size, key: "ws/0000/" + ltx.FormatFilename(min, max)}
+	return f, w.apply(lf, body)
+}
+
+// TestLTXApplyCut: an LTX file cut anywhere, among others 1 to 8 bytes
+// after its end-of-pages marker (where ltx v0.5.2's Decoder.Close
+// panics), is ErrDamaged naming the object.
+func TestLTXApplyCut(t *testing.T) {
+	b := encodeLTX(t, ltx.Header{PageSize: 512, Commit: 1, MinTXID: 1, MaxTXID: 1}, 1)
+	dir := t.TempDir()
+	for n := range len(b) {
+		_, err := applyTo(t, dir, 0, 1, 1, int64(n), bytes.NewReader(b[:n]))
+		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "ws/0000/") {
+			t.Errorf("cut at %d of %d bytes: %v; want %v naming the object", n, len(b), err, ErrDamaged)
+		}
+	}
+	if _, err := applyTo(t, dir, 0, 1, 1, int64(len(b)), bytes.NewReader(b)); err != nil {
+		t.Fatalf("whole file: %v", err)
+	}
+}
+
+// TestLTXApplyHostile: an LTX file whose header or pages claim a huge
+// database or page is ErrDamaged, without a huge file or allocation; a
+// body longer than its listed size is read only that far.
+func TestLTXApplyHostile(t *testing.T) {
+	const ps = 4096
+	// patch sets the page number of b's first page, or its data size.
+	patch := func(b []byte, off int, v uint32) []byte {
+		b = slices.Clone(b)
+		binary.BigEndian.PutUint32(b[off:], v)
+		return b
+	}
+	small := encodeLTX(t, ltx.Header{PageSize: ps, Commit: 3, MinTXID: 2, MaxTXID: 2}, 2)
+	for _, tc := range []struct {
+		name   string
+		body   []byte
+		junk   int64 // zero bytes after body, also listed
+		unlist bool  // the junk is not in the listed size
+		ok     bool
+	}{
+		{"page above the commit", patch(small, ltx.HeaderSize, 1<<28), 0, false, false},
+		{"huge commit", encodeLTX(t, ltx.Header{PageSize: ps, Commit: 1 << 28, MinTXID: 2, MaxTXID: 2}, 1<<28), 0, false, false},
+		{"huge page data size", patch(small, ltx.HeaderSize+ltx.PageHeaderSize, 0xfffffff0), 0, false, false},
+		{"256 MiB after the pages", small, 256 << 20, false, false},
+		{"256 MiB past the listed size", small, 256 << 20, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			size := int64(len(tc.body))
+			if !tc.unlist {
+				size += tc.junk
+			}
+			body := io.MultiReader(bytes.NewReader(tc.body), io.LimitReader(zeros{}, tc.junk))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			f, err := applyTo(t, t.TempDir(), ps, 2, 2, size, body)
+			runtime.ReadMemStats(&after)
+			if tc.ok && err != nil {
+				t.Errorf("apply: %v", err)
+			} else if !tc.ok && !errors.Is(err, ErrDamaged) {
+				t.Errorf("apply: %v; want %v", err, ErrDamaged)
+			}
+			if fi, err := f.Stat(); err != nil {
+				t.Fatal(err)
+			} else if fi.Size() > 3*ps {
+				t.Errorf("the database grew to %d bytes", fi.Size())
+			}
+			if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
+				t.Errorf("apply allocated %d MiB", n>>20)
+			}
+		})
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// panicking is an S3 client whose listing panics.
+type panicking struct{ *s3.Client }
+
+func (panicking) ListObjectsV2(context.Context, *s3.ListObjectsV2Input, ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	panic("listing")
+}
+
+// TestRestorePanicIsAnError: a panic in a restore, niced on a goroutine
+// of its own or not, is its error, not the host's end.
+func TestRestorePanicIsAnError(t *testing.T) {
+	for _, nice := range []int{0, 5} {
+		t.Run(fmt.Sprint("nice ", nice), func(t *testing.T) {
+			r := newLTXReplica(t, "ws")
+			r.o.client, r.o.nice = panicking{r.client}, nice
+			out := filepath.Join(t.TempDir(), "ws.sqlfs")
+			if err := Restore(context.Background(), r.o, out, time.Time{}); err == nil || !strings.Contains(err.Error(), "listing") {
+				t.Fatalf("Restore: %v; want the panic's error", err)
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(out)); len(ents) > 0 {
+				t.Fatalf("a failed Restore left %v", ents)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -77,7 +78,15 @@ func Restore(ctx context.Context, o Options, out string, at time.Time) (err erro
 	clean()
 	defer clean()
 	var restored time.Time
-	err = niced(o.nice, func() error {
+	err = niced(o.nice, func() (err error) {
+		// A panic on niced's goroutine would end the host, and every host
+		// opening the workspace after it: it is this restore's error.
+		defer func() {
+			if p := recover(); p != nil {
+				o.Logger.Error("restore panicked", "replica", o.URL.Redacted(), "panic", p, "stack", string(debug.Stack()))
+				err = fmt.Errorf("restore %s: panic: %v", o.URL.Redacted(), p)
+			}
+		}()
 		if err := restoreTo(ctx, o, tmp, at); err != nil {
 			return err
 		}
