@@ -193,10 +193,15 @@ func (s *Server) Restart(t testing.TB) {
 }
 
 // Stop stops the server with SIGTERM (SIGKILL after 15 s; the fake closes
-// its listener and every connection); the data stays for Restart.
+// its listener and every connection); the data stays for Restart. A weed
+// that had to be killed is down all the same, and Restart takes it up as
+// after a crash, so that is logged, not failed: weed's graceful stop took
+// over 15 s once in CI at load 4.
 func (s *Server) Stop(t testing.TB) {
 	t.Helper()
-	if err := s.stop(syscall.SIGTERM); err != nil {
+	if err := s.stop(syscall.SIGTERM); errors.Is(err, errKilled) {
+		t.Logf("s3test: %v", err)
+	} else if err != nil {
 		t.Fatalf("s3test: %v", err)
 	}
 }
@@ -208,6 +213,9 @@ func (s *Server) Kill(t testing.TB) {
 		t.Fatalf("s3test: %v", err)
 	}
 }
+
+// errKilled: weed ignored the signal asked for and was killed.
+var errKilled = errors.New("weed killed")
 
 func (s *Server) stop(sig syscall.Signal) error {
 	if s.fake != nil {
@@ -230,7 +238,7 @@ func (s *Server) stop(sig syscall.Signal) error {
 	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-done
-	return fmt.Errorf("weed did not stop within 15 s of %v; killed", sig)
+	return fmt.Errorf("%w: it did not stop within 15 s of %v", errKilled, sig)
 }
 
 // URL is the replica URL of path in the bucket, in Litestream's form.
