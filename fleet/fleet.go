@@ -436,10 +436,9 @@ func (f *Fleet) park(id string, gen int64) error {
 // removed, never parked in place of the copy parked before.
 func parkStore(dir, id string, gen int64, log *slog.Logger) error {
 	from := host.GenerationStore(dir, id, gen)
-	if removed, err := host.RemoveEmptyStore(from); err != nil {
-		return fmt.Errorf("workspace %s: removing an empty store file: %w", id, err)
+	if removed, err := host.RemoveEmptyStore(from, id, log); err != nil {
+		return fmt.Errorf("workspace %s: %w", id, err)
 	} else if removed {
-		log.Warn("removed an empty store file, no copy of the workspace (left by the replicator reopening a store moved away)", "id", id, "store", from)
 		return nil
 	}
 	if !exists(from) {
@@ -520,10 +519,8 @@ func (f *Fleet) unpark(id string, rec Record) (string, int64, error) {
 		return "", 0, err
 	}
 	state, path := "missing", rec.Generation
-	if removed, err := host.RemoveEmptyStore(filepath.Join(dir, parkedName)); err != nil {
-		return "", 0, fmt.Errorf("workspace %s: removing an empty parked store: %w", id, err)
-	} else if removed {
-		f.o.Logger.Warn("removed an empty parked store, no copy of the workspace: restoring it from the replica", "id", id)
+	if _, err := host.RemoveEmptyStore(filepath.Join(dir, parkedName), id, f.o.Logger); err != nil {
+		return "", 0, fmt.Errorf("workspace %s: %w", id, err)
 	}
 	if exists(filepath.Join(dir, parkedName)) {
 		mine, was, err := readMark(f.o.Dir, id)

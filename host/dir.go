@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -394,7 +395,8 @@ func MoveStore(from, to string) error {
 // when a process, the replicator's Litestream, opens a store's name
 // again after the store moved away: no data of the workspace, and moved
 // in place of its real copy (parked) or taken for it, the copy is lost.
-func RemoveEmptyStore(path string) (bool, error) {
+// A removal is logged on log, naming workspace id.
+func RemoveEmptyStore(path, id string, log *slog.Logger) (bool, error) {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 0 {
 		if errors.Is(err, os.ErrNotExist) {
@@ -404,9 +406,10 @@ func RemoveEmptyStore(path string) (bool, error) {
 	}
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return false, err
+			return false, fmt.Errorf("removing an empty store file: %w", err)
 		}
 	}
+	log.Warn("removed an empty store file, none of the workspace's data (left by the replicator reopening a store moved away)", "id", id, "store", path)
 	return true, nil
 }
 

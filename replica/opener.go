@@ -121,7 +121,7 @@ func (o *Opener) Open(ctx context.Context, id string) (host.Workspace, error) {
 		// Hibernated: back in the replicator's sight, which picks it up.
 		// An empty file in its place is none of its data (see
 		// host.RemoveEmptyStore).
-		if _, err := o.removeEmpty(id, store); err != nil {
+		if _, err := host.RemoveEmptyStore(store, id, o.Options.Logger); err != nil {
 			return nil, fmt.Errorf("workspace %s: %w", id, err)
 		}
 		if err := host.MoveStore(parked, store); err != nil {
@@ -177,7 +177,7 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 	store := o.Dir.GenerationStorePath(id, gen)
 	// An empty store file is none of the workspace's data, but a store
 	// stood there: never one to start anew over.
-	leftover, err := o.removeEmpty(id, store)
+	leftover, err := host.RemoveEmptyStore(store, id, o.Options.Logger)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", id, err)
 	}
@@ -208,19 +208,6 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 // ErrEmptyStore: an empty file (0 bytes) stood where a workspace's store
 // was, and neither the replica nor a local copy holds the workspace.
 var ErrEmptyStore = errors.New("an empty file stood in place of the store")
-
-// removeEmpty removes an empty file at workspace id's store path (see
-// host.RemoveEmptyStore), logging it, and says whether there was one.
-func (o *Opener) removeEmpty(id, store string) (bool, error) {
-	removed, err := host.RemoveEmptyStore(store)
-	if err != nil {
-		return false, fmt.Errorf("removing an empty store file: %w", err)
-	}
-	if removed {
-		o.Options.Logger.Warn("removed an empty store file, none of the workspace's data (left by the replicator reopening a store moved away)", "id", id, "store", store)
-	}
-	return removed, nil
-}
 
 func exists(file string) bool {
 	_, err := os.Lstat(file)
@@ -273,7 +260,7 @@ var ErrUnreplicated = errors.New("the replica holds nothing of a workspace other
 // serves it from its copy, or the workspace is deleted.
 func (o *Opener) unreplicated(id string, gen int64, store string) error {
 	stale := filepath.Join(o.Dir.Root(), id, host.StaleName)
-	if _, err := o.removeEmpty(id, stale); err != nil {
+	if _, err := host.RemoveEmptyStore(stale, id, o.Options.Logger); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(stale); err == nil {

@@ -103,7 +103,7 @@ func Restore(ctx context.Context, o Options, out string, at time.Time) (err erro
 	if err := os.Link(tmp, out); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	if err := syncDir(filepath.Dir(out)); err != nil {
+	if err := syncFile(filepath.Dir(out)); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	o.Logger.Info("restored", "replica", o.URL.Redacted(), "out", out, "at", at, "took", time.Since(start), "ltx", restored.Sub(start), "check", time.Since(restored))
@@ -177,19 +177,6 @@ func restoreTo(ctx context.Context, o Options, tmp string, at time.Time) error {
 			return err
 		}
 	}
-}
-
-// syncDir makes a new name in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // check opens the store, runs its check and closes it (the WAL copied in).

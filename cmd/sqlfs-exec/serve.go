@@ -191,11 +191,11 @@ func runServe(ctx context.Context, args []string) int {
 		return fail("serve", err)
 	}
 	if *pprofAddr != "" {
-		ln, err := listenPprof(ctx, *pprofAddr)
+		ln, err := metrics.ListenPprof(ctx, *pprofAddr)
 		if err != nil {
 			return fail("serve", err)
 		}
-		go servePprof(ctx, ln, log)
+		go metrics.ServePprof(ctx, ln, log)
 	}
 	if *hostDir != "" {
 		if *mount != "" {

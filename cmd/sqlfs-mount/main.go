@@ -8,8 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/http"
-	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -48,7 +46,7 @@ func run() int {
 		readOnly    = fl.Bool("read-only", false, "mount read-only: every change fails with EROFS")
 		allowOther  = fl.Bool("allow-other", false, "let users other than the mounting one use the mount")
 		metricsAddr = fl.String("metrics-addr", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics")
-		pprofAddr   = fl.String("pprof-addr", "", "serve Go profiles at http://`HOST:PORT`/debug/pprof/ (for tuning)")
+		pprofAddr   = fl.String("pprof-addr", "", "serve Go's profiles at http://`HOST:PORT`/debug/pprof/, without authentication, for tuning; :PORT listens on loopback only (off by default)")
 		listen      = fl.String("listen", "", "control socket `unix:PATH` for sqlfs-exec and the agent tools (default unix:STORE.sock; \"none\" to serve none)")
 		debug       = fl.Bool("debug", false, "log every FUSE request to stderr")
 		writeback   = fl.Bool("writeback-cache", false, "let the kernel cache writes and write them back later (fewer round trips for small writes; a GETATTR after every close)")
@@ -157,12 +155,12 @@ func run() int {
 	}
 
 	if *pprofAddr != "" {
-		go func() {
-			// The default mux carries net/http/pprof's handlers.
-			if err := http.ListenAndServe(*pprofAddr, nil); err != nil {
-				log.Error("pprof server stopped", "addr", *pprofAddr, "err", err)
-			}
-		}()
+		ln, err := metrics.ListenPprof(ctx, *pprofAddr)
+		if err != nil {
+			log.Error("profiles not served", "err", err)
+		} else {
+			go metrics.ServePprof(ctx, ln, log)
+		}
 	}
 
 	code := 0

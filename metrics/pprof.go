@@ -1,4 +1,4 @@
-package main
+package metrics
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// listenPprof listens for serve --pprof-addr: an address without a host
-// (":6060") is loopback's, since the profiles carry no authentication
-// and show the process's memory; another interface must be named.
-func listenPprof(ctx context.Context, addr string) (net.Listener, error) {
+// ListenPprof listens for a --pprof-addr (sqlfs-mount, sqlfs-exec serve):
+// an address without a host (":6060") is loopback's, since the profiles
+// carry no authentication and show the process's memory; another
+// interface must be named.
+func ListenPprof(ctx context.Context, addr string) (net.Listener, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("--pprof-addr %q: want HOST:PORT or :PORT: %w", addr, err)
@@ -30,9 +31,10 @@ func listenPprof(ctx context.Context, addr string) (net.Listener, error) {
 	return ln, nil
 }
 
-// servePprof serves Go's profiles (net/http/pprof) on ln until ctx ends.
-// Its own mux: nothing else of the process is reachable there.
-func servePprof(ctx context.Context, ln net.Listener, log *slog.Logger) {
+// ServePprof serves Go's profiles (net/http/pprof) on ln until ctx ends.
+// Its own mux: nothing else of the process is reachable there, and the
+// profiles are on no other server's default mux.
+func ServePprof(ctx context.Context, ln net.Listener, log *slog.Logger) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
