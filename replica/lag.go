@@ -10,8 +10,12 @@ import (
 // lagSampler measures the replication lag each half sync interval: the
 // time from a commit to the object store holding it. A transaction first
 // seen at one sample was committed after the sample before, so its lag is
-// taken from that earlier sample to the one that finds it shipped: an
-// upper bound, off by at most a sample interval, never an understatement.
+// taken from that earlier sample to the end of the one that finds it
+// shipped: an upper bound, never an understatement, off by up to a sample
+// interval at each end (a sync interval in all). TestReplicationLag
+// (internal/integration) measures each write's lag exactly beside it: at
+// 1,000 writes a second the histogram's p99 read 1.25 s where the writes'
+// was 0.81 s.
 // Asking litestream for its position makes it read the WAL then, which is
 // what it does every 100 ms anyway.
 type lagSampler struct {
