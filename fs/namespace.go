@@ -440,7 +440,7 @@ func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 		if err != nil {
 			return err
 		}
-		if err := c.rename(op, on, np, nn, flags); err != nil {
+		if err := c.rename(op, on, np, nn, flags, m.path, m.path2); err != nil {
 			return err
 		}
 		m.nameChanged(m.path, m.path2)
@@ -448,8 +448,9 @@ func (f *FS) Rename2(oldname, newname string, flags uint32) error {
 	})
 }
 
-// rename moves on in op to nn in np, with renameat2 flags. Called with c.mu held.
-func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) error {
+// rename moves on in op to nn in np, with renameat2 flags; from and to
+// are the two entries' physical paths. Called with c.mu held.
+func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32, from, to string) error {
 	if flags&^(RenameNoReplace|RenameExchange) != 0 || flags == RenameNoReplace|RenameExchange {
 		return syscall.EINVAL
 	}
@@ -490,6 +491,14 @@ func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) 
 			if a.ino == sqlstore.Root {
 				break
 			}
+		}
+	}
+	if err := c.allowMove(src, from, to); err != nil {
+		return err
+	}
+	if flags&RenameExchange != 0 {
+		if err := c.allowMove(c.inodes[dstIno], to, from); err != nil {
+			return err
 		}
 	}
 	t := now()
@@ -533,6 +542,54 @@ func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32) 
 	c.touchInode(src)
 	c.touchDentry(op.ino, on)
 	c.touchDentry(np.ino, nn)
+	return nil
+}
+
+// allowMove refuses moving directory n from one path to another when a
+// rule covers something below it at either: the move would carry a hidden
+// or read-only entry out of its rule's reach, or put one under it (which
+// creating it there would not be allowed to). The entry's own paths were
+// checked when they were resolved. A hidden entry's refusal wins, so the
+// answer does not depend on the order of the walk. Called with c.mu held.
+func (c *core) allowMove(n *inode, from, to string) error {
+	if n == nil || !n.isDir() || !(c.rules.anchoredBelow(from) || c.rules.anchoredBelow(to)) {
+		return nil
+	}
+	var ro *refusal
+	if err := c.moveRefusal(n, from, to, &ro); err != nil {
+		return err
+	}
+	if ro != nil {
+		return ro
+	}
+	return nil
+}
+
+// moveRefusal walks what is below n for allowMove: a hidden refusal is
+// returned at once, the first read-only one kept in ro.
+func (c *core) moveRefusal(n *inode, from, to string, ro **refusal) error {
+	if err := c.loadDir(n); err != nil {
+		return err
+	}
+	for name, ino := range n.children {
+		a, b := childPath(from, name), childPath(to, name)
+		for _, p := range []string{a, b} {
+			switch r := c.rules.check(p, true); {
+			case r == nil:
+			case r.rule == RuleHidden:
+				r.errno = syscall.EACCES
+				return r
+			case *ro == nil:
+				r.errno = syscall.EROFS
+				*ro = r
+			}
+		}
+		if k := c.inodes[ino]; k.isDir() {
+			if err := c.moveRefusal(k, a, b, ro); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

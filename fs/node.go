@@ -320,7 +320,7 @@ func (x Inodes) Rename(dir uint64, name string, newDir uint64, newName string, f
 		if err := checkName(newName); err != nil {
 			return err
 		}
-		if err := c.rename(d, name, nd, newName, flags); err != nil {
+		if err := c.rename(d, name, nd, newName, flags, m.path, m.path2); err != nil {
 			return err
 		}
 		if n := c.inodes[nd.children[newName]]; n != nil {

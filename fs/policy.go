@@ -118,6 +118,10 @@ func (r *rules) refusesChanges() bool { return len(r.hidden) > 0 || len(r.readOn
 type refusal struct {
 	rule Rule
 	path string
+	// errno, when set, replaces the rule's own: a directory's move that a
+	// path below it refuses is EACCES even for a hidden one, since the
+	// directory itself exists.
+	errno syscall.Errno
 }
 
 func (r *refusal) Error() string { return r.path + ": refused by the " + r.rule.String() + " rule" }
@@ -127,9 +131,9 @@ func (r *refusal) Error() string { return r.path + ": refused by the " + r.rule.
 func (r *rules) check(p string, change bool) *refusal {
 	switch {
 	case matchAny(r.hidden, p):
-		return &refusal{RuleHidden, p}
+		return &refusal{rule: RuleHidden, path: p}
 	case change && matchAny(r.readOnly, p):
-		return &refusal{RuleReadOnly, p}
+		return &refusal{rule: RuleReadOnly, path: p}
 	}
 	return nil
 }
@@ -148,7 +152,7 @@ func (r *rules) checkOne(p string) *refusal {
 			name = base
 		}
 		if ok, _ := doublestar.Match(g.pattern, name); ok {
-			return &refusal{RuleHidden, p}
+			return &refusal{rule: RuleHidden, path: p}
 		}
 	}
 	return nil
@@ -161,8 +165,40 @@ func refused(err error) (_ error, r *refusal) {
 		return err, nil
 	}
 	r.rule.count()
+	if r.errno != 0 {
+		return r.errno, r
+	}
 	return r.rule.Errno(), r
 }
+
+// anchoredBelow reports whether a glob anchored at the root may match a
+// path strictly below directory dir: one whose literal leading components
+// (those before the first with a wildcard) agree with dir's as far as
+// both go. Base-name globs never need it: a directory's move keeps every
+// base name below it.
+func (r *rules) anchoredBelow(dir string) bool {
+	d := splitPath(dir)
+	for _, gs := range [][]glob{r.hidden, r.readOnly} {
+		for _, g := range gs {
+			if g.base {
+				continue
+			}
+			lit := splitPath(g.pattern)
+			i := 0
+			for i < len(lit) && i < len(d) && !hasMeta(lit[i]) && lit[i] == d[i] {
+				i++
+			}
+			// Agreeing as far as the literal part goes: the rest of the
+			// glob may match what is below dir.
+			if i == len(d) || i == len(lit) || hasMeta(lit[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasMeta(s string) bool { return strings.ContainsAny(s, "*?[{\\") }
 
 // matchAny reports whether p or any directory above it matches a glob.
 func matchAny(globs []glob, p string) bool {
