@@ -31,6 +31,14 @@ func (r *repo) writeWorktree(b *blobRef) (*wtFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A symlink (or file) where b needs a directory is replaced, never
+	// written through: as git's create_directories, so a checkout writes
+	// only the paths its tree names.
+	if d := r.leadingNonDir(b.path); d != "" {
+		if err := r.fs.Remove(d); err != nil {
+			return nil, err
+		}
+	}
 	if fi, err := r.fs.Lstat(b.path); err == nil {
 		if fi.IsDir() {
 			return nil, fmt.Errorf("cannot replace directory %s", b.path)
@@ -76,11 +84,35 @@ func (r *repo) writeWorktree(b *blobRef) (*wtFile, error) {
 // removeFile deletes a tracked file from the worktree and the index.
 func (r *repo) removeFile(idx *gitIndex, p string) error {
 	idx.remove(p)
+	if r.leadingNonDir(p) != "" {
+		// Not in the worktree: what a symlink there leads to is not ours
+		// to remove (git's unlink_entry).
+		return nil
+	}
 	if err := r.fs.Remove(p); err != nil && !errors.Is(err, iofs.ErrNotExist) {
 		return err
 	}
 	removeEmptyParents(r.fs, p)
 	return nil
+}
+
+// leadingNonDir is the first directory above worktree path p that is
+// something else in the worktree (a symlink, a file), or "" when there is
+// none: the path lies beyond it, as git's has_symlink_leading_path says.
+func (r *repo) leadingNonDir(p string) string {
+	for i := range len(p) {
+		if p[i] != '/' {
+			continue
+		}
+		fi, err := r.fs.Lstat(p[:i])
+		if err != nil {
+			return "" // missing: so is what is below
+		}
+		if !fi.IsDir() {
+			return p[:i]
+		}
+	}
+	return ""
 }
 
 // switchTrees moves the worktree and index from the HEAD snapshot to the
@@ -130,6 +162,10 @@ func (r *repo) switchTrees(from, to snapshot, force bool) ([]string, error) {
 		if c.from == nil && untrackedSet[p] && !force {
 			untracked = append(untracked, p)
 		}
+		// An untracked symlink or file where the target needs a directory.
+		if d := r.leadingNonDir(p); c.to != nil && d != "" && untrackedSet[d] && !force && !contains(untracked, d) {
+			untracked = append(untracked, d)
+		}
 	}
 	if len(conflicts) > 0 {
 		return nil, errorf(1, "error: Your local changes to the following files would be overwritten by checkout:\n\t%s\nPlease commit your changes or stash them before you switch branches.\nAborting\n", strings.Join(conflicts, "\n\t"))
@@ -157,15 +193,20 @@ func (r *repo) switchTrees(from, to snapshot, force bool) ([]string, error) {
 		}
 		return nil, r.setIndex(idx)
 	}
+	// Removals first, as git does: a directory the target replaces with
+	// a file or a symlink is gone before that is written.
 	for _, c := range cs {
 		if c.to == nil {
 			if err := r.removeFile(idx, c.from.path); err != nil {
 				return nil, err
 			}
-			continue
 		}
-		if err := r.writeFile(idx, c.to); err != nil {
-			return nil, err
+	}
+	for _, c := range cs {
+		if c.to != nil {
+			if err := r.writeFile(idx, c.to); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := r.setIndex(idx); err != nil {
