@@ -147,16 +147,19 @@ func Main(ctx context.Context, env *builtin.Env, args []string) int {
 	return s.report(err)
 }
 
+// report writes err's message to the exec's stderr, not s.errw, which -q
+// silences: git's --quiet keeps its errors.
 func (s *session) report(err error) int {
+	errw := s.env.Stderr
 	var ee *exitError
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ee):
-		io.WriteString(s.errw, ee.msg)
+		io.WriteString(errw, ee.msg)
 		return ee.code
 	case errors.Is(err, errUnsupported):
-		fmt.Fprintf(s.errw, "git: %v\n", err)
+		fmt.Fprintf(errw, "git: %v\n", err)
 		return 1
 	case s.ctx.Err() != nil:
 		// Stopped: by the exec's end or limit, which the shell reports, or
@@ -164,7 +167,7 @@ func (s *session) report(err error) int {
 		// SIGPIPE without a word.
 		return 128
 	}
-	fmt.Fprintf(s.errw, "fatal: %v\n", err)
+	fmt.Fprintf(errw, "fatal: %v\n", err)
 	return 128
 }
 
