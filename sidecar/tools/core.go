@@ -45,8 +45,31 @@ func (c coreFS) Open(n string) (io.ReadCloser, error) { return c.f.OpenFile(n, o
 func (c coreFS) Create(n string, p fs.FileMode) (io.WriteCloser, error) {
 	return c.f.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, sfs.UnixPerm(p))
 }
+
+// WriteFile replaces n's content all or nothing as far as the quota goes:
+// the growth is reserved first (a truncation up to the new size, which the
+// quota charges), so content that does not fit leaves the file as it was
+// instead of emptied or cut, and the writes after it cannot hit the quota.
 func (c coreFS) WriteFile(n string, d []byte, p fs.FileMode) error {
-	return c.f.WriteFile(n, d, sfs.UnixPerm(p))
+	fl, err := c.f.OpenFile(n, os.O_WRONLY|os.O_CREATE, sfs.UnixPerm(p))
+	if err != nil {
+		return err
+	}
+	size := int64(len(d))
+	a, err := fl.Stat()
+	if err == nil && size > a.Size {
+		err = fl.Truncate(size)
+	}
+	if err == nil {
+		_, err = fl.WriteAt(d, 0)
+	}
+	if err == nil {
+		err = fl.Truncate(size)
+	}
+	if cerr := fl.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 func (c coreFS) Mkdir(n string, p fs.FileMode) error    { return c.f.Mkdir(n, sfs.UnixPerm(p)) }
 func (c coreFS) MkdirAll(n string, p fs.FileMode) error { return c.f.MkdirAll(n, sfs.UnixPerm(p)) }

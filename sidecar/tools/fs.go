@@ -27,6 +27,8 @@ type FS interface {
 	Open(name string) (io.ReadCloser, error)
 	// Create opens a file for writing, creating or truncating it.
 	Create(name string, perm fs.FileMode) (io.WriteCloser, error)
+	// WriteFile replaces name's content, creating it; content the quota
+	// refuses leaves an existing file as it was.
 	WriteFile(name string, data []byte, perm fs.FileMode) error
 	Mkdir(name string, perm fs.FileMode) error
 	MkdirAll(name string, perm fs.FileMode) error

@@ -1,0 +1,81 @@
+package tools
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	sfs "github.com/sqlfs/sqlfs/fs"
+)
+
+// TestWriteOverQuotaKeepsFile: a write or edit refused by the quota leaves
+// the file it would have replaced as it was (it used to be emptied: the
+// file was truncated before the new content hit the quota), one that
+// fits exactly is written, and the workspace never holds more than the
+// quota. Random sizes of files, contents and edits around the bound.
+func TestWriteOverQuotaKeepsFile(t *testing.T) {
+	for seed := range uint64(20) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 3))
+			quota := int64(1000 + rng.IntN(200_000))
+			core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{Policy: sfs.Policy{QuotaBytes: quota}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { core.Close() })
+			s := NewForCore(core, nil, Options{})
+			ctx := t.Context()
+			want := map[string]string{}
+			used := func() int64 {
+				var n int64
+				for _, c := range want {
+					n += int64(len(c))
+				}
+				return n
+			}
+			for step := range 60 {
+				name := fmt.Sprintf("d/f%d.txt", rng.IntN(4))
+				old, exists := want[name]
+				room := quota - used() + int64(len(old))
+				size := int(room) + rng.IntN(21) - 10 // around what fits
+				if rng.IntN(3) == 0 {
+					size = rng.IntN(int(quota))
+				}
+				size = max(size, 1)
+				content := strings.Repeat(string(rune('a'+step%26)), size)
+				var err error
+				if exists && rng.IntN(2) == 0 && len(old) > 0 {
+					// Grow (or shrink) by replacing all of one letter.
+					letter := old[:1]
+					_, err = s.Edit(ctx, EditInput{Path: name, Edits: []Replacement{{OldText: old, NewText: content + letter}}})
+					content += letter
+				} else {
+					_, err = s.Write(ctx, WriteInput{Path: name, Content: content})
+				}
+				fits := int64(len(content)) <= room
+				switch {
+				case fits && err != nil:
+					t.Fatalf("step %d: %s of %d bytes with room for %d: %v", step, name, len(content), room, err)
+				case !fits && code(err) != CodeNoSpace:
+					t.Fatalf("step %d: %s of %d bytes with room for %d: %v, want no_space", step, name, len(content), room, err)
+				case fits:
+					want[name] = content
+				}
+				for p, c := range want {
+					got, err := core.ReadFile(p)
+					if err != nil || string(got) != c {
+						t.Fatalf("step %d (%s of %d bytes, %v): %s holds %d bytes (%v), want %d", step, name, len(content), err, p, len(got), err, len(c))
+					}
+				}
+				if _, err := core.Stat(name); !exists && !fits && err == nil {
+					t.Fatalf("step %d: a refused write left %s", step, name)
+				}
+				if u := core.Usage().Bytes; u > quota {
+					t.Fatalf("step %d: usage %d over the quota %d", step, u, quota)
+				}
+			}
+		})
+	}
+}
