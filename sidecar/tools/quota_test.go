@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -77,5 +78,41 @@ func TestWriteOverQuotaKeepsFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEditTooLargeAllocatesNothing: an edit whose result is over the
+// write limit is refused from the counts, before the result is built: a
+// 1 KiB replace_all over a file of 10,000 matches asked for 10 MB (a
+// 1 MiB new_text, 10 GB), all allocated before the size was checked. A
+// file over the limit is refused before it is read.
+func TestEditTooLargeAllocatesNothing(t *testing.T) {
+	core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { core.Close() })
+	s := NewForCore(core, nil, Options{MaxWriteBytes: 1 << 20})
+	ctx := t.Context()
+	if _, err := s.Write(ctx, WriteInput{Path: "a", Content: strings.Repeat("a", 10_000)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := core.WriteFile("/big", []byte(strings.Repeat("b\n", 1<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newText := strings.Repeat("x", 10_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = s.Edit(ctx, EditInput{Path: "a", Edits: []Replacement{{OldText: "a", NewText: newText, ReplaceAll: true}}})
+	_, err2 := s.Edit(ctx, EditInput{Path: "big", Edits: []Replacement{{OldText: "b\nb\n", NewText: "", ReplaceAll: true}}})
+	runtime.ReadMemStats(&after)
+	if code(err) != CodeTooLarge || code(err2) != CodeTooLarge {
+		t.Fatalf("edits over the limit: %v, %v; want too_large", err, err2)
+	}
+	if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+		t.Errorf("refused edits allocated %d MB", n>>20)
+	}
+	if got, _ := core.ReadFile("/a"); len(got) != 10_000 {
+		t.Errorf("a is %d bytes", len(got))
 	}
 }

@@ -121,6 +121,10 @@ func (s *Service) edit(_ context.Context, in EditInput) (EditOutput, error) {
 	if fi.IsDir() {
 		return EditOutput{}, toolErr(CodeIsDir, nil, "%s is a directory; edit changes files", display(name))
 	}
+	// The file, its edited copy and their diff are all held at once.
+	if fi.Size() > int64(s.opts.MaxWriteBytes) {
+		return EditOutput{}, toolErr(CodeTooLarge, nil, "%s is %d bytes, over the %d-byte edit limit; no edit was applied. Use exec (sed -i) for large files", display(name), fi.Size(), s.opts.MaxWriteBytes)
+	}
 	data, err := fsys.ReadFile(name)
 	if err != nil {
 		return EditOutput{}, err
@@ -148,11 +152,15 @@ func (s *Service) edit(_ context.Context, in EditInput) (EditOutput, error) {
 			return EditOutput{}, toolErr(CodeAmbiguous, nil, "edit %d: old_text occurs %d times in %s; no edit was applied. Include more surrounding lines to make it unique, or set replace_all",
 				n, count, display(name))
 		}
+		// Sized from the counts before it is built: a short old_text
+		// matching often, with a long new_text, would otherwise allocate
+		// far past the limit (count*len(new_text) fits an int: both are
+		// bounded by the limit and the request body).
+		if size := len(after) + count*(len(e.NewText)-len(e.OldText)); size > s.opts.MaxWriteBytes {
+			return EditOutput{}, toolErr(CodeTooLarge, nil, "the edited file would be %d bytes, over the %d-byte limit; no edit was applied", size, s.opts.MaxWriteBytes)
+		}
 		after = strings.ReplaceAll(after, e.OldText, e.NewText)
 		total += count
-	}
-	if len(after) > s.opts.MaxWriteBytes {
-		return EditOutput{}, toolErr(CodeTooLarge, nil, "the edited file would be %d bytes, over the %d-byte limit; no edit was applied", len(after), s.opts.MaxWriteBytes)
 	}
 	if err := fsys.WriteFile(name, []byte(after), fi.Mode().Perm()); err != nil {
 		return EditOutput{}, err
