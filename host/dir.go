@@ -3,11 +3,13 @@ package host
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -370,23 +372,127 @@ const ParkedName = "parked.sqlfs"
 // the replica holds nothing of it.
 const StaleName = "stale.sqlfs"
 
-// MoveStore renames the store files from to to (the store, its WAL and
-// shared memory), those that exist, removing the leftovers of an older
-// copy at to.
+// MoveStore moves the closed store from to to, in place of any older
+// copy there.
+//
+// A store is two files, its database and its WAL (-wal; -shm is only an
+// index of the WAL, which SQLite rebuilds), and no rename moves two files
+// at once. A WAL that holds committed transactions, moved apart from its
+// database by a crash between two renames, is lost to the next open of
+// that database, or replayed into another database that takes its name
+// later (SQLite cannot tell whose WAL it finds): committed work lost, or a
+// store corrupted. So the invariant kept at every step, and so at any
+// crash: a WAL with content lies only beside the database it belongs to.
+// The steps:
+//
+//  1. from's WAL is folded into its database (a TRUNCATE checkpoint; the
+//     store is closed, and a WAL a reader still holds refuses the move),
+//     so that from's database file alone holds the whole store;
+//  2. to's WAL and index are removed: they belong to the copy being
+//     replaced (a crash here leaves that copy without them; it was being
+//     discarded), and left in place they would be replayed into the
+//     database moved there next;
+//  3. the database file is renamed, atomically (from's WAL, if SQLite
+//     left one, is empty, and moves no data);
+//  4. from's leftover WAL and index, empty, are removed, and both folders
+//     synced.
 func MoveStore(from, to string) error {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		err := os.Rename(from+suffix, to+suffix)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Lstat(from); err != nil {
+		return fmt.Errorf("moving store %s: %w", from, err)
+	}
+	if err := foldWAL(from); err != nil {
+		return err
+	}
+	if err := crashPoint("folded"); err != nil {
+		return err
+	}
+	if err := removeSidecars(to); err != nil {
+		return err
+	}
+	if err := crashPoint("cleared"); err != nil {
+		return err
+	}
+	if err := os.Rename(from, to); err != nil {
+		return err
+	}
+	if err := crashPoint("moved"); err != nil {
+		return err
+	}
+	if err := removeSidecars(from); err != nil {
+		return err
+	}
+	if err := crashPoint("synced"); err != nil {
+		return err
+	}
+	for _, d := range []string{filepath.Dir(from), filepath.Dir(to)} {
+		if err := syncDir(d); err != nil {
 			return err
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			if err := os.Remove(to + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return err
-			}
 		}
 	}
 	return nil
 }
+
+// foldWAL copies the committed transactions of the closed store's WAL
+// into its database file and empties the WAL, so that the database file
+// holds the whole store. A WAL that still holds frames afterwards (a
+// reader kept the checkpoint from finishing: the store is not closed) is
+// an error.
+func foldWAL(store string) error {
+	wal := store + "-wal"
+	if fi, err := os.Lstat(wal); errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0 {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: store}).EscapedPath()+"?_busy_timeout=10000")
+	if err != nil {
+		return fmt.Errorf("folding the WAL of %s: %w", store, err)
+	}
+	var busy, frames, copied int
+	err = db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &copied)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("folding the WAL of %s: %w", store, err)
+	}
+	if fi, err := os.Lstat(wal); err == nil && fi.Size() > 0 || busy != 0 {
+		return fmt.Errorf("folding the WAL of %s: %w: another connection holds the store (%d of %d frames copied)", store, ErrStoreOpen, copied, frames)
+	}
+	return nil
+}
+
+// ErrStoreOpen: a store to move or remove is open elsewhere.
+var ErrStoreOpen = errors.New("the store is open")
+
+// removeSidecars removes store's WAL and its index, if any.
+func removeSidecars(store string) error {
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Remove(store + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if err := crashPoint("removed " + suffix); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// crashPoint, when a test sets it, may end a move or removal after step
+// (an error: as if the host died there).
+var crashPoint = func(step string) error { return nil }
 
 // RemoveEmptyStore removes the store at path, with its WAL and shared
 // memory, when it is an empty file (0 bytes), and says whether it did.
@@ -395,7 +501,10 @@ func MoveStore(from, to string) error {
 // when a process, the replicator's Litestream, opens a store's name
 // again after the store moved away: no data of the workspace, and moved
 // in place of its real copy (parked) or taken for it, the copy is lost.
-// A removal is logged on log, naming workspace id.
+// The WAL and index go first, the empty file last: a crash between
+// leaves the empty file, found again next time, never a WAL without its
+// database (which the next store moved to that name would take for its
+// own). A removal is logged on log, naming workspace id.
 func RemoveEmptyStore(path, id string, log *slog.Logger) (bool, error) {
 	fi, err := os.Lstat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 0 {
@@ -404,10 +513,14 @@ func RemoveEmptyStore(path, id string, log *slog.Logger) (bool, error) {
 		}
 		return false, err
 	}
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return false, fmt.Errorf("removing an empty store file: %w", err)
-		}
+	if err := removeSidecars(path); err != nil {
+		return false, fmt.Errorf("removing an empty store file: %w", err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("removing an empty store file: %w", err)
+	}
+	if err := crashPoint("removed store"); err != nil {
+		return false, err
 	}
 	log.Warn("removed an empty store file, none of the workspace's data (left by the replicator reopening a store moved away)", "id", id, "store", path)
 	return true, nil
