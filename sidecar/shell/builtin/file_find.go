@@ -62,6 +62,9 @@ type finder struct {
 	quit     bool
 	status   int
 	batches  []*findBatch
+	// dirs is the directories being walked, outermost first: with -L, a
+	// directory that is one of them is a loop, reported and not entered.
+	dirs []*findEntry
 
 	args      []string // the expression being parsed
 	pos       int
@@ -144,6 +147,16 @@ func (f *finder) walk(expr findExpr, e *findEntry) {
 	if f.quit || f.ctx.Err() != nil {
 		return
 	}
+	if f.follow && e.fi.IsDir() {
+		for _, d := range f.dirs {
+			if fileSame(d.fi, e.fi) {
+				f.out.Flush()
+				f.env.Errorf("find", "File system loop detected; %s is part of the same file system loop as %s.", textQuoteGNU(e.path), textQuoteGNU(d.path))
+				f.status = 1
+				return
+			}
+		}
+	}
 	inRange := e.depth >= f.minDepth
 	f.pruned = false
 	if inRange && !f.depth {
@@ -157,14 +170,24 @@ func (f *finder) walk(expr findExpr, e *findEntry) {
 			textFileErr(f.env, "find", textQuoteGNU(e.path), err)
 			f.status = 1
 		}
+		f.dirs = append(f.dirs, e)
 		for _, de := range ents {
 			if f.quit {
-				return
+				break
 			}
 			abs := path.Join(e.abs, de.Name())
+			p := fileJoin(e.path, de.Name())
 			var fi fs.FileInfo
 			if f.follow {
 				fi, err = f.env.FS.Stat(abs)
+				if err != nil && !errors.Is(err, fs.ErrNotExist) {
+					// A link loop (ELOOP) is an error; only a dangling
+					// link stands for itself.
+					f.out.Flush()
+					textFileErr(f.env, "find", textQuoteGNU(p), err)
+					f.status = 1
+					continue
+				}
 			}
 			if fi == nil || err != nil {
 				fi, err = f.env.FS.Lstat(abs)
@@ -172,7 +195,11 @@ func (f *finder) walk(expr findExpr, e *findEntry) {
 			if err != nil {
 				continue
 			}
-			f.walk(expr, &findEntry{path: fileJoin(e.path, de.Name()), abs: abs, start: e.start, depth: e.depth + 1, fi: fi})
+			f.walk(expr, &findEntry{path: p, abs: abs, start: e.start, depth: e.depth + 1, fi: fi})
+		}
+		f.dirs = f.dirs[:len(f.dirs)-1]
+		if f.quit {
+			return
 		}
 	}
 	if inRange && f.depth && !f.quit {

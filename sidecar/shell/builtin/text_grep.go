@@ -60,6 +60,9 @@ type grepRun struct {
 	lastPrinted             int // line number last printed in the current file, for "--"
 	buf                     []byte
 	anyPrinted              bool
+	// dirs is the directories being searched, outermost first: with -R,
+	// one met again is a loop, warned about and not entered.
+	dirs []fs.FileInfo
 }
 
 // textGrep is grep. mode "E" or "F" comes from the egrep/fgrep names.
@@ -313,6 +316,17 @@ func (g *grepRun) walk(ctx context.Context, name, display string, follow, top bo
 	if !top && textGlobAny(g.excludeDir, path.Base(name)) {
 		return
 	}
+	for _, d := range g.dirs {
+		if fileSame(d, st) {
+			if !g.noMessages {
+				g.out.Flush()
+				g.env.Errorf("grep", "%s: warning: recursive directory loop", display)
+			}
+			return
+		}
+	}
+	g.dirs = append(g.dirs, st)
+	defer func() { g.dirs = g.dirs[:len(g.dirs)-1] }()
 	entries, err := g.env.FS.ReadDir(abs)
 	if err != nil {
 		if !g.noMessages {
