@@ -27,6 +27,9 @@ func (f *FS) changeOne(op string, o one, fn func(m *mutation, n *inode) error) e
 		} else {
 			n, err = f.c.walk(o.name, o.follow, &m.path)
 		}
+		if err == nil {
+			err = f.c.otherNamesRefusal(n, true)
+		}
 		if err != nil {
 			return err
 		}

@@ -68,6 +68,11 @@ func (f *FS) openLocked(name string, flag int, perm uint32, m *mutation) (*File,
 		return nil, err
 	}
 	n := res.Node.inode
+	if res.Exists && !exclusive && flag&(os.O_WRONLY|os.O_RDWR|os.O_TRUNC) != 0 {
+		if err := c.otherNamesRefusal(n, true); err != nil {
+			return nil, err
+		}
+	}
 	switch {
 	case res.Exists && exclusive:
 		return nil, syscall.EEXIST

@@ -309,6 +309,10 @@ func (c *core) link(src, parent *inode, base string) error {
 	case src.nlink >= maxLinks:
 		return syscall.EMLINK
 	}
+	// Another name of a protected file would carry it out of the rule.
+	if err := c.otherNamesRefusal(src, true); err != nil {
+		return err
+	}
 	if err := c.loadDir(parent); err != nil {
 		return err
 	}

@@ -157,6 +157,9 @@ func (x Inodes) Lookup(dir uint64, name string) (Attr, error) {
 	}
 	dentryCache.Hits.Inc()
 	n := c.inodes[ino]
+	if err := c.otherNamesRefusal(n, false); err != nil {
+		return Attr{}, x.f.refusedRead("lookup", err)
+	}
 	n.hintParent, n.hintName = d.ino, name
 	return n.attr(), nil
 }
@@ -426,6 +429,8 @@ func (x Inodes) WriteAt(ino uint64, p []byte, off int64, audit bool) (int, error
 	var name string
 	if err == nil && (audit || c.rules.refusesChanges()) {
 		name = c.pathOf(n)
+		err = c.otherNamesRefusal(n, true)
+		err, _ = refused(err)
 	}
 	c.mu.Unlock()
 	if err != nil {

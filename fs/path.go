@@ -314,6 +314,11 @@ func (c *core) resolve(p string, followLast bool, at *string) (Resolution[reache
 		r.path += "/" + strings.Join(res.Rest, "/")
 	}
 	if at == nil {
+		if err == nil && res.Exists {
+			if err := c.otherNamesRefusal(res.Node.inode, false); err != nil {
+				return res, err
+			}
+		}
 		return res, err
 	}
 	switch {

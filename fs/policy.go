@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"syscall"
@@ -153,6 +154,41 @@ func (r *rules) checkOne(p string) *refusal {
 		}
 		if ok, _ := doublestar.Match(g.pattern, name); ok {
 			return &refusal{rule: RuleHidden, path: p}
+		}
+	}
+	return nil
+}
+
+// otherNamesRefusal applies the rules to every other name of file n: a
+// file hard-linked before the policy applied (or under another one) is as
+// hidden, or as read-only when change is set, as its most protected name,
+// whichever name it is reached by. It returns that name's *refusal, or the
+// error of reading the names. Under the policy no name can bring a file
+// into a rule's reach or out of it (a link to a protected file, a rename
+// into, out of or above one are refused), so the names the store holds,
+// checked against RAM, are the ones that count. Called with c.mu held.
+func (c *core) otherNamesRefusal(n *inode, change bool) error {
+	if n.nlink <= 1 || n.isDir() || !(c.rules.hasHidden() || change && c.rules.refusesChanges()) {
+		return nil
+	}
+	names, err := c.store.NamesOf(context.Background(), n.ino)
+	if err != nil {
+		return c.loadError("find names of inode", n.ino, err)
+	}
+	for _, d := range names {
+		dir, err := c.dirAt(d.Parent)
+		if errors.Is(err, syscall.ENOENT) {
+			continue // gone since the store had it
+		}
+		if err != nil {
+			return err
+		}
+		at := c.pathOf(dir)
+		if at == "" || dir.children[d.Name] != n.ino {
+			continue
+		}
+		if r := c.rules.check(childPath(at, d.Name), change); r != nil {
+			return r
 		}
 	}
 	return nil
