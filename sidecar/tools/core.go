@@ -63,7 +63,7 @@ func (c coreFS) WriteFile(n string, d []byte, p fs.FileMode) error {
 	if err == nil {
 		_, err = fl.WriteAt(d, 0)
 	}
-	if err == nil {
+	if err == nil && size < a.Size {
 		err = fl.Truncate(size)
 	}
 	if cerr := fl.Close(); err == nil {
