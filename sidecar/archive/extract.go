@@ -522,7 +522,7 @@ func (x *extractor) place(name string, make func(tmp string) error) error {
 			return fmt.Errorf("not replaced: %w", fs.ErrExist)
 		}
 	}
-	tmp := path.Join(path.Dir(name), tempPrefix+rand.Text()[:12])
+	tmp := tempName(name, rand.Text()[:12])
 	err := make(tmp)
 	if err == nil {
 		err = x.replace(tmp, name)
@@ -547,13 +547,27 @@ func (x *extractor) place(name string, make func(tmp string) error) error {
 	return nil
 }
 
-// tempPrefix starts the name a regular member is written under until all
-// its data is in.
-const tempPrefix = ".sqlfs-tar-"
+// tempInfix marks the name a member is written under until all its data
+// is in.
+const tempInfix = ".sqlfs-tar-"
+
+// tempName is the temporary name of a member to be placed at name: next
+// to it and starting with its base name (cut to fit NAME_MAX), so that a
+// policy rule on names such as a hidden or read-only '.*' covers it only
+// where it covers the member (a name starting with the marker was refused
+// under '.*' for every member).
+func tempName(name, random string) string {
+	suffix := tempInfix + random
+	base := path.Base(name)
+	if max := 255 - len(suffix); len(base) > max {
+		base = base[:max]
+	}
+	return path.Join(path.Dir(name), base+suffix)
+}
 
 // IsTempName reports whether name (a path) is one Extract writes a member
 // under before renaming it into place: listings of what changed skip it.
-func IsTempName(name string) bool { return strings.HasPrefix(path.Base(name), tempPrefix) }
+func IsTempName(name string) bool { return strings.Contains(path.Base(name), tempInfix) }
 
 // replace renames tmp to name, which may be a non-directory to replace.
 func (x *extractor) replace(tmp, name string) error {

@@ -3,9 +3,12 @@ package archive
 import (
 	"archive/tar"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/sqlfs/sqlfs/sidecar/archive/archivetest"
@@ -39,7 +42,7 @@ func TestFailedMemberKeepsExistingFile(t *testing.T) {
 				if errors.As(err, &me) != c.wantErr || !c.wantErr && err != nil {
 					t.Errorf("err = %v, want a member error: %v", err, c.wantErr)
 				}
-				if c.m.Type == tar.TypeLink && c.wantErr && (!strings.Contains(err.Error(), `hard link to "missing"`) || strings.Contains(err.Error(), tempPrefix)) {
+				if c.m.Type == tar.TypeLink && c.wantErr && (!strings.Contains(err.Error(), `hard link to "missing"`) || strings.Contains(err.Error(), tempInfix)) {
 					t.Errorf("err = %v, want it to name the missing target", err)
 				}
 				if b, err := os.ReadFile(keep); err != nil || string(b) != "precious" {
@@ -100,5 +103,68 @@ func TestGlobalHeaderIsNotAMember(t *testing.T) {
 	st, err := extract(t, osFS{top}, ar, Options{OnMember: func(*tar.Header) { listed++ }})
 	if err != nil || st.Files != 1 || listed != 1 {
 		t.Errorf("err %v, stats %+v, %d members listed; want f alone", err, st, listed)
+	}
+}
+
+// dotHiddenFS refuses every name whose base starts with a dot, as the
+// store does under a hidden '.*' rule.
+type dotHiddenFS struct{ osFS }
+
+func hiddenErr(op, n string) error {
+	return &fs.PathError{Op: op, Path: n, Err: syscall.ENOENT}
+}
+func dot(n string) bool { return strings.HasPrefix(filepath.Base(n), ".") }
+func (d dotHiddenFS) Lstat(n string) (fs.FileInfo, error) {
+	if dot(n) {
+		return nil, hiddenErr("lstat", n)
+	}
+	return d.osFS.Lstat(n)
+}
+func (d dotHiddenFS) Create(n string, p fs.FileMode) (io.WriteCloser, error) {
+	if dot(n) {
+		return nil, hiddenErr("create", n)
+	}
+	return d.osFS.Create(n, p)
+}
+func (d dotHiddenFS) Symlink(t, n string) error {
+	if dot(n) {
+		return hiddenErr("symlink", n)
+	}
+	return d.osFS.Symlink(t, n)
+}
+func (d dotHiddenFS) Link(a, b string) error {
+	if dot(a) || dot(b) {
+		return hiddenErr("link", b)
+	}
+	return d.osFS.Link(a, b)
+}
+func (d dotHiddenFS) Rename(a, b string) error {
+	if dot(a) || dot(b) {
+		return hiddenErr("rename", b)
+	}
+	return d.osFS.Rename(a, b)
+}
+
+// TestTempNameUnderDotRules: members are written under a temporary name
+// a rule on dotfiles does not cover unless it covers the member: under a
+// hidden '.*' every member was refused (its temporary name began with a
+// dot); now only .env is, and a 255-byte name still fits.
+func TestTempNameUnderDotRules(t *testing.T) {
+	top := t.TempDir()
+	mustMkdir(t, filepath.Join(top, dest))
+	long := strings.Repeat("n", 255)
+	_, err := extract(t, dotHiddenFS{osFS{top}}, makeTar(t,
+		member{Type: tar.TypeReg, Name: "a.txt", Data: "a", Mode: 0o644}, member{Type: tar.TypeReg, Name: ".env", Data: "s", Mode: 0o644}, member{Type: tar.TypeReg, Name: long, Data: "l", Mode: 0o644},
+		member{Name: "l", Type: tar.TypeSymlink, Link: "a.txt"}, member{Name: "h", Type: tar.TypeLink, Link: "a.txt"}), Options{})
+	if err == nil || !strings.Contains(err.Error(), ".env") || strings.Contains(err.Error(), "a.txt:") {
+		t.Errorf("err = %v, want only .env refused", err)
+	}
+	for _, n := range []string{"a.txt", long, "l", "h"} {
+		if _, err := os.Lstat(filepath.Join(top, dest, n)); err != nil {
+			t.Errorf("%s: %v", n[:min(len(n), 10)], err)
+		}
+	}
+	if ents, _ := os.ReadDir(filepath.Join(top, dest)); len(ents) != 4 {
+		t.Errorf("destination holds %d entries, want 4", len(ents))
 	}
 }

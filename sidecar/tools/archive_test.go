@@ -166,3 +166,48 @@ func TestImportStripsSetIDRefusesDevices(t *testing.T) {
 		t.Errorf("--skip-special: %+v %v", st, err)
 	}
 }
+
+// TestImportUnderDotfileRules: a member is written under a temporary name
+// beginning with a dot, which a hidden or read-only '.*' glob covers, so
+// every file of an import was refused ("create d/a.txt: no such file")
+// under a policy that allows it. The members the rules leave alone are
+// made (a 255-byte name too); those they cover are still refused.
+func TestImportUnderDotfileRules(t *testing.T) {
+	for _, policy := range []sfs.Policy{{Hidden: []string{".*"}}, {ReadOnly: []string{".*"}}} {
+		core := newCore(t, sfs.Options{Policy: policy})
+		s := NewForCore(core, nil, Options{})
+		var buf bytes.Buffer
+		tw := tar.NewWriter(&buf)
+		for _, m := range []struct{ name, body string }{{"a.txt", "a"}, {"sub/b.txt", "b"}, {".env", "secret"}, {strings.Repeat("n", 255), "long"}} {
+			if err := tw.WriteHeader(&tar.Header{Name: m.name, Mode: 0o644, Size: int64(len(m.body)), Typeflag: tar.TypeReg}); err != nil {
+				t.Fatal(err)
+			}
+			tw.Write([]byte(m.body))
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: "l", Linkname: "a.txt", Typeflag: tar.TypeSymlink}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: "h", Linkname: "a.txt", Typeflag: tar.TypeLink}); err != nil {
+			t.Fatal(err)
+		}
+		tw.Close()
+		st, err := s.Import(t.Context(), "d", &buf, ImportOptions{})
+		if err == nil || !strings.Contains(err.Error(), ".env") || strings.Contains(err.Error(), "a.txt") {
+			t.Errorf("%+v: import: %v, want only .env refused", policy, err)
+		}
+		if st.Files != 3 || st.Symlinks != 1 || st.Links != 1 {
+			t.Errorf("%+v: made %+v", policy, st)
+		}
+		for p, want := range map[string]string{"/d/a.txt": "a", "/d/sub/b.txt": "b", "/d/l": "a", "/d/h": "a", "/d/" + strings.Repeat("n", 255): "long"} {
+			if b, err := core.ReadFile(p); err != nil || string(b) != want {
+				t.Errorf("%+v: %s: %q %v", policy, p, b, err)
+			}
+		}
+		ents, _ := core.ReadDir("/d")
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name, ".") {
+				t.Errorf("%+v: %s left in d", policy, e.Name)
+			}
+		}
+	}
+}
