@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -114,5 +115,61 @@ func TestEditTooLargeAllocatesNothing(t *testing.T) {
 	}
 	if got, _ := core.ReadFile("/a"); len(got) != 10_000 {
 		t.Errorf("a is %d bytes", len(got))
+	}
+}
+
+// TestPagingOffsetsNearMaxInt: offsets up to math.MaxInt page every tool
+// without a panic (diff_checkpoint sliced past the end when offset+limit
+// overflowed: a 500 and a Go panic in the log) or a negative next_offset
+// (ls answered -9223372036854775609); a page past the end is empty.
+func TestPagingOffsetsNearMaxInt(t *testing.T) {
+	core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { core.Close() })
+	s := NewForCore(core, nil, Options{})
+	ctx := t.Context()
+	for i := range 5 {
+		if _, err := s.Write(ctx, WriteInput{Path: fmt.Sprintf("f%d", i), Content: "hit\n"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp, err := s.CheckpointTool(ctx, CheckpointInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(ctx, WriteInput{Path: "g", Content: "hit\n"}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	offsets := []int{math.MaxInt, math.MaxInt - 1, math.MaxInt - 999, math.MaxInt - 1000, 6, 7}
+	for range 20 {
+		offsets = append(offsets, math.MaxInt-rng.IntN(5000), rng.IntN(10))
+	}
+	for _, off := range offsets {
+		for _, limit := range []int{0, 1, 1000} {
+			check := func(tool string, n, next int, err error) {
+				t.Helper()
+				if err != nil || next < 0 || next > 0 && next <= off {
+					t.Errorf("%s offset %d limit %d: %d entries, next %d, %v", tool, off, limit, n, next, err)
+				}
+			}
+			ls, err := s.Ls(ctx, LsInput{Offset: off, Limit: limit})
+			check("ls", len(ls.Entries), ls.NextOffset, err)
+			fd, err := s.Find(ctx, FindInput{Offset: off, Limit: limit})
+			check("find", len(fd.Paths), fd.NextOffset, err)
+			gr, err := s.Grep(ctx, GrepInput{Pattern: "hit", Offset: off, Limit: limit})
+			check("grep", len(gr.Matches), gr.NextOffset, err)
+			df, err := func() (out DiffOutput, err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("panic: %v", r)
+					}
+				}()
+				return s.DiffTool(ctx, DiffInput{From: cp.ID, Offset: off, Limit: limit})
+			}()
+			check("diff_checkpoint", len(df.Changes), df.NextOffset, err)
+		}
 	}
 }

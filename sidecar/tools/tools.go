@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -243,5 +244,8 @@ func (s *Service) page(offset, limit, def int) (int, int, error) {
 	if limit == 0 {
 		limit = def
 	}
-	return offset, min(limit, s.opts.MaxPage), nil
+	limit = min(limit, s.opts.MaxPage)
+	// Past every page either way, and offset+limit cannot overflow into a
+	// negative slice bound or next_offset.
+	return min(offset, math.MaxInt-limit), limit, nil
 }
