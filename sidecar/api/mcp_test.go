@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,4 +59,28 @@ func TestMCPStreamableHTTP(t *testing.T) {
 func TestMCPThroughOwner(t *testing.T) {
 	e := serve(t, Options{}, false)
 	apitest.CheckMCP(t, inMemory(t, e.c))
+}
+
+// TestToolPanicIsAnError: a tool that panics answers an internal error to
+// its caller. Over MCP each call runs in a goroutine of its own, so a
+// panic there (diff_checkpoint's with an offset near MaxInt64) stopped
+// the whole owner.
+func TestToolPanicIsAnError(t *testing.T) {
+	saved := toolset
+	t.Cleanup(func() { toolset = saved })
+	toolset = append(append([]tool(nil), saved...), def("boom", "Boom", "panics", true, false,
+		func(*tools.Service, context.Context, tools.LsInput) (tools.LsOutput, error) { panic("boom") }))
+	core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { core.Close() })
+	svc := tools.NewForCore(core, nil, tools.Options{})
+	if _, err := (Local{svc}).Call(t.Context(), "boom", []byte("{}")); err == nil || !strings.Contains(err.Error(), "internal") {
+		t.Errorf("Local.Call: %v, want an internal error", err)
+	}
+	res, err := inMemory(t, Local{svc}).CallTool(t.Context(), &mcp.CallToolParams{Name: "boom", Arguments: map[string]any{}})
+	if err != nil || !res.IsError {
+		t.Errorf("MCP call: %+v %v, want an error result", res, err)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"runtime/debug"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -67,8 +69,16 @@ func def[In any, Out texter](name, title, desc string, readOnly, destructive boo
 }
 
 // call validates args against the tool's schema (required fields, types)
-// and runs it.
-func (t tool) call(ctx context.Context, s *tools.Service, args []byte) (Result, error) {
+// and runs it. A panic in the tool is its caller's internal error: over
+// MCP each call runs in a goroutine of its own, where it would stop the
+// owner and every workspace it serves.
+func (t tool) call(ctx context.Context, s *tools.Service, args []byte) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			slog.Error("tool panicked", "tool", t.name, "panic", p, "stack", string(debug.Stack()))
+			res, err = Result{}, fmt.Errorf("tool %s: internal error (a panic, logged by the owner)", t.name)
+		}
+	}()
 	if err := checkUTF8JSON(args); err != nil {
 		return Result{}, err
 	}
@@ -79,7 +89,7 @@ func (t tool) call(ctx context.Context, s *tools.Service, args []byte) (Result, 
 	if err := t.resolved.Validate(v); err != nil {
 		return Result{}, apiErr(codeBadJSON, "invalid arguments for %s: %v", t.name, err)
 	}
-	res, err := t.run(ctx, s, args)
+	res, err = t.run(ctx, s, args)
 	if err == nil && t.durable {
 		err = durable(ctx, s)
 	}
