@@ -44,6 +44,10 @@ type HandlerOptions struct {
 	OperatorToken string
 	// Dir validates workspace tokens.
 	Dir *host.Dir
+	// Admission is the host handler's: a request this host opens a
+	// workspace for takes its turn before the open (nil: none). One
+	// forwarded to the holder takes none here: the holder admits it.
+	Admission *host.Admission
 }
 
 // Handler routes the requests of each workspace to the host holding its
@@ -85,10 +89,21 @@ func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// The open (a lease, maybe a restore) is the wake the host's
+		// handler would do within the turn; next is admitted at once.
+		r, done, err := o.Admission.AdmitRequest(r, id)
+		if err != nil {
+			host.WriteError(w, err)
+			return
+		}
+		defer done()
 		_, release, err := f.host.Acquire(r.Context(), id)
 		var held *HeldError
 		if errors.As(err, &held) {
-			f.forward(w, r, held.Record, true) // another host took it first
+			// Another host took it first, and admits it: this one
+			// holds no turn while it proxies.
+			done()
+			f.forward(w, r, held.Record, true)
 			return
 		}
 		if err != nil {

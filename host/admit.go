@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -16,11 +17,15 @@ import (
 // is full (Admission).
 var ErrOverloaded = errors.New("host overloaded")
 
-// Defaults of serve --workspaces' --max-queued and
-// --max-queued-per-workspace.
+// Defaults of serve --workspaces' --max-queued,
+// --max-queued-per-workspace and --max-request-hold.
 const (
 	DefaultMaxQueued             = 4096
 	DefaultMaxQueuedPerWorkspace = 64
+	// DefaultMaxHold: a tool request or a short exec ends well within
+	// it (a few milliseconds, also under load), and turns all held by
+	// long execs come round again within a second.
+	DefaultMaxHold = time.Second
 )
 
 // DefaultMaxRequests is --max-requests' default: 16 per CPU, enough to
@@ -42,7 +47,7 @@ type AdmissionOptions struct {
 	MaxQueuedPerWorkspace int
 	// MaxHold is how long a request keeps its turn: one that runs
 	// longer (an exec of a build, an export) goes on outside the bound,
-	// so a few long requests cannot hold every turn. Default 1s.
+	// so a few long requests cannot hold every turn. 0: DefaultMaxHold.
 	MaxHold time.Duration
 }
 
@@ -80,7 +85,7 @@ func NewAdmission(o AdmissionOptions) *Admission {
 		return nil
 	}
 	if o.MaxHold <= 0 {
-		o.MaxHold = time.Second
+		o.MaxHold = DefaultMaxHold
 	}
 	return &Admission{o: o, free: o.MaxRequests, waiting: map[string][]*waiter{}}
 }
@@ -98,8 +103,9 @@ func (e *OverloadedError) Unwrap() error { return ErrOverloaded }
 // the request calls when it ends; past a queue bound it fails at once
 // with an *OverloadedError, and when ctx ends first with ctx's error.
 // A nil Admission admits everything.
+// A ctx that holds a turn of a already (AdmitRequest) is admitted at once.
 func (a *Admission) Admit(ctx context.Context, id string) (done func(), err error) {
-	if a == nil {
+	if held, _ := ctx.Value(admittedKey{}).(*Admission); a == nil || held == a {
 		return func() {}, nil
 	}
 	a.mu.Lock()
@@ -137,6 +143,22 @@ func (a *Admission) Admit(ctx context.Context, id string) (done func(), err erro
 		a.mu.Unlock()
 	}
 	return nil, ctx.Err()
+}
+
+// admittedKey marks a request's context as holding a turn of the
+// Admission that is its value.
+type admittedKey struct{}
+
+// AdmitRequest is Admit of r, a request of workspace id, and returns r
+// marked as holding the turn: a handler further in (the host's own,
+// behind a fleet's that had to take the workspace's lease first) that
+// asks the same Admission for r's turn gets it at once, not a second one.
+func (a *Admission) AdmitRequest(r *http.Request, id string) (*http.Request, func(), error) {
+	done, err := a.Admit(r.Context(), id)
+	if err != nil || a == nil {
+		return r, done, err
+	}
+	return r.WithContext(context.WithValue(r.Context(), admittedKey{}, a)), done, nil
 }
 
 // refuseLocked is the refusal of a request past a queue bound, mine of

@@ -60,8 +60,10 @@ type HandlerOptions struct {
 	// leases); nil: nowhere. DELETE removes a workspace there too.
 	Remote Remote
 	// Admission gives the workspaces' requests their turns (nil: all
-	// at once). Change streams (events, an MCP session's GET) take none:
-	// they hold no turn while they wait.
+	// at once), and the operator's that open, copy, close or remove a
+	// store (create, fork, PATCH, DELETE); the others (lists, info,
+	// tokens, health) read a few small files. Change streams (events, an
+	// MCP session's GET) take none: they hold no turn while they wait.
 	Admission *Admission
 	Logger    *slog.Logger
 }
@@ -339,6 +341,14 @@ func (s *handler) create(w http.ResponseWriter, r *http.Request) {
 	if in.ID == "" {
 		in.ID = NewID()
 	}
+	// Making a store, copying one for a fork: a turn of the workspace
+	// worked on, as its own requests take.
+	done, err := s.o.Admission.Admit(r.Context(), cmp.Or(in.ForkOf, in.ID))
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	defer done()
 	create := func() error {
 		if err := s.d.Create(in.ID, in.Policy); err != nil {
 			return err
@@ -547,6 +557,14 @@ func (s *handler) patch(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, err)
 		return
 	}
+	// The reopen closes the store (its final commit): a turn, as the
+	// workspace's own requests take.
+	done, err := s.o.Admission.Admit(r.Context(), id)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	defer done()
 	// The core and the backends take their policy and limits when the
 	// workspace opens, the egress dialer at once: a change of the egress
 	// rules alone needs no reopen.
@@ -600,6 +618,14 @@ func (s *handler) remove(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Closing the store, removing its folder and its remote copy: a
+	// turn, as the workspace's own requests take.
+	done, err := s.o.Admission.Admit(r.Context(), id)
+	if err != nil {
+		WriteError(w, err)
+		return
+	}
+	defer done()
 	remove := func() error {
 		err := s.d.Remove(id)
 		if errors.Is(err, ErrNotFound) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/sqlfs/sqlfs/sidecar/preview"
@@ -26,8 +27,12 @@ func publicBase(base, id string) string { return strings.TrimSuffix(base, "/") +
 // workspace's previews only, so nothing of one workspace reaches another.
 // The listener faces the internet, asks no token, and answers 404 to
 // anything else; it wakes a hibernated workspace only for a link its key
-// signs (previews live only while their workspace is open).
-func PublicHandler(h *Host, d *Dir) http.Handler {
+// signs (previews live only while their workspace is open). A signed
+// link takes a turn of a (nil: none), as the API's requests do; a
+// preview takes none: it wakes nothing, and its work is its container's
+// (under the container's own limits and --max-containers), the host
+// only copying the bytes.
+func PublicHandler(h *Host, d *Dir, a *Admission) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc(publicPrefix+"{id}/{rest...}", func(w http.ResponseWriter, r *http.Request) {
 		id, rest := r.PathValue("id"), "/"+r.PathValue("rest")
@@ -48,7 +53,15 @@ func PublicHandler(h *Host, d *Dir) http.Handler {
 				http.NotFound(w, r)
 				return
 			}
-			var err error
+			// A valid link wakes and reads its workspace: a turn of
+			// it, as the API's requests take, so links flooding in
+			// fill that workspace's share of the queue.
+			done, err := a.Admit(r.Context(), id)
+			if err != nil {
+				publicError(w, r, err)
+				return
+			}
+			defer done()
 			if ws, release, err = h.Acquire(r.Context(), id); err != nil {
 				publicError(w, r, err)
 				return
@@ -70,9 +83,16 @@ func PublicHandler(h *Host, d *Dir) http.Handler {
 }
 
 // publicError answers a public request its workspace could not serve:
-// 404 when it is gone, 503 with a retry hint when it is busy or the host
-// shuts down, never the reason's details.
+// 404 when it is gone, 429 with a retry hint past the host's request
+// queue, 503 with one when it is busy or the host shuts down, never the
+// reason's details.
 func publicError(w http.ResponseWriter, r *http.Request, err error) {
+	var over *OverloadedError
+	if errors.As(err, &over) {
+		w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(over.Retry)))
+		http.Error(w, "429 busy, retry in "+strconv.Itoa(retrySeconds(over.Retry))+"s", http.StatusTooManyRequests)
+		return
+	}
 	if _, retry := toolsError(err); retry {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 		http.Error(w, "503 busy, retry in a moment", http.StatusServiceUnavailable)

@@ -19,13 +19,20 @@ import (
 // it returns.
 func servePublic(t *testing.T, o host.Options) (*env, string) {
 	t.Helper()
+	return servePublicWith(t, o, host.HandlerOptions{})
+}
+
+// servePublicWith is servePublic with handler options ho, whose Admission
+// the public listener shares.
+func servePublicWith(t *testing.T, o host.Options, ho host.HandlerOptions) (*env, string) {
+	t.Helper()
 	var h atomic.Value // the handler, set once the host exists
 	ps := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.Load().(http.Handler).ServeHTTP(w, r)
 	}))
 	t.Cleanup(ps.Close)
-	e, d := serveDir(t, o, host.HandlerOptions{}, workspace.Options{PublicURL: ps.URL})
-	h.Store(host.PublicHandler(e.host, d))
+	e, d := serveDir(t, o, ho, workspace.Options{PublicURL: ps.URL})
+	h.Store(host.PublicHandler(e.host, d, ho.Admission))
 	return e, ps.URL
 }
 
@@ -117,7 +124,7 @@ func TestPublicPreviews(t *testing.T) {
 	f := &fakes{t: t, open: map[string]*fake{}, removed: map[string]bool{}}
 	h := host.New(host.Options{Opener: f, IdleTimeout: time.Hour, Logger: quiet})
 	t.Cleanup(func() { h.Close(t.Context()) })
-	ps := httptest.NewServer(host.PublicHandler(h, nil))
+	ps := httptest.NewServer(host.PublicHandler(h, nil, nil))
 	t.Cleanup(ps.Close)
 	_, release, err := h.Acquire(t.Context(), "a")
 	if err != nil {

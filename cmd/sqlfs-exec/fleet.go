@@ -27,8 +27,9 @@ func joinFleet(ctx context.Context, o hostOptions, dir *host.Dir, opener fleet.O
 	return fleet.New(fo)
 }
 
-// fleetHandler routes handler's workspace requests through f.
-func fleetHandler(f *fleet.Fleet, h *host.Host, dir *host.Dir, o hostOptions, handler http.Handler) http.Handler {
+// fleetHandler routes handler's workspace requests through f, which
+// takes a turn of a (handler's own) before it opens a workspace for one.
+func fleetHandler(f *fleet.Fleet, h *host.Host, dir *host.Dir, o hostOptions, a *host.Admission, handler http.Handler) http.Handler {
 	f.Bind(h)
-	return f.Handler(handler, fleet.HandlerOptions{OperatorToken: o.token, Dir: dir})
+	return f.Handler(handler, fleet.HandlerOptions{OperatorToken: o.token, Dir: dir, Admission: a})
 }

@@ -51,11 +51,7 @@ func TestServeFleet(t *testing.T) {
 	urlB, _ := start("b", freeAddr(t))
 	must := func(url string, want int, method, path, body string) string {
 		t.Helper()
-		st, out := hostCall(t, url, op, method, path, body)
-		if st != want {
-			t.Fatalf("%s %s%s: %d %s, want %d", method, url, path, st, out, want)
-		}
-		return out
+		return hostMust(t, url, op, want, method, path, body)
 	}
 	must(urlA, http.StatusCreated, "POST", "/v1/workspaces", `{"id":"w"}`)
 	must(urlB, http.StatusOK, "POST", "/v1/workspaces/w/tools/write", `{"path":"f.txt","content":"through b"}`)

@@ -66,8 +66,8 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 	if err != nil {
 		return fail("serve", err)
 	}
-	if a := o.admission; a.MaxRequests < 0 || a.MaxQueued < 0 || a.MaxQueuedPerWorkspace < 0 {
-		return fail("serve", errors.New("--max-requests, --max-queued and --max-queued-per-workspace must be 0 or more"))
+	if a := o.admission; a.MaxRequests < 0 || a.MaxQueued < 0 || a.MaxQueuedPerWorkspace < 0 || a.MaxHold <= 0 {
+		return fail("serve", errors.New("--max-requests, --max-queued and --max-queued-per-workspace must be 0 or more, --max-request-hold positive"))
 	}
 	if o.maxContainers < 0 {
 		return fail("serve", errors.New("--max-containers must be 0 or more"))
@@ -137,15 +137,18 @@ func serveHost(ctx context.Context, o hostOptions) (code int) {
 			}
 		}()
 	}
+	// One bound for the API, the public listener and what the fleet
+	// serves.
+	admission := host.NewAdmission(o.admission)
 	if o.publicAddr != "" {
-		if err := listenPublic(ctx, host.PublicHandler(h, dir), o.publicAddr, o.public, func() {}, o.logger); err != nil {
+		if err := listenPublic(ctx, host.PublicHandler(h, dir, admission), o.publicAddr, o.public, func() {}, o.logger); err != nil {
 			return fail("serve", errors.Join(err, ln.Close()))
 		}
 		o.logger.Info("serving published links and previews", "addr", o.publicAddr, "base", o.publicURL)
 	}
-	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Remote: remote, Admission: host.NewAdmission(o.admission), Logger: o.logger})
+	handler := host.Handler(h, dir, host.HandlerOptions{OperatorToken: o.token, WorkspaceLabel: o.workspaceLabel, Remote: remote, Admission: admission, Logger: o.logger})
 	if member != nil {
-		handler = fleetHandler(member, h, dir, o, handler)
+		handler = fleetHandler(member, h, dir, o, admission, handler)
 		o.logger.Info("in a fleet", "advertise", member.Addr())
 	}
 	o.logger.Info("hosting", "workspaces", o.dir, "listen", ln.Addr().String(), "pid", os.Getpid(), "max_open", o.maxOpen, "idle_timeout", o.idle, "max_requests", o.admission.MaxRequests)

@@ -68,6 +68,16 @@ func hostCall(t *testing.T, url, token, method, path, body string) (int, string)
 	return exectest.Call(t, url, token, method, path, body)
 }
 
+// hostMust is hostCall that must answer want; it returns the body.
+func hostMust(t *testing.T, url, token string, want int, method, path, body string) string {
+	t.Helper()
+	st, out := hostCall(t, url, token, method, path, body)
+	if st != want {
+		t.Fatalf("%s %s%s: %d %s, want %d", method, url, path, st, out, want)
+	}
+	return out
+}
+
 // TestServeWorkspaces drives a host over TCP: workspaces made through the
 // API, the CLI's --host/--workspace with the operator's and a workspace's
 // token, and a SIGKILL that loses nothing committed.

@@ -155,9 +155,10 @@ func runServe(ctx context.Context, args []string) int {
 		maxOpen     = fs.Int("max-open", 0, "with --workspaces: open at most `N` workspaces, hibernating the least recently used idle one first (0: no bound)")
 		idle        = fs.Duration("idle-timeout", 30*time.Second, "with --workspaces: hibernate a workspace unused for this long")
 		wsLabel     = fs.Bool("metrics-workspace-label", false, "with --workspaces: count each workspace's requests in sqlfs_host_workspace_requests_total{workspace} (one series per workspace)")
-		maxReqs     = fs.Int("max-requests", host.DefaultMaxRequests(), "with --workspaces: serve at most `N` workspace requests at once, host-wide (16 per CPU by default; 0: no bound); the others wait their turn, round robin over workspaces, first come first served within each")
+		maxReqs     = fs.Int("max-requests", host.DefaultMaxRequests(), "with --workspaces: serve at most `N` requests at once, host-wide (a workspace's own, a published link's, the operator's create, fork, PATCH and DELETE; 16 per CPU by default; 0: no bound); the others wait their turn, round robin over workspaces, first come first served within each")
 		maxQueued   = fs.Int("max-queued", host.DefaultMaxQueued, "with --workspaces --max-requests: at most `N` requests wait for a turn, host-wide; one more is refused with 429 and Retry-After")
 		maxQueuedWS = fs.Int("max-queued-per-workspace", host.DefaultMaxQueuedPerWorkspace, "with --workspaces --max-requests: at most `N` requests of one workspace wait; one more is refused with 429 and Retry-After")
+		maxHold     = fs.Duration("max-request-hold", host.DefaultMaxHold, "with --workspaces --max-requests: a request keeps its turn for at most this long; one running longer (a build's exec, an export) goes on outside the bound, and its turn passes to the next")
 		maxCtrs     = fs.Int("max-containers", 0, "with --workspaces and --rootfs: run at most `N` container execs at once on the host; one more is refused with 429 and Retry-After (0: no bound)")
 		memHigh     = fs.Int64("memory-high", 0, "with --workspaces: past `BYTES` of resident memory, hibernate idle workspaces early, least recently used first (0: no bound)")
 		restoreNice = fs.Int("restore-nice", replica.DefaultRestoreNice, "with --workspaces --replica: run restores from the replica at niceness `N` (nice(1); 0, the default: not niced; a niced restore thread the kernel holds back also holds back the host goroutines that share its scheduler slot)")
@@ -205,7 +206,7 @@ func runServe(ctx context.Context, args []string) int {
 			dir: *hostDir, listen: *listen, token: token, grace: *grace, metricsAddr: *metricsAddr,
 			publicAddr: *publicAddr, publicURL: publicBase(*publicAddr, *publicURL), public: public,
 			maxOpen: *maxOpen, maxRestores: *maxRestores, restoreNice: *restoreNice, maxConns: *apiConns, idle: *idle, memoryHigh: *memHigh, workspaceLabel: *wsLabel, maxContainers: *maxCtrs,
-			admission: host.AdmissionOptions{MaxRequests: *maxReqs, MaxQueued: *maxQueued, MaxQueuedPerWorkspace: *maxQueuedWS}, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
+			admission: host.AdmissionOptions{MaxRequests: *maxReqs, MaxQueued: *maxQueued, MaxQueuedPerWorkspace: *maxQueuedWS, MaxHold: *maxHold}, flags: &wf, container: &cf, fleet: &ff, replica: &rf, logger: log,
 		})
 	}
 	var ro replica.Options
