@@ -199,6 +199,13 @@ func cmdAdd(s *session, args []string) error {
 	var ignoredArgs []string
 	var forced []*wtFile
 	for i, p := range rel {
+		// What a symlink in the worktree leads to is not the repository's
+		// to add: it would be committed under a path the worktree lacks.
+		if d := r.leadingNonDir(p); d != "" {
+			if fi, err := r.fs.Lstat(d); err == nil && fi.Mode()&iofs.ModeSymlink != 0 {
+				return fatalf("pathspec '%s' is beyond a symbolic link", paths[i])
+			}
+		}
 		fi, err := r.fs.Lstat(p)
 		tracked := underIndex(idx, p)
 		if err != nil && !errors.Is(err, iofs.ErrNotExist) {
