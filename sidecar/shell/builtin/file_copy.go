@@ -240,6 +240,9 @@ type copier struct {
 	linkFiles bool // -l
 	symlinks  bool // -s
 	status    int
+	// dirs is the source directories being copied, outermost first: one
+	// met again below itself (through a followed link) is a cycle.
+	dirs []fs.FileInfo
 }
 
 func fileCp(ctx context.Context, env *Env, args []string) int {
@@ -398,6 +401,13 @@ func (c *copier) copy(srcName, src, dstName, dst string, top bool) {
 			c.status = 1
 			return
 		}
+		for _, d := range c.dirs {
+			if fileSame(d, fi) {
+				env.Errorf(c.cmd, "cannot copy cyclic symbolic link %s", textQuoteGNU(srcName))
+				c.status = 1
+				return
+			}
+		}
 		if derr != nil {
 			if err := env.FS.Mkdir(dst, fi.Mode().Perm()|0o700); err != nil {
 				c.fail("cannot create directory "+textQuoteGNU(dstName), err)
@@ -416,9 +426,11 @@ func (c *copier) copy(srcName, src, dstName, dst string, top bool) {
 			c.fail("cannot access "+textQuoteGNU(srcName), err)
 			return
 		}
+		c.dirs = append(c.dirs, fi)
 		for _, e := range ents {
 			c.copy(fileJoin(srcName, e.Name()), path.Join(src, e.Name()), fileJoin(dstName, e.Name()), path.Join(dst, e.Name()), false)
 		}
+		c.dirs = c.dirs[:len(c.dirs)-1]
 		c.finish(fi, dst)
 		if !c.preserve {
 			_ = env.FS.Chmod(dst, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,6 +37,8 @@ type lister struct {
 	sortBy                          byte // 'n'ame, 't'ime, 'S'ize, 'X' extension
 	status                          int
 	now                             time.Time
+	// dirs is the directories being listed by -R, outermost first.
+	dirs []fs.FileInfo
 }
 
 func fileLs(ctx context.Context, env *Env, args []string) int {
@@ -210,12 +213,22 @@ func (l *lister) listDir(d lsEntry, header bool) {
 	if !l.recursive {
 		return
 	}
+	l.dirs = append(l.dirs, d.fi)
+	defer func() { l.dirs = l.dirs[:len(l.dirs)-1] }()
 	for _, e := range list {
 		if e.name == "." || e.name == ".." || !e.fi.IsDir() {
 			continue
 		}
+		name := fileJoin(d.name, e.name)
+		if slices.ContainsFunc(l.dirs, func(a fs.FileInfo) bool { return fileSame(a, e.fi) }) {
+			// A link (-L) back to a directory being listed: a cycle.
+			l.out.Flush()
+			l.env.Errorf("ls", "%s: not listing already-listed directory", name)
+			l.status = 2
+			continue
+		}
 		l.out.WriteString("\n")
-		l.listDir(lsEntry{name: fileJoin(d.name, e.name), abs: e.abs, fi: e.fi}, true)
+		l.listDir(lsEntry{name: name, abs: e.abs, fi: e.fi}, true)
 	}
 }
 
