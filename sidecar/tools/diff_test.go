@@ -3,7 +3,6 @@ package tools
 import (
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -55,11 +54,7 @@ func TestSpanDiffApplies(t *testing.T) {
 // bounded memory; diffing it whole took 3.2 s and 690 MB for 700,000
 // changed lines (load 11).
 func TestEditDiffBounded(t *testing.T) {
-	core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { core.Close() })
+	core := newCore(t, sfs.Options{})
 	s := NewForCore(core, nil, Options{})
 	var b strings.Builder
 	for i := range 700_000 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -22,11 +21,7 @@ func TestWriteOverQuotaKeepsFile(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 3))
 			quota := int64(1000 + rng.IntN(200_000))
-			core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{Policy: sfs.Policy{QuotaBytes: quota}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { core.Close() })
+			core := newCore(t, sfs.Options{Policy: sfs.Policy{QuotaBytes: quota}})
 			s := NewForCore(core, nil, Options{})
 			ctx := t.Context()
 			want := map[string]string{}
@@ -88,11 +83,7 @@ func TestWriteOverQuotaKeepsFile(t *testing.T) {
 // 1 MiB new_text, 10 GB), all allocated before the size was checked. A
 // file over the limit is refused before it is read.
 func TestEditTooLargeAllocatesNothing(t *testing.T) {
-	core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { core.Close() })
+	core := newCore(t, sfs.Options{})
 	s := NewForCore(core, nil, Options{MaxWriteBytes: 1 << 20})
 	ctx := t.Context()
 	if _, err := s.Write(ctx, WriteInput{Path: "a", Content: strings.Repeat("a", 10_000)}); err != nil {
@@ -104,7 +95,7 @@ func TestEditTooLargeAllocatesNothing(t *testing.T) {
 	newText := strings.Repeat("x", 10_000)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = s.Edit(ctx, EditInput{Path: "a", Edits: []Replacement{{OldText: "a", NewText: newText, ReplaceAll: true}}})
+	_, err := s.Edit(ctx, EditInput{Path: "a", Edits: []Replacement{{OldText: "a", NewText: newText, ReplaceAll: true}}})
 	_, err2 := s.Edit(ctx, EditInput{Path: "big", Edits: []Replacement{{OldText: "b\nb\n", NewText: "", ReplaceAll: true}}})
 	runtime.ReadMemStats(&after)
 	if code(err) != CodeTooLarge || code(err2) != CodeTooLarge {
@@ -123,11 +114,7 @@ func TestEditTooLargeAllocatesNothing(t *testing.T) {
 // overflowed: a 500 and a Go panic in the log) or a negative next_offset
 // (ls answered -9223372036854775609); a page past the end is empty.
 func TestPagingOffsetsNearMaxInt(t *testing.T) {
-	core, err := sfs.Open(t.Context(), filepath.Join(t.TempDir(), "ws.sqlfs"), sfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { core.Close() })
+	core := newCore(t, sfs.Options{})
 	s := NewForCore(core, nil, Options{})
 	ctx := t.Context()
 	for i := range 5 {
