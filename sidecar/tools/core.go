@@ -46,10 +46,12 @@ func (c coreFS) Create(n string, p fs.FileMode) (io.WriteCloser, error) {
 	return c.f.OpenFile(n, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, sfs.UnixPerm(p))
 }
 
-// WriteFile replaces n's content all or nothing as far as the quota goes:
-// the growth is reserved first (a truncation up to the new size, which the
-// quota charges), so content that does not fit leaves the file as it was
-// instead of emptied or cut, and the writes after it cannot hit the quota.
+// WriteFile replaces n's content all or nothing as far as the quota goes.
+// A file with content has the growth reserved first (a truncation up to
+// the new size, which the quota charges), so content that does not fit
+// leaves it as it was instead of emptied or cut. A new or empty file has
+// nothing to lose: it is written at once (no truncate in its audit trail)
+// and emptied again if the write fails.
 func (c coreFS) WriteFile(n string, d []byte, p fs.FileMode) error {
 	fl, err := c.f.OpenFile(n, os.O_WRONLY|os.O_CREATE, sfs.UnixPerm(p))
 	if err != nil {
@@ -57,11 +59,14 @@ func (c coreFS) WriteFile(n string, d []byte, p fs.FileMode) error {
 	}
 	size := int64(len(d))
 	a, err := fl.Stat()
-	if err == nil && size > a.Size {
+	if err == nil && a.Size > 0 && size > a.Size {
 		err = fl.Truncate(size)
 	}
 	if err == nil {
 		_, err = fl.WriteAt(d, 0)
+		if err != nil && a.Size == 0 {
+			_ = fl.Truncate(0) // the write's own error is the one to report
+		}
 	}
 	if err == nil && size < a.Size {
 		err = fl.Truncate(size)

@@ -5,10 +5,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 // TestWriteOverQuotaKeepsFile: a write or edit refused by the quota leaves
@@ -157,6 +159,44 @@ func TestPagingOffsetsNearMaxInt(t *testing.T) {
 				return s.DiffTool(ctx, DiffInput{From: cp.ID, Offset: off, Limit: limit})
 			}()
 			check("diff_checkpoint", len(df.Changes), df.NextOffset, err)
+		}
+	}
+}
+
+// TestWriteAuditsWhatChanged: the write tool's audit trail (and so the
+// change events agents watch) names what a write did, no more: a new file
+// is a create and a write; an overwrite, larger (the quota's reservation)
+// or smaller (the cut), one truncate beside them (an open that may create
+// is a create in the trail, as before). The reservation once put a
+// truncate into every new file's trail.
+func TestWriteAuditsWhatChanged(t *testing.T) {
+	core := newCore(t, sfs.Options{Policy: sfs.Policy{QuotaBytes: 1 << 20}})
+	s := NewForCore(core, nil, Options{})
+	ctx := t.Context()
+	cases := []struct {
+		content string
+		want    []string
+	}{
+		{"hello", []string{"create", "write"}},
+		{"hello, world", []string{"create", "truncate", "write"}},
+		{"hi", []string{"create", "truncate", "write"}},
+	}
+	var seen int
+	for _, c := range cases {
+		if _, err := s.Write(ctx, WriteInput{Path: "f.txt", Content: c.content}); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := s.Audit(ctx, sqlstore.AuditFilter{PathPrefix: "/f.txt"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ops []string
+		for _, e := range ev[seen:] {
+			ops = append(ops, e.Op)
+		}
+		seen = len(ev)
+		if !slices.Equal(ops, c.want) {
+			t.Errorf("write of %q: audit %v, want %v", c.content, ops, c.want)
 		}
 	}
 }
