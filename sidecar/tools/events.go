@@ -112,13 +112,19 @@ func (s *Service) Watch(ctx context.Context, o WatchOptions, emit func(ev []Chan
 	}
 	store := s.core.Store()
 	cursor = o.After
-	if cursor < 0 {
-		if err := s.core.Flush(ctx); err != nil {
-			return cursor, classify(err)
-		}
-		if cursor, err = store.LastAuditSeq(ctx); err != nil {
-			return o.After, classify(err)
-		}
+	if err := s.core.Flush(ctx); err != nil {
+		return cursor, classify(err)
+	}
+	last, err := store.LastAuditSeq(ctx)
+	if err != nil {
+		return o.After, classify(err)
+	}
+	switch {
+	case cursor < 0:
+		cursor = last
+	case cursor > last:
+		// Every change up to that number would be skipped, unseen.
+		return cursor, toolErr(CodeInvalid, nil, "after %d is past the last change, %d: pass the next of an earlier answer, or leave it out to wait from now on", cursor, last)
 	}
 	var beat <-chan time.Time
 	if o.Heartbeat > 0 {

@@ -200,3 +200,27 @@ func TestWriteAuditsWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitAfterThePresent: an after past the last change is refused; it
+// used to be taken, and every change up to it went unseen.
+func TestWaitAfterThePresent(t *testing.T) {
+	core := newCore(t, sfs.Options{})
+	s := NewForCore(core, nil, Options{})
+	ctx := t.Context()
+	now, err := s.WaitForChange(ctx, WaitInput{TimeoutMs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, after := range []int64{now.Next + 1, math.MaxInt64} {
+		if _, err := s.WaitForChange(ctx, WaitInput{After: &after, TimeoutMs: 1}); code(err) != CodeInvalid {
+			t.Errorf("after %d (last %d): %v, want invalid_argument", after, now.Next, err)
+		}
+	}
+	if _, err := s.Write(ctx, WriteInput{Path: "a", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.WaitForChange(ctx, WaitInput{After: &now.Next, TimeoutMs: 1000})
+	if err != nil || len(got.Changes) == 0 {
+		t.Errorf("after %d: %+v %v, want the write", now.Next, got, err)
+	}
+}
