@@ -7,16 +7,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// replicaLastSync is when the replica last confirmed everything committed
-// was shipped, or when replication started before the first (Unix
-// nanoseconds; 0: this process does not replicate).
+// replicaLastSync is the time since which some store in the replicator's
+// sight has had commits the replica does not hold: the oldest store's
+// last full sync, or when a store the replica never held came in sight,
+// or when replication started (Unix nanoseconds; 0: this process does
+// not replicate).
 var replicaLastSync atomic.Int64
 
 // ReplicaStarted records that replication started: the age grows from now
 // until the first sync.
 func ReplicaStarted(at time.Time) { replicaLastSync.CompareAndSwap(0, at.UnixNano()) }
 
-// ReplicaSynced records a sync that shipped everything committed.
+// ReplicaSynced records the time since which the replica has lacked
+// something committed (it may go back: a store that came in sight).
 func ReplicaSynced(at time.Time) { replicaLastSync.Store(at.UnixNano()) }
 
 // lagBuckets bound the replication lag: dense from 50 ms to 2 s, where the
@@ -34,7 +37,7 @@ var (
 	})
 	_ = factory.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sqlfs_replica_last_sync_age_seconds",
-		Help: "Seconds since the replica last held everything committed (since replication started before the first sync; 0 without --replica).",
+		Help: "Seconds since the replica last held everything committed, of the store furthest behind (a store never shipped counts from when it came in sight; 0 without --replica).",
 	}, func() float64 {
 		t := replicaLastSync.Load()
 		if t == 0 {

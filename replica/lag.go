@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/sqlfs/sqlfs/metrics"
@@ -64,8 +65,12 @@ func (l *lagSampler) sample(ctx context.Context) {
 	if err != nil {
 		return // litestream is starting again, or we are closing
 	}
-	done := time.Now()
-	synced := true
+	l.observe(at, time.Now(), sts)
+}
+
+// observe takes the stores litestream listed at a sample begun at at and
+// ended at done.
+func (l *lagSampler) observe(at, done time.Time, sts []Status) {
 	live := map[string]bool{}
 	for _, st := range sts {
 		live[st.Path] = true
@@ -85,16 +90,100 @@ func (l *lagSampler) sample(ctx context.Context) {
 			metrics.ReplicaLag.Observe(done.Sub(d.pending[0].since).Seconds())
 			d.pending = d.pending[1:]
 		}
-		if st.Behind > 0 {
-			synced = false
-		}
 	}
 	for p := range l.dbs {
 		if !live[p] {
 			delete(l.dbs, p)
 		}
 	}
-	if synced {
-		metrics.ReplicaSynced(at)
+	l.s.ages.sampled(at, sts)
+}
+
+// syncAges keeps, for each store in litestream's sight, when the replica
+// last held everything the store had committed, or, for one it never
+// held, when the store came in sight: the replica's last sync age
+// (sqlfs_replica_last_sync_age_seconds) is that of the oldest. A store in
+// sight is one litestream lists, or one an owner put there (expect: the
+// one store of StartStore, each store the Opener opens) that litestream
+// has not listed yet: a store that never reached the replica shows as
+// old, never as fresh.
+type syncAges struct {
+	mu       sync.Mutex
+	expected map[string]bool
+	since    map[string]time.Time
+	last     time.Time // of the last sample
+}
+
+func newSyncAges() *syncAges {
+	return &syncAges{expected: map[string]bool{}, since: map[string]time.Time{}, last: time.Now()}
+}
+
+// expect: an owner put the store at path in litestream's sight.
+func (s *Supervisor) expect(path string) {
+	p, err := realPath(path)
+	if err != nil {
+		p = path
 	}
+	s.ages.mu.Lock()
+	defer s.ages.mu.Unlock()
+	s.ages.expected[p] = true
+	if _, ok := s.ages.since[p]; !ok {
+		s.ages.since[p] = time.Now()
+	}
+	s.ages.publish()
+}
+
+// forget: the store at (real) path p left litestream's sight.
+func (a *syncAges) forget(p string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.expected, p)
+	delete(a.since, p)
+	a.publish()
+}
+
+// held: the replica held everything store p had committed at at.
+func (a *syncAges) held(p string, at time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, ok := a.since[p]; ok && at.After(a.since[p]) {
+		a.since[p] = at
+	}
+	a.publish()
+}
+
+// sampled takes the stores litestream listed at a sample begun at at.
+func (a *syncAges) sampled(at time.Time, sts []Status) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	listed := map[string]bool{}
+	for _, st := range sts {
+		listed[st.Path] = true
+		if _, ok := a.since[st.Path]; !ok {
+			a.since[st.Path] = at
+		}
+		// Transaction 0 is no upload: litestream has not read the store.
+		if st.ReplicaTXID > 0 && st.ReplicaTXID >= st.LocalTXID {
+			a.since[st.Path] = at
+		}
+	}
+	for p := range a.since {
+		if !listed[p] && !a.expected[p] {
+			delete(a.since, p)
+		}
+	}
+	a.last = at
+	a.publish()
+}
+
+// publish sets the metric to the oldest store's time, or with none in
+// sight, the last sample's.
+func (a *syncAges) publish() {
+	oldest := a.last
+	for _, t := range a.since {
+		if t.Before(oldest) {
+			oldest = t
+		}
+	}
+	metrics.ReplicaSynced(oldest)
 }

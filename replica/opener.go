@@ -202,6 +202,10 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 		o.release(ctx, store)
 		return nil, err
 	}
+	if o.Supervisor != nil {
+		// In sight: old in the sync age until the replica holds it.
+		o.Supervisor.expect(store)
+	}
 	return &synced{Workspace: ws, o: o, id: id, store: store, gen: gen}, nil
 }
 

@@ -99,6 +99,7 @@ type Supervisor struct {
 	once       sync.Once
 	closeErr   error
 	lag        *lagSampler
+	ages       *syncAges
 }
 
 // StartStore replicates the one store at path (it must exist: the owner
@@ -153,6 +154,10 @@ func start(ctx context.Context, o Options, db lsDB) (*Supervisor, error) {
 		config: filepath.Join(o.StateDir, "litestream.yml"),
 		ctl:    newCtl(o.StateDir),
 		stop:   make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{}),
+		ages: newSyncAges(),
+	}
+	if db.Path != "" {
+		s.expect(db.Path)
 	}
 	if len(s.socket) >= 100 {
 		return nil, fmt.Errorf("replica state directory %s: its socket path would be %d bytes, over the 100 a Unix socket allows; choose a shorter one", o.StateDir, len(s.socket))
@@ -494,10 +499,11 @@ func (s *Supervisor) Sync(ctx context.Context, path string) error {
 		return err
 	}
 	for {
+		asked := time.Now()
 		var r syncResponse
 		err := s.call(ctx, http.MethodPost, "/sync", map[string]any{"path": p, "wait": true}, &r)
 		if err == nil && r.ReplicatedTXID >= r.TXID {
-			metrics.ReplicaSynced(time.Now())
+			s.ages.held(p, asked)
 			return nil
 		}
 		if err == nil {
@@ -530,7 +536,11 @@ func (s *Supervisor) Release(ctx context.Context, path string) error {
 	var r struct {
 		Status string `json:"status"`
 	}
-	return s.call(ctx, http.MethodPost, "/unregister", map[string]any{"path": p}, &r)
+	if err := s.call(ctx, http.MethodPost, "/unregister", map[string]any{"path": p}, &r); err != nil {
+		return err
+	}
+	s.ages.forget(p)
+	return nil
 }
 
 // Status is how far a store's replica is behind.

@@ -1,0 +1,73 @@
+package replica
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/metrics"
+)
+
+// syncAge reads sqlfs_replica_last_sync_age_seconds.
+func syncAge(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "sqlfs_replica_last_sync_age_seconds" {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("no sqlfs_replica_last_sync_age_seconds")
+	return 0
+}
+
+// TestSyncAgeOfUnshippedStores: a store in litestream's sight that the
+// replica never held (litestream has not listed it yet, or lists it
+// before its first upload) makes the replica's last sync age grow from
+// the time it came in sight; it is fresh again once the replica holds
+// everything of every store.
+func TestSyncAgeOfUnshippedStores(t *testing.T) {
+	s := &Supervisor{o: Options{SyncInterval: time.Second}}
+	s.ages = newSyncAges()
+	l := newLagSampler(s)
+	store := filepath.Join(t.TempDir(), "workspace.sqlfs")
+	if err := os.WriteFile(store, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := realPath(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.expect(store)
+	const wait = 300 * time.Millisecond
+	time.Sleep(wait)
+	for _, c := range []struct {
+		what string
+		sts  []Status
+	}{
+		{"not listed yet", nil},
+		{"listed before litestream read it", []Status{{Path: p}}},
+		{"listed, read, never uploaded", []Status{{Path: p, LocalTXID: 1, Behind: 1}}},
+	} {
+		now := time.Now()
+		l.observe(now, now, c.sts)
+		if age := syncAge(t); age < wait.Seconds() {
+			t.Errorf("%s: the replica's last sync age is %.3f s, %v after the store came in sight and was never shipped", c.what, age, wait)
+		}
+	}
+	now := time.Now()
+	l.observe(now, now, []Status{{Path: p, LocalTXID: 1, ReplicaTXID: 1}})
+	if age := syncAge(t); age > wait.Seconds()/2 {
+		t.Errorf("shipped: the last sync age is %.3f s", age)
+	}
+	// A store that left litestream's sight (released) no longer counts.
+	s.ages.forget(p)
+	l.observe(now, now, nil)
+	if age := syncAge(t); age > wait.Seconds()/2 {
+		t.Errorf("released: the last sync age is %.3f s", age)
+	}
+}
