@@ -386,14 +386,15 @@ const StaleName = "stale.sqlfs"
 // The steps:
 //
 //  1. from's WAL is folded into its database (a TRUNCATE checkpoint; the
-//     store is closed, and a WAL a reader still holds refuses the move),
-//     so that from's database file alone holds the whole store;
+//     store is closed: a reader that keeps frames from being copied
+//     refuses the move), so that from's database file alone holds the
+//     whole store;
 //  2. to's WAL and index are removed: they belong to the copy being
 //     replaced (a crash here leaves that copy without them; it was being
 //     discarded), and left in place they would be replayed into the
 //     database moved there next;
-//  3. the database file is renamed, atomically (from's WAL, if SQLite
-//     left one, is empty, and moves no data);
+//  3. the database file is renamed, atomically (from's WAL, if one is
+//     left, holds nothing the database lacks, and moves no data);
 //  4. from's leftover WAL and index, empty, are removed, and both folders
 //     synced.
 func MoveStore(from, to string) error {
@@ -434,9 +435,10 @@ func MoveStore(from, to string) error {
 
 // foldWAL copies the committed transactions of the closed store's WAL
 // into its database file and empties the WAL, so that the database file
-// holds the whole store. A WAL that still holds frames afterwards (a
-// reader kept the checkpoint from finishing: the store is not closed) is
-// an error.
+// holds the whole store. A reader still holding the store (the
+// replicator, not yet letting go) keeps the WAL from being emptied; once
+// every frame is copied the WAL holds nothing its database lacks, which
+// is enough. One that kept frames from being copied is an error.
 func foldWAL(store string) error {
 	wal := store + "-wal"
 	if fi, err := os.Lstat(wal); errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0 {
@@ -444,7 +446,7 @@ func foldWAL(store string) error {
 	} else if err != nil {
 		return err
 	}
-	db, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: store}).EscapedPath()+"?_busy_timeout=10000")
+	db, err := sql.Open("sqlite3", "file:"+(&url.URL{Path: store}).EscapedPath()+"?_busy_timeout=1000")
 	if err != nil {
 		return fmt.Errorf("folding the WAL of %s: %w", store, err)
 	}
@@ -456,7 +458,7 @@ func foldWAL(store string) error {
 	if err != nil {
 		return fmt.Errorf("folding the WAL of %s: %w", store, err)
 	}
-	if fi, err := os.Lstat(wal); err == nil && fi.Size() > 0 || busy != 0 {
+	if busy != 0 && copied < frames {
 		return fmt.Errorf("folding the WAL of %s: %w: another connection holds the store (%d of %d frames copied)", store, ErrStoreOpen, copied, frames)
 	}
 	return nil

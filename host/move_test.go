@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"log/slog"
@@ -147,6 +148,34 @@ func TestMoveStoreCrash(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a reader holding the store", func(t *testing.T) {
+		// The replicator not letting go yet: its read transaction keeps
+		// the WAL from being emptied, not its frames from being copied.
+		dir := t.TempDir()
+		store, parked := filepath.Join(dir, StoreName), filepath.Join(dir, ParkedName)
+		crashImage(t, store, want)
+		db, err := sql.Open("sqlite3", "file:"+store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		tx, err := db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := tx.QueryRow("SELECT count(*) FROM inodes").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if err := MoveStore(store, parked); err != nil {
+			t.Fatal(err)
+		}
+		tx.Rollback()
+		db.Close()
+		if got := notes(t, parked); got != want {
+			t.Fatalf("moved while read, notes.txt holds %q, want %q", got, want)
+		}
+	})
 	t.Run("an older copy's WAL at the target", func(t *testing.T) {
 		dir := t.TempDir()
 		from, to := filepath.Join(dir, ParkedName), filepath.Join(dir, StaleName)
