@@ -65,7 +65,10 @@
 // from the newest generation below N the replica holds; when the replica
 // holds nothing of it, the set-aside copy is the newest state anyone has
 // and is served, and a host without one refuses rather than serve an
-// empty store (replica.ErrUnreplicated). Each holder thus
+// empty store (replica.ErrUnreplicated); under the first generation, a
+// replica that lists objects of the workspace nothing restores
+// (unreadable, or of generations at or above the lease's) refuses it
+// too (replica.ErrNotRestorable). Each holder thus
 // replicates to a path of its own (see package replica: a stale holder's
 // late uploads cannot reach what restores return), and one that lost its
 // lease closes the workspace without a final sync. So a holder that dies

@@ -451,3 +451,44 @@ func TestRestoreAheadOfTheLease(t *testing.T) {
 		})
 	}
 }
+
+// TestFirstGenerationOverObjects: a fleet host taking a workspace's first
+// lease generation, with no local copy, whose restore finds nothing
+// restorable while the replica holds objects of the workspace (an
+// unreadable one at the path a host without a fleet replicates to;
+// generations at or above the lease's, whose lease records were lost),
+// refuses the open and names what it found, instead of starting the
+// workspace empty over them (and replicating an empty store to a path
+// that may hold another holder's transactions). A workspace the replica
+// has no trace of starts new.
+func TestFirstGenerationOverObjects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys []string // objects under the fleet's replica
+		want []string // in the error; none: opens new
+	}{
+		{name: "no trace", keys: []string{"other/gen-1/workspace.sqlfs/0000/0000000000000001-0000000000000001.ltx"}},
+		{name: "an unreadable object at generation 0", keys: []string{"ws/workspace.sqlfs/0000/junk"}, want: []string{"workspace.sqlfs"}},
+		{name: "generations at and above the lease's", keys: []string{
+			"ws/gen-1/workspace.sqlfs/0000/0000000000000001-0000000000000001.ltx",
+			"ws/gen-3/workspace.sqlfs/0000/0000000000000001-0000000000000001.ltx"}, want: []string{"gen-1", "gen-3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := fakeServer(t)
+			base := srv.base(t, "fleet")
+			putObjects(t, base, srv.keys, tc.keys)
+			m := startMember(t, srv, base, 3*time.Second)
+			if err := m.dir.Create("ws", nil); err != nil {
+				t.Fatal(err)
+			}
+			err := m.acquireOnceFree(t, "ws")
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("open of a workspace the replica has no trace of: %v", err)
+				}
+				return
+			}
+			wantNotRestorable(t, err, tc.want, m.dir.GenerationStorePath("ws", 1))
+		})
+	}
+}

@@ -184,7 +184,7 @@ func (o *Opener) OpenGeneration(ctx context.Context, id string, gen int64) (host
 	if _, err := os.Lstat(store); errors.Is(err, fs.ErrNotExist) {
 		err := o.restore(ctx, id, gen, store)
 		if errors.Is(err, ErrNoReplica) && gen > 0 {
-			err = o.unreplicated(id, gen, store)
+			err = o.unreplicated(ctx, id, gen, store)
 		}
 		if errors.Is(err, ErrNoReplica) && gen == 0 {
 			err = o.untraced(ctx, id, err)
@@ -228,11 +228,14 @@ func missingOrEmpty(file string) bool {
 // has no store of, but nothing of it a restore can use.
 var ErrNotRestorable = errors.New("the replica lists the workspace but holds nothing restorable of it")
 
-// untraced settles the open of workspace id by a host without a fleet
-// when its restore found nothing restorable (noReplica): a new workspace
-// only when the replica lists nothing of it, else refused with
-// ErrNotRestorable, naming what it lists, never started empty over it
-// (no longer ErrNoReplica, which OpenGeneration starts anew on).
+// untraced settles the open of workspace id by a host without a fleet,
+// or under a fleet's first lease generation, when its restore found
+// nothing restorable (noReplica): a new workspace only when the replica
+// lists nothing of it, else refused with ErrNotRestorable, naming what it
+// lists, never started empty over it (no longer ErrNoReplica, which
+// OpenGeneration starts anew on). An operator clears the way with DELETE
+// of the workspace (every object under it), having restored what they
+// want to keep (restore --workspace reads every generation).
 func (o *Opener) untraced(ctx context.Context, id string, noReplica error) error {
 	names, err := o.bucket.children(ctx, id+"/")
 	if err != nil {
@@ -246,7 +249,7 @@ func (o *Opener) untraced(ctx context.Context, id string, noReplica error) error
 	if len(names) > shown {
 		list += fmt.Sprintf(" and %d more", len(names)-shown)
 	}
-	return fmt.Errorf("%w: %s/ lists %s (%v); not started empty", ErrNotRestorable, o.Options.URL.Join(id).Redacted(), list, noReplica)
+	return fmt.Errorf("%w: %s/ lists %s (%v); not started empty (sqlfs-exec restore --workspace keeps what it holds; DELETE of the workspace clears it)", ErrNotRestorable, o.Options.URL.Join(id).Redacted(), list, noReplica)
 }
 
 // ErrUnreplicated: a workspace that earlier lease generations served has
@@ -259,10 +262,16 @@ var ErrUnreplicated = errors.New("the replica holds nothing of a workspace other
 // data with an empty store. A local copy another host's generation set
 // aside (host.StaleName) is then the newest state anyone has: it is
 // served, and replicates from now on. Without one, generation 1 is a new
-// workspace, but a later one had holders whose data never reached the
-// replica: refused (ErrUnreplicated) until one of them, started again,
-// serves it from its copy, or the workspace is deleted.
-func (o *Opener) unreplicated(id string, gen int64, store string) error {
+// workspace only when the replica has no trace of it (untraced): objects
+// there nothing could restore from (unreadable, or of generations at or
+// above the lease's, whose lease records were lost) are someone's data,
+// and an empty store replicating over them hides it, or, on a path that
+// holds another holder's transactions, corrupts the replica: refused
+// (ErrNotRestorable), naming them. A later generation had holders whose
+// data never reached the replica: refused (ErrUnreplicated) until one of
+// them, started again, serves it from its copy, or the workspace is
+// deleted.
+func (o *Opener) unreplicated(ctx context.Context, id string, gen int64, store string) error {
 	stale := filepath.Join(o.Dir.Root(), id, host.StaleName)
 	if _, err := host.RemoveEmptyStore(stale, id, o.Options.Logger); err != nil {
 		return err
@@ -279,7 +288,7 @@ func (o *Opener) unreplicated(id string, gen int64, store string) error {
 		return nil
 	}
 	if gen == 1 {
-		return ErrNoReplica // a new workspace
+		return o.untraced(ctx, id, ErrNoReplica) // a new workspace, or refused
 	}
 	return fmt.Errorf("%w (generations 1 to %d): its data, if any, is on the disk of a host that served it, which serves it again once started; or DELETE the workspace", ErrUnreplicated, gen-1)
 }

@@ -117,13 +117,7 @@ func TestNothingRestorableIsNoNewWorkspace(t *testing.T) {
 			ctx := context.Background()
 			srv := newS3(t)
 			base := srv.url(t, "host")
-			client := NewS3Client(base, testKeys).(*s3.Client)
-			b := newBucket(client, base)
-			for _, k := range tc.keys {
-				if _, err := client.PutObject(ctx, &s3.PutObjectInput{Bucket: &b.name, Key: aws.String(b.prefix + k), Body: bytes.NewReader([]byte("x"))}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			putObjects(t, base, testKeys, tc.keys)
 			d := openDir(t)
 			if err := d.Create("w", nil); err != nil {
 				t.Fatal(err)
@@ -139,20 +133,41 @@ func TestNothingRestorableIsNoNewWorkspace(t *testing.T) {
 			}
 			if err == nil {
 				ws.Close(ctx)
-				t.Fatal("the workspace started empty over a replica that lists it")
 			}
-			if !errors.Is(err, ErrNotRestorable) {
-				t.Fatalf("open: %v; want %v", err, ErrNotRestorable)
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("the error %q does not name %s", err, w)
-				}
-			}
-			if _, err := os.Stat(d.StorePath("w")); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("a store after the refused open: %v", err)
-			}
+			wantNotRestorable(t, err, tc.want, d.StorePath("w"))
 		})
+	}
+}
+
+// putObjects puts an object "x" at each of keys under base.
+func putObjects(t *testing.T, base URL, keys Credentials, names []string) {
+	t.Helper()
+	client := NewS3Client(base, keys).(*s3.Client)
+	b := newBucket(client, base)
+	for _, k := range names {
+		if _, err := client.PutObject(context.Background(), &s3.PutObjectInput{Bucket: &b.name, Key: aws.String(b.prefix + k), Body: bytes.NewReader([]byte("x"))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// wantNotRestorable checks an open refused with ErrNotRestorable, naming
+// each of want, that left no store at store.
+func wantNotRestorable(t *testing.T, err error, want []string, store string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("the workspace started empty over a replica that lists it")
+	}
+	if !errors.Is(err, ErrNotRestorable) {
+		t.Fatalf("open: %v; want %v", err, ErrNotRestorable)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("the error %q does not name %s", err, w)
+		}
+	}
+	if _, err := os.Stat(store); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a store after the refused open: %v", err)
 	}
 }
 
