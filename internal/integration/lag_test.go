@@ -265,6 +265,23 @@ func quantileOf(sorted []float64, q float64) float64 {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
+// longestGap is the longest time between two uploads first seen during
+// [from, to]: a stall of litestream's uploads or of the object store.
+func (w *uploadWatch) longestGap(from, to time.Time) time.Duration {
+	var ts []time.Time
+	for _, u := range w.seen {
+		if !u.by.Before(from) && !u.by.After(to) {
+			ts = append(ts, u.by)
+		}
+	}
+	slices.SortFunc(ts, time.Time.Compare)
+	var gap time.Duration
+	for i := 1; i < len(ts); i++ {
+		gap = max(gap, ts[i].Sub(ts[i-1]))
+	}
+	return gap
+}
+
 func formatLag(lo, hi []float64) string {
 	var b strings.Builder
 	for _, q := range []float64{0.5, 0.9, 0.99, 1} {

@@ -192,9 +192,9 @@ func TestReplicationLag(t *testing.T) {
 		wl = append(wl, a.at.Sub(a.sent).Seconds())
 	}
 	slices.Sort(wl)
-	t.Logf("REPORT replication lag, commit to object store, each of %d writes in %.1f s (%.0f/s, %s), load average %s: %s (lower-upper bound; write latency p99 %.3f s, listing every %v, %d uploads); the owner's histogram: p50 <= %g s, p99 <= %g s (%g samples, bucket upper bounds)",
+	t.Logf("REPORT replication lag, commit to object store, each of %d writes in %.1f s (%.0f/s, %s), load average %s: %s (lower-upper bound; write latency p99 %.3f s, listing every %v, %d uploads, longest wait between two %v); the owner's histogram: p50 <= %g s, p99 <= %g s (%g samples, bucket upper bounds)",
 		len(acks), took.Seconds(), float64(len(acks))/took.Seconds(), strings.Join(lagFlags(), " "), load, formatLag(lo, hi),
-		quantileOf(wl, 0.99), poll, len(w.seen), p50, p99, samples)
+		quantileOf(wl, 0.99), poll, len(w.seen), w.longestGap(start, start.Add(took)).Round(time.Millisecond), p50, p99, samples)
 	if samples == 0 {
 		t.Errorf("no replication lag was recorded during %d writes", len(acks))
 	}
