@@ -169,7 +169,7 @@ for (const p of ['x', 'd/secrets/key']) {
 	})
 	t.Run("git", func(t *testing.T) {
 		seen["git"] = exec("shell", "exec:git", `git init -q repo && cd repo && ln -s ../d/secrets s && ln -s ../secrets/key k &&
-git add s/key; git config user.name a && git config user.email a@b && git add -A && git commit -q -m c && git show HEAD:k; echo; git show HEAD:s/key; echo done`)
+git add s/key; git -C s status; git config user.name a && git config user.email a@b && git add -A && git commit -q -m c && git show HEAD:k; echo; git show HEAD:s/key; echo done`)
 		if !strings.Contains(seen["git"], "done") || !strings.Contains(seen["git"], "../secrets/key") {
 			t.Errorf("git: %q", seen["git"])
 		}
