@@ -26,6 +26,7 @@ type lagSampler struct {
 }
 
 type lagState struct {
+	base    uint64 // litestream's transaction when the store was first seen
 	seen    uint64
 	seenAt  time.Time
 	pending []pendingTX // oldest first
@@ -72,16 +73,21 @@ func (l *lagSampler) sample(ctx context.Context) {
 // ended at done.
 func (l *lagSampler) observe(at, done time.Time, sts []Status) {
 	live := map[string]bool{}
+	held := map[string]time.Time{}
 	for _, st := range sts {
 		live[st.Path] = true
 		d := l.dbs[st.Path]
 		if d == nil {
-			d = &lagState{seen: st.LocalTXID, seenAt: at}
+			d = &lagState{base: st.LocalTXID, seen: st.LocalTXID, seenAt: at}
 			l.dbs[st.Path] = d
 		}
 		if st.LocalTXID > d.seen {
 			d.pending = append(d.pending, pendingTX{txid: st.LocalTXID, since: d.seenAt})
-			if len(d.pending) > 64 { // keep the oldest start, drop the middle
+			if len(d.pending) > 64 {
+				// Keep the oldest start, drop one from the middle: the
+				// entry after it takes its start, the earlier, so that
+				// neither the lag nor the age is understated.
+				d.pending[2].since = d.pending[1].since
 				d.pending = append(d.pending[:1], d.pending[2:]...)
 			}
 		}
@@ -90,18 +96,31 @@ func (l *lagSampler) observe(at, done time.Time, sts []Status) {
 			metrics.ReplicaLag.Observe(done.Sub(d.pending[0].since).Seconds())
 			d.pending = d.pending[1:]
 		}
+		// Up to when the replica holds every commit of the store: all of
+		// them, or those before the oldest transaction not shipped (it
+		// was committed after its start, and what came before it is
+		// shipped, provided what litestream had read at first sight is).
+		// Transaction 0 is no upload: litestream has not read the store.
+		switch {
+		case st.ReplicaTXID == 0:
+		case st.ReplicaTXID >= st.LocalTXID:
+			held[st.Path] = at
+		case len(d.pending) > 0 && st.ReplicaTXID >= d.base:
+			held[st.Path] = d.pending[0].since
+		}
 	}
 	for p := range l.dbs {
 		if !live[p] {
 			delete(l.dbs, p)
 		}
 	}
-	l.s.ages.sampled(at, sts)
+	l.s.ages.sampled(at, sts, held)
 }
 
-// syncAges keeps, for each store in litestream's sight, when the replica
-// last held everything the store had committed, or, for one it never
-// held, when the store came in sight: the replica's last sync age
+// syncAges keeps, for each store in litestream's sight, the time up to
+// which the replica holds every commit of the store (under a steady load
+// it trails by the lag; an outage stops it), or, for one it never held,
+// when the store came in sight: the replica's last sync age
 // (sqlfs_replica_last_sync_age_seconds) is that of the oldest. A store in
 // sight is one litestream lists, or one an owner put there (expect: the
 // one store of StartStore, each store the Opener opens) that litestream
@@ -152,8 +171,9 @@ func (a *syncAges) held(p string, at time.Time) {
 	a.publish()
 }
 
-// sampled takes the stores litestream listed at a sample begun at at.
-func (a *syncAges) sampled(at time.Time, sts []Status) {
+// sampled takes the stores litestream listed at a sample begun at at,
+// and up to when the replica held every commit of each (held).
+func (a *syncAges) sampled(at time.Time, sts []Status, held map[string]time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	listed := map[string]bool{}
@@ -162,9 +182,8 @@ func (a *syncAges) sampled(at time.Time, sts []Status) {
 		if _, ok := a.since[st.Path]; !ok {
 			a.since[st.Path] = at
 		}
-		// Transaction 0 is no upload: litestream has not read the store.
-		if st.ReplicaTXID > 0 && st.ReplicaTXID >= st.LocalTXID {
-			a.since[st.Path] = at
+		if h, ok := held[st.Path]; ok && h.After(a.since[st.Path]) {
+			a.since[st.Path] = h
 		}
 	}
 	for p := range a.since {

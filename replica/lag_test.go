@@ -64,6 +64,19 @@ func TestSyncAgeOfUnshippedStores(t *testing.T) {
 	if age := syncAge(t); age > wait.Seconds()/2 {
 		t.Errorf("shipped: the last sync age is %.3f s", age)
 	}
+	// Under a steady load the replica is never level with the store, but
+	// the age trails by the lag, not by the time since it last was.
+	tx := uint64(1)
+	for range 10 {
+		time.Sleep(wait / 5)
+		now := time.Now()
+		tx++
+		l.observe(now, now, []Status{{Path: p, LocalTXID: tx, ReplicaTXID: tx - 1, Behind: 1}})
+	}
+	if age := syncAge(t); age > 3*(wait/5).Seconds() {
+		t.Errorf("under steady load with one transaction in flight: the last sync age is %.3f s, over %v after the last full sync", age, 2*wait)
+	}
+	now = time.Now()
 	// A store that left litestream's sight (released) no longer counts.
 	s.ages.forget(p)
 	l.observe(now, now, nil)
