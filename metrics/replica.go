@@ -23,7 +23,7 @@ func ReplicaStarted(at time.Time) { replicaLastSync.CompareAndSwap(0, at.UnixNan
 func ReplicaSynced(at time.Time) { replicaLastSync.Store(at.UnixNano()) }
 
 // lagBuckets bound the replication lag: dense from 50 ms to 2 s, where the
-// sync interval (500 ms) and the upload put it, with 1 s (the lag target)
+// sync interval (200 ms) and the upload put it, with 1 s (the lag target)
 // a bound so that "p99 <= 1 s" reads off the histogram; up to 160 s, where
 // an outage of the object store shows.
 var lagBuckets = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 2, 3, 5, 10, 20, 40, 80, 160}

@@ -28,8 +28,12 @@ import (
 const (
 	// DefaultSyncInterval is how often at most Litestream ships new
 	// commits: with its WAL read every 100 ms, a commit reaches the object
-	// store within about this plus the upload.
-	DefaultSyncInterval = 500 * time.Millisecond
+	// store within about this plus the upload. 200 ms, not 500: at 1,000
+	// small writes a second (TestReplicationLag, alternating, loads 7-12)
+	// it cut the lag's p50 from 0.46-0.55 s to 0.26-0.30 s and its p99 from
+	// 2.3-2.9 s to 1.5-1.7 s, for no more uploads (one object per WAL read
+	// either way; an idle store's tick asks the object store nothing).
+	DefaultSyncInterval = 200 * time.Millisecond
 	// DefaultRetention is how far back a restore reaches, to the second.
 	DefaultRetention = 24 * time.Hour
 )
