@@ -9,8 +9,8 @@ import (
 )
 
 // lagSampler measures the replication lag each half sync interval (250
-// ms at least): the
-// time from a commit to the object store holding it. A transaction first
+// ms at least): the time from a commit to the object store holding it.
+// A transaction first
 // seen at one sample was committed after the sample before, so its lag is
 // taken from that earlier sample to the end of the one that finds it
 // shipped: an upper bound, never an understatement, off by up to a sample
