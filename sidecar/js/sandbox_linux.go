@@ -10,7 +10,8 @@ package js
 // the kernel scopes them, abstract Unix sockets and signals; then a seccomp
 // filter that refuses new sockets, processes (fork, vfork, clone without
 // CLONE_THREAD, clone3), execve and ptrace. What is left is the pipes to
-// the owner inherited as fds 3 and 4 (wire.Pipes), standard error, and the
+// the owner inherited as fds 3 and 4 and the page shared with it (fd 5,
+// mapped and closed; wire.Pipes), standard error, and the
 // Go runtime's own threads. A failure to confine ends the process (fail closed) unless the
 // kernel has no Landlock at all, which the worker reports to its owner.
 

@@ -62,7 +62,7 @@ type Workers struct {
 type worker struct {
 	cmd    *exec.Cmd
 	conn   *wire.Conn
-	pipes  [2]*os.File // the owner's ends of the channel
+	pipes  [3]*os.File // the owner's ends of the channel
 	stderr *tailWriter
 	done   chan struct{} // closed once the process is reaped
 	abi    int           // the Landlock ABI it confined itself with
@@ -399,8 +399,11 @@ func (w *Workers) start() (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer theirs[0].Close()
-	defer theirs[1].Close()
+	defer func() {
+		for _, f := range theirs {
+			f.Close()
+		}
+	}()
 	env := []string{workerEnv + "=1", "GOTRACEBACK=none"}
 	if tz, ok := os.LookupEnv("TZ"); ok {
 		env = append(env, "TZ="+tz)
@@ -472,8 +475,9 @@ func (wk *worker) kill() {
 }
 
 func (wk *worker) closePipes() {
-	wk.pipes[0].Close()
-	wk.pipes[1].Close()
+	for _, f := range wk.pipes {
+		f.Close()
+	}
 }
 
 // limit sets the worker's kernel limits for a job: its data segment (every

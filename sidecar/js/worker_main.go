@@ -29,7 +29,7 @@ func init() {
 }
 
 // workerMain runs the jobs the owner sends over fds 3 and 4 (the pipes
-// of wire.Pipes), one at a time, and
+// of wire.Pipes; fd 5 their shared page), one at a time, and
 // reports each one's exit status. A broken connection means the owner is
 // gone: the worker ends.
 func workerMain() int {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -440,4 +441,86 @@ Math.abs(performance.timeOrigin + performance.now() - Date.now()) < 1000, typeof
 	if len(slices.Compact(slices.Clone(pids))) != 1 {
 		t.Errorf("20 execs back to back ran in workers %v, want one warm worker", pids)
 	}
+}
+
+// TestWorkerEndsMidCalls: a worker killed, or an exec cancelled, while the
+// program makes one fs call after another (the sides spinning on the
+// shared page, when the CPUs are free) ends the exec at once: the owner
+// neither hangs nor spins on.
+func TestWorkerEndsMidCalls(t *testing.T) {
+	const code = `const fs = require('fs'); fs.writeFileSync('f', 'x'); for (;;) fs.statSync('f')`
+	for _, how := range []string{"kill", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			w := NewWorkers(1, nil)
+			pids := make(chan int, 1)
+			w.onStart = func(p int) { pids <- p }
+			calls := make(chan struct{})
+			var n atomic.Int64
+			w.onCall = func(wire.Op) {
+				if n.Add(1) == 2000 {
+					close(calls)
+				}
+			}
+			b, _, _ := newTestBackend(t, Options{Runner: w})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			type result struct {
+				res sidecar.Result
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				res, err := b.Exec(ctx, sidecar.Request{Command: code, Limits: sidecar.Limits{Timeout: time.Minute}})
+				done <- result{res, err}
+			}()
+			pid := <-pids
+			select {
+			case <-calls:
+			case r := <-done:
+				t.Fatalf("the program ended: exit %d, %v", r.res.ExitCode, r.err)
+			}
+			if !serving() {
+				t.Fatal("no goroutine is seen serving the calls")
+			}
+			start := time.Now()
+			if how == "kill" {
+				if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				cancel()
+			}
+			select {
+			case r := <-done:
+				took := time.Since(start)
+				want := 137 // a worker killed: as by its CPU limit
+				if how == "cancel" {
+					want = 130 // the shell's status for a cancelled command
+				}
+				if r.res.ExitCode != want {
+					t.Errorf("exit %d (%v), want %d", r.res.ExitCode, r.err, want)
+				}
+				if slack := testenv.Slack(200 * time.Millisecond); took > slack {
+					t.Errorf("the exec ended %v after the %s", took, how)
+				}
+				t.Logf("ended %v after the %s, calls %d (load %.1f)", took.Round(time.Microsecond), how, n.Load(), testenv.LoadAverage())
+			case <-time.After(testenv.Slack(5 * time.Second)):
+				t.Fatalf("the exec has not ended %v after the %s", time.Since(start), how)
+			}
+			// Nothing of the owner spins on or waits for the worker: the
+			// goroutine that served its calls is gone.
+			for end := time.Now().Add(testenv.Slack(time.Second)); serving(); time.Sleep(time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatal("the owner still serves the worker's calls")
+				}
+			}
+		})
+	}
+}
+
+// serving tells whether a goroutine of this process serves a worker's
+// calls.
+func serving() bool {
+	buf := make([]byte, 1<<20)
+	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "js.(*server).serve(")
 }

@@ -1,5 +1,5 @@
 // Package wire is the protocol between the js backend's owner and a worker
-// process running one program: framed messages over a Unix socket. The
+// process running one program: framed messages over a pair of pipes. The
 // worker asks, the owner answers, one call at a time (the runtime is
 // single-threaded); output writes need no answer. Each frame is a 4-byte
 // little-endian length and a body of fixed fields (numbers as varints,
@@ -18,9 +18,12 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -230,42 +233,139 @@ type Conn struct {
 	w   *bufio.Writer
 	buf []byte
 	in  []byte
+
+	// With a shared page (Pipes), each side counts there the frames it
+	// has written, and Recv spins a little on the peer's count before it
+	// blocks in read(2): see wait.
+	sent  *atomic.Uint64 // in shared: frames this side wrote
+	peer  *atomic.Uint64 // in shared: frames the peer wrote
+	got   uint64         // frames Recv read
+	owner bool           // the side that samples CPU pressure
+	busy  *atomic.Uint32 // in shared: the owner's word that the CPUs are contended
+	spin  spinner
 }
 
+// The shared page's layout: each side's count on a cache line of its own.
+const (
+	sharedSize     = 4096
+	ownerSentOff   = 0
+	ownerBusyOff   = 8
+	peerSentOff    = 64
+	peerSharedFile = 5 // the peer's fd of the page, after its pipes
+)
+
 // Pipes makes the channel between a process and the peer it starts: own
-// is this side's ends (read, write), theirs the peer's, to pass as its
-// first two extra files (fds 3 and 4, what PeerConn takes). The pipes stay
-// blocking, so a call blocks its thread in read(2) with no trip through
-// the Go runtime's poller; the caller closes theirs once the peer has them.
-func Pipes() (own, theirs [2]*os.File, err error) {
+// is this side's ends (read, write, the shared page), theirs the peer's,
+// to pass as its first three extra files (fds 3, 4 and 5, what PeerConn
+// takes). The pipes carry every frame and stay blocking, so a call
+// blocks its thread in read(2) with no trip through the Go runtime's
+// poller. The shared page (a sealed memfd: the peer cannot shrink it
+// under the owner's mapping) holds each side's count of frames written,
+// on which a receiver spins briefly instead of sleeping (see wait). The
+// caller closes theirs once the peer has them.
+func Pipes() (own, theirs [3]*os.File, err error) {
 	var toPeer, fromPeer [2]int
 	if err := unix.Pipe2(toPeer[:], unix.O_CLOEXEC); err != nil {
 		return own, theirs, fmt.Errorf("pipe: %w", err)
 	}
 	if err := unix.Pipe2(fromPeer[:], unix.O_CLOEXEC); err != nil {
-		unix.Close(toPeer[0])
-		unix.Close(toPeer[1])
+		closeFds(toPeer[:]...)
 		return own, theirs, fmt.Errorf("pipe: %w", err)
 	}
-	own = [2]*os.File{os.NewFile(uintptr(fromPeer[0]), "wire-r"), os.NewFile(uintptr(toPeer[1]), "wire-w")}
-	theirs = [2]*os.File{os.NewFile(uintptr(toPeer[0]), "wire-peer-r"), os.NewFile(uintptr(fromPeer[1]), "wire-peer-w")}
+	mem, err := sharedFile()
+	if err != nil {
+		closeFds(toPeer[0], toPeer[1], fromPeer[0], fromPeer[1])
+		return own, theirs, err
+	}
+	memPeer, err := unix.FcntlInt(uintptr(mem), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		closeFds(toPeer[0], toPeer[1], fromPeer[0], fromPeer[1], mem)
+		return own, theirs, fmt.Errorf("dup: %w", err)
+	}
+	own = [3]*os.File{os.NewFile(uintptr(fromPeer[0]), "wire-r"), os.NewFile(uintptr(toPeer[1]), "wire-w"), os.NewFile(uintptr(mem), "wire-shared")}
+	theirs = [3]*os.File{os.NewFile(uintptr(toPeer[0]), "wire-peer-r"), os.NewFile(uintptr(fromPeer[1]), "wire-peer-w"), os.NewFile(uintptr(memPeer), "wire-peer-shared")}
 	return own, theirs, nil
 }
 
-// PeerConn is the peer's side of Pipes: fds 3 and 4.
+func closeFds(fds ...int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+const sharedSeals = unix.F_SEAL_SHRINK | unix.F_SEAL_GROW | unix.F_SEAL_SEAL
+
+// sharedFile is a memfd of sharedSize bytes that can neither shrink nor
+// grow: a mapping of it cannot fault (SIGBUS) whatever the peer does.
+func sharedFile() (int, error) {
+	fd, err := unix.MemfdCreate("sqlfs-wire", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return -1, fmt.Errorf("memfd: %w", err)
+	}
+	if err := unix.Ftruncate(fd, sharedSize); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("memfd: %w", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, sharedSeals); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("memfd seals: %w", err)
+	}
+	return fd, nil
+}
+
+// PeerConn is the peer's side of Pipes: fds 3, 4 and 5.
 func PeerConn(max int) *Conn {
-	return NewConn(struct {
+	c := peerConn(os.NewFile(3, "wire-r"), os.NewFile(4, "wire-w"), peerSharedFile, max)
+	// Mapped, the page needs no descriptor; only close one that is the page.
+	if c.sent != nil {
+		unix.Close(peerSharedFile)
+	}
+	return c
+}
+
+// peerConn is the peer's Conn over the pipes r and w and the page shared.
+func peerConn(r, w *os.File, shared, max int) *Conn {
+	c := NewConn(struct {
 		io.Reader
 		io.Writer
-	}{os.NewFile(3, "wire-r"), os.NewFile(4, "wire-w")}, max)
+	}{r, w}, max)
+	c.share(shared, false)
+	return c
 }
 
 // PipeConn is a Conn over own, the ends Pipes returned for this side.
-func PipeConn(own [2]*os.File, max int) *Conn {
-	return NewConn(struct {
+func PipeConn(own [3]*os.File, max int) *Conn {
+	c := NewConn(struct {
 		io.Reader
 		io.Writer
 	}{own[0], own[1]}, max)
+	c.share(int(own[2].Fd()), true)
+	return c
+}
+
+// share maps the page of fd; owner says which count is this side's.
+// Without the page (a peer started without one: fd is not a memfd sealed
+// as Pipes seals it), Recv just blocks.
+func (c *Conn) share(fd int, owner bool) {
+	if seals, err := unix.FcntlInt(uintptr(fd), unix.F_GET_SEALS, 0); err != nil || seals&sharedSeals != sharedSeals {
+		return
+	}
+	mem, err := unix.Mmap(fd, 0, sharedSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return
+	}
+	// The counters point into the mapping: it must outlive every use,
+	// which ends with the last reference to c (Send and Recv keep c
+	// alive to their end).
+	runtime.AddCleanup(c, func(m []byte) { _ = unix.Munmap(m) }, mem)
+	mine, theirs := ownerSentOff, peerSentOff
+	if !owner {
+		mine, theirs = theirs, mine
+	}
+	c.sent = (*atomic.Uint64)(unsafe.Pointer(&mem[mine]))
+	c.peer = (*atomic.Uint64)(unsafe.Pointer(&mem[theirs]))
+	c.busy = (*atomic.Uint32)(unsafe.Pointer(&mem[ownerBusyOff]))
+	c.owner = owner
 }
 
 // NewConn frames messages over rw, refusing to read frames over max bytes.
@@ -275,20 +375,43 @@ func NewConn(rw io.ReadWriter, max int) *Conn {
 
 // Send writes m and flushes it.
 func (c *Conn) Send(m *Msg) error {
+	defer runtime.KeepAlive(c)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.buf = encode(c.buf[:0], m)
 	if _, err := c.w.Write(c.buf); err != nil {
 		return err
 	}
-	return c.w.Flush()
+	if err := c.w.Flush(); err != nil {
+		return err
+	}
+	if c.sent != nil {
+		if c.owner {
+			var busy uint32
+			if contended.Load() {
+				busy = 1
+			}
+			c.busy.Store(busy)
+		}
+		c.sent.Add(1)
+	}
+	return nil
 }
 
 // Recv reads the next message.
 func (c *Conn) Recv() (*Msg, error) {
+	defer runtime.KeepAlive(c)
+	var missed time.Time
+	if c.peer != nil && c.peer.Load() == c.got {
+		missed = c.wait()
+	}
+	c.got++
 	var hdr [4]byte
 	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
 		return nil, err
+	}
+	if !missed.IsZero() {
+		c.spin.blocked(time.Since(missed))
 	}
 	n := int(binary.LittleEndian.Uint32(hdr[:]))
 	if n > c.max {

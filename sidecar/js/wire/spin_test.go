@@ -1,0 +1,151 @@
+package wire
+
+import (
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/sqlfs/sqlfs/internal/testenv"
+)
+
+// pipePair is both sides of Pipes in this process.
+func pipePair(t *testing.T) (owner, peer *Conn, own, theirs [3]*os.File) {
+	t.Helper()
+	own, theirs, err := Pipes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, f := range append(own[:], theirs[:]...) {
+			f.Close()
+		}
+	})
+	owner = PipeConn(own, MaxOwnerFrame)
+	peer = peerConn(theirs[0], theirs[1], int(theirs[2].Fd()), MaxWorkerFrame)
+	if owner.sent == nil || peer.sent == nil {
+		t.Fatal("no shared page")
+	}
+	return owner, peer, own, theirs
+}
+
+// uncontended makes the CPUs look free for the test's length.
+func uncontended(t *testing.T) {
+	old := pressureMax
+	pressureMax = 1e9
+	contended.Store(false)
+	t.Cleanup(func() { pressureMax = old })
+}
+
+// TestSpinRoundTrips: calls answered at once are received while spinning,
+// in order, on both sides; a peer without the page still works.
+func TestSpinRoundTrips(t *testing.T) {
+	uncontended(t)
+	owner, peer, own, _ := pipePair(t)
+	done := make(chan struct{})
+	defer func() {
+		own[1].Close() // the peer's Recv ends
+		<-done
+	}()
+	go func() {
+		defer close(done)
+		for {
+			m, err := peer.Recv()
+			if err != nil {
+				return
+			}
+			if err := peer.Send(&Msg{Op: OpReply, N: m.N + 1}); err != nil {
+				return
+			}
+		}
+	}()
+	for i := range int64(2000) {
+		if err := owner.Send(&Msg{Op: OpStat, N: i}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := owner.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.N != i+1 {
+			t.Fatalf("answer %d to call %d", m.N, i)
+		}
+	}
+	t.Logf("owner %+v, load %.1f", owner.spin, testenv.LoadAverage())
+}
+
+// TestSpinSeesFrame: a frame written while the receiver spins ends the
+// spin, with no back-off.
+func TestSpinSeesFrame(t *testing.T) {
+	uncontended(t)
+	oldMax, oldGap := spinMax, preempted
+	spinMax, preempted = time.Hour, time.Hour
+	t.Cleanup(func() { spinMax, preempted = oldMax, oldGap })
+	owner, peer, _, _ := pipePair(t)
+	go func() {
+		time.Sleep(2 * time.Millisecond)
+		_ = peer.Send(&Msg{Op: OpReply, N: 7})
+	}()
+	m, err := owner.Recv()
+	if err != nil || m.N != 7 {
+		t.Fatalf("Recv: %v, %v", m, err)
+	}
+	if owner.spin.spun != 1 || owner.spin.skip != 0 {
+		t.Errorf("spinner %+v, want one answered spin", owner.spin)
+	}
+}
+
+// TestSpinPeerDies: a receiver spinning when its peer dies sees the end
+// of the channel at once, spinning no longer than spinMax.
+func TestSpinPeerDies(t *testing.T) {
+	uncontended(t)
+	owner, _, _, theirs := pipePair(t)
+	got := make(chan error, 1)
+	go func() {
+		_, err := owner.Recv()
+		got <- err
+	}()
+	time.Sleep(5 * time.Millisecond) // spinning or blocked by now
+	theirs[1].Close()                // the peer's write end: as its death does
+	select {
+	case err := <-got:
+		if err != io.EOF {
+			t.Errorf("Recv: %v, want EOF", err)
+		}
+	case <-time.After(testenv.Slack(time.Second)):
+		t.Fatal("Recv still waiting after the peer's end closed")
+	}
+}
+
+// TestSpinBackoff: each spin that runs out doubles the receives that block
+// without spinning; an answered spin, or a miss whose frame came long
+// after (the peer was idle, not short of CPU), resets it.
+func TestSpinBackoff(t *testing.T) {
+	var s spinner
+	miss := s.miss
+	for want := 1; want <= maxBackoff; want *= 2 {
+		miss()
+		if s.skip != want {
+			t.Fatalf("skip %d after %d misses, want %d", s.skip, s.missed, want)
+		}
+		s.blocked(idleWait / 10)
+	}
+	miss()
+	if s.skip != maxBackoff {
+		t.Errorf("skip %d, want at most %d", s.skip, maxBackoff)
+	}
+	s.blocked(2 * idleWait)
+	if s.skip != 0 || s.backoff != 0 {
+		t.Errorf("after an idle wait: skip %d, backoff %d", s.skip, s.backoff)
+	}
+}
+
+func TestSomeTotal(t *testing.T) {
+	us, ok := someTotal([]byte("some avg10=74.78 avg60=76.98 avg300=55.84 total=562530517\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
+	if !ok || us != 562530517 {
+		t.Errorf("someTotal: %d, %v", us, ok)
+	}
+	if _, ok := someTotal([]byte("garbage")); ok {
+		t.Error("someTotal of garbage")
+	}
+}
