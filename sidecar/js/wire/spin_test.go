@@ -2,6 +2,7 @@ package wire
 
 import (
 	"io"
+	"math/rand/v2"
 	"os"
 	"testing"
 	"time"
@@ -29,24 +30,14 @@ func pipePair(t *testing.T) (owner, peer *Conn, own, theirs [3]*os.File) {
 	return owner, peer, own, theirs
 }
 
-// uncontended makes the CPUs look free for the test's length.
-func uncontended(t *testing.T) {
-	old := pressureMax
-	pressureMax = 1e9
-	contended.Store(false)
-	t.Cleanup(func() { pressureMax = old })
-}
-
-// TestSpinRoundTrips: calls answered at once are received while spinning,
-// in order, on both sides; a peer without the page still works.
-func TestSpinRoundTrips(t *testing.T) {
-	uncontended(t)
-	owner, peer, own, _ := pipePair(t)
+// answer has peer answer each call with reply's message until the test
+// ends, which closes the channel, and waits for it.
+func answer(t *testing.T, peer *Conn, own [3]*os.File, reply func(*Msg) *Msg) {
 	done := make(chan struct{})
-	defer func() {
+	t.Cleanup(func() {
 		own[1].Close() // the peer's Recv ends
 		<-done
-	}()
+	})
 	go func() {
 		defer close(done)
 		for {
@@ -54,11 +45,18 @@ func TestSpinRoundTrips(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if err := peer.Send(&Msg{Op: OpReply, N: m.N + 1}); err != nil {
+			if err := peer.Send(reply(m)); err != nil {
 				return
 			}
 		}
 	}()
+}
+
+// TestSpinRoundTrips: calls answered at once are received while spinning,
+// in order, on both sides; a peer without the page still works.
+func TestSpinRoundTrips(t *testing.T) {
+	owner, peer, own, _ := pipePair(t)
+	answer(t, peer, own, func(m *Msg) *Msg { return &Msg{Op: OpReply, N: m.N + 1} })
 	for i := range int64(2000) {
 		if err := owner.Send(&Msg{Op: OpStat, N: i}); err != nil {
 			t.Fatal(err)
@@ -77,7 +75,6 @@ func TestSpinRoundTrips(t *testing.T) {
 // TestSpinSeesFrame: a frame written while the receiver spins ends the
 // spin, with no back-off.
 func TestSpinSeesFrame(t *testing.T) {
-	uncontended(t)
 	oldMax, oldGap := spinMax, preempted
 	spinMax, preempted = time.Hour, time.Hour
 	t.Cleanup(func() { spinMax, preempted = oldMax, oldGap })
@@ -98,7 +95,6 @@ func TestSpinSeesFrame(t *testing.T) {
 // TestSpinPeerDies: a receiver spinning when its peer dies sees the end
 // of the channel at once, spinning no longer than spinMax.
 func TestSpinPeerDies(t *testing.T) {
-	uncontended(t)
 	owner, _, _, theirs := pipePair(t)
 	got := make(chan error, 1)
 	go func() {
@@ -140,12 +136,29 @@ func TestSpinBackoff(t *testing.T) {
 	}
 }
 
-func TestSomeTotal(t *testing.T) {
-	us, ok := someTotal([]byte("some avg10=74.78 avg60=76.98 avg300=55.84 total=562530517\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"))
-	if !ok || us != 562530517 {
-		t.Errorf("someTotal: %d, %v", us, ok)
+// TestSpinBigFrames: calls and answers of every size up to MaxChunk
+// (a writer blocked in the pipe while its reader spins, then sleeps) come
+// whole and in turn.
+func TestSpinBigFrames(t *testing.T) {
+	owner, peer, own, _ := pipePair(t)
+	size := func(rng *rand.Rand, most int) int {
+		if rng.IntN(4) == 0 {
+			return rng.IntN(most)
+		}
+		return rng.IntN(200)
 	}
-	if _, ok := someTotal([]byte("garbage")); ok {
-		t.Error("someTotal of garbage")
+	peerRng := rand.New(rand.NewPCG(3, 4))
+	answer(t, peer, own, func(m *Msg) *Msg {
+		return &Msg{Op: OpReply, N: m.N, Data: make([]byte, size(peerRng, MaxChunk))}
+	})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range int64(1000) {
+		if err := owner.Send(&Msg{Op: OpStat, N: i, Data: make([]byte, size(rng, MaxChunk))}); err != nil {
+			t.Fatal(err)
+		}
+		m, err := owner.Recv()
+		if err != nil || m.N != i {
+			t.Fatalf("call %d: answer %v, %v", i, m, err)
+		}
 	}
 }

@@ -237,19 +237,16 @@ type Conn struct {
 	// With a shared page (Pipes), each side counts there the frames it
 	// has written, and Recv spins a little on the peer's count before it
 	// blocks in read(2): see wait.
-	sent  *atomic.Uint64 // in shared: frames this side wrote
-	peer  *atomic.Uint64 // in shared: frames the peer wrote
-	got   uint64         // frames Recv read
-	owner bool           // the side that samples CPU pressure
-	busy  *atomic.Uint32 // in shared: the owner's word that the CPUs are contended
-	spin  spinner
+	sent *atomic.Uint64 // in shared: frames this side wrote
+	peer *atomic.Uint64 // in shared: frames the peer wrote
+	got  uint64         // frames Recv read
+	spin spinner
 }
 
 // The shared page's layout: each side's count on a cache line of its own.
 const (
 	sharedSize     = 4096
 	ownerSentOff   = 0
-	ownerBusyOff   = 8
 	peerSentOff    = 64
 	peerSharedFile = 5 // the peer's fd of the page, after its pipes
 )
@@ -364,8 +361,6 @@ func (c *Conn) share(fd int, owner bool) {
 	}
 	c.sent = (*atomic.Uint64)(unsafe.Pointer(&mem[mine]))
 	c.peer = (*atomic.Uint64)(unsafe.Pointer(&mem[theirs]))
-	c.busy = (*atomic.Uint32)(unsafe.Pointer(&mem[ownerBusyOff]))
-	c.owner = owner
 }
 
 // NewConn frames messages over rw, refusing to read frames over max bytes.
@@ -386,13 +381,6 @@ func (c *Conn) Send(m *Msg) error {
 		return err
 	}
 	if c.sent != nil {
-		if c.owner {
-			var busy uint32
-			if contended.Load() {
-				busy = 1
-			}
-			c.busy.Store(busy)
-		}
 		c.sent.Add(1)
 	}
 	return nil
