@@ -92,7 +92,7 @@ func observe(op string, start time.Time, err error) {
 }
 
 // checkpointErr classifies a core error about checkpoint ref.
-func checkpointErr(err error, ref string) error {
+func (s *Service) checkpointErr(err error, ref string) error {
 	var refused *sfs.RestoreRefusedError
 	switch {
 	case errors.Is(err, sfs.ErrCheckpointNotFound):
@@ -102,19 +102,35 @@ func checkpointErr(err error, ref string) error {
 	case errors.Is(err, sfs.ErrBadCheckpointRef):
 		return toolErr(CodeInvalid, err, "%v", err)
 	case errors.As(err, &refused):
-		return toolErr(CodeDenied, err, "refused by policy: it would change read-only or hidden paths: %s", strings.Join(displayAll(refused.Paths), ", "))
+		return toolErr(CodeDenied, err, "refused by policy: it would change read-only or hidden paths: %s", strings.Join(s.displayShown(refused.Paths), ", "))
 	}
 	return classify(err)
 }
 
-// displayAll is display of each path.
-func displayAll(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = display(p)
+// displayShown is display of each path the policy shows; hidden ones are
+// only counted, so that no route names them.
+func (s *Service) displayShown(paths []string) []string {
+	out := s.shown(paths)
+	if n := len(paths) - len(out); n > 0 {
+		out = append(out, fmt.Sprintf("%d hidden", n))
 	}
 	return out
 }
+
+// shown is display of each path the policy shows.
+func (s *Service) shown(paths []string) []string {
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		if !s.hidden(p) {
+			out = append(out, display(p))
+		}
+	}
+	return out
+}
+
+// hidden says whether the policy hides workspace path p from the agent
+// (fs.FS.Hidden, which redact applies to audit events).
+func (s *Service) hidden(p string) bool { return s.core != nil && s.core.Hidden(p) }
 
 // resolveCheckpoint finds checkpoint ref (an id or a name).
 func (s *Service) resolveCheckpoint(ctx context.Context, ref string) (*sfs.FS, sfs.CheckpointInfo, error) {
@@ -127,7 +143,7 @@ func (s *Service) resolveCheckpoint(ctx context.Context, ref string) (*sfs.FS, s
 	}
 	c, err := core.ResolveCheckpoint(ctx, ref)
 	if err != nil {
-		return nil, c, checkpointErr(err, ref)
+		return nil, c, s.checkpointErr(err, ref)
 	}
 	return core, c, nil
 }
@@ -147,7 +163,7 @@ func (s *Service) checkpoint(ctx context.Context, actor, op string, o sfs.Checkp
 	}
 	c, err := core.WithActor(actor).Checkpoint(ctx, o)
 	if err != nil {
-		return CheckpointInfo{}, checkpointErr(err, o.Name)
+		return CheckpointInfo{}, s.checkpointErr(err, o.Name)
 	}
 	return checkpointInfo(c), nil
 }
@@ -190,7 +206,7 @@ func (s *Service) onCheckpoint(ctx context.Context, op, ref string, fn func(core
 	}
 	info = checkpointInfo(c)
 	if err := fn(core, info.ID); err != nil {
-		return CheckpointInfo{}, checkpointErr(err, ref)
+		return CheckpointInfo{}, s.checkpointErr(err, ref)
 	}
 	return info, nil
 }
@@ -214,7 +230,7 @@ func (s *Service) DiffCheckpoints(ctx context.Context, actor, from, to string) (
 		if _, rerr := core.ResolveCheckpoint(ctx, from); rerr == nil {
 			ref = to
 		}
-		return nil, checkpointErr(err, ref)
+		return nil, s.checkpointErr(err, ref)
 	}
 	changes = make([]Change, len(ds))
 	for i, d := range ds {
@@ -247,7 +263,7 @@ func (s *Service) Fork(ctx context.Context, actor, ref, dst string) (err error) 
 		return toolErr(CodeInvalid, nil, "fork target %q is not an absolute path", dst)
 	}
 	if err := core.WithActor(actor).Fork(ctx, ref, dst); err != nil {
-		return checkpointErr(err, ref)
+		return s.checkpointErr(err, ref)
 	}
 	return nil
 }
@@ -300,7 +316,7 @@ func (s *Service) pruneCheckpoints(ctx context.Context) {
 // that changed nothing share one).
 func (s *Service) execCheckpoint(ctx context.Context, id string) (CheckpointInfo, error) {
 	missing := toolErr(CodeNoCheckpoint, nil, "exec %q has no checkpoint to undo it from: it never ran here, ran without automatic checkpoints, or its checkpoint was removed by retention (--checkpoint-keep, --checkpoint-max-age)", id)
-	ev, err := s.Audit(ctx, sqlstore.AuditFilter{Actor: Actor(id), Op: "checkpoint", Limit: 1})
+	ev, err := s.rawAudit(ctx, sqlstore.AuditFilter{Actor: Actor(id), Op: "checkpoint", Limit: 1})
 	if err != nil {
 		return CheckpointInfo{}, err
 	}
@@ -320,7 +336,7 @@ func (s *Service) execCheckpoint(ctx context.Context, id string) (CheckpointInfo
 		return CheckpointInfo{}, missing
 	}
 	if err != nil {
-		return CheckpointInfo{}, checkpointErr(err, ref)
+		return CheckpointInfo{}, s.checkpointErr(err, ref)
 	}
 	return checkpointInfo(c), nil
 }
@@ -363,7 +379,7 @@ func (s *Service) Undo(ctx context.Context, actor, id string) (res UndoResult, e
 		return res, err
 	}
 	res.Checkpoint = c.ID
-	ch, err := changes(ctx, s.Audit, id)
+	ch, err := changes(ctx, s.rawAudit, id)
 	if err != nil {
 		return res, err
 	}
@@ -375,7 +391,7 @@ func (s *Service) Undo(ctx context.Context, actor, id string) (res UndoResult, e
 	// check and the restore.
 	var seen int64
 	check := func(ctx context.Context, audit auditFunc) error {
-		conflicts, last, err := laterChanges(ctx, audit, ch, Actor(id), max(seen, ch.first))
+		conflicts, last, err := laterChanges(ctx, audit, ch, Actor(id), max(seen, ch.first), s.hidden)
 		seen = last
 		if err != nil {
 			return err
@@ -386,15 +402,15 @@ func (s *Service) Undo(ctx context.Context, actor, id string) (res UndoResult, e
 		}
 		return nil
 	}
-	if err := check(ctx, s.Audit); err != nil {
+	if err := check(ctx, s.rawAudit); err != nil {
 		return res, err
 	}
 	if err := core.WithActor(actor).RestorePathsIf(ctx, c.ID, ch.paths, func(ctx context.Context) error {
 		return check(ctx, core.Store().Audit)
 	}); err != nil {
-		return res, checkpointErr(err, c.ID)
+		return res, s.checkpointErr(err, c.ID)
 	}
-	res.Restored = displayAll(ch.paths)
+	res.Restored = s.shown(ch.paths)
 	return res, nil
 }
 
@@ -404,7 +420,7 @@ type auditFunc func(context.Context, sqlstore.AuditFilter) ([]sqlstore.AuditEven
 // laterChanges lists, as "path (actor)", the changes other actors than
 // self made after event after to a path of ch, or above or below one:
 // undoing ch would overwrite them. last is the newest event read.
-func laterChanges(ctx context.Context, audit auditFunc, ch execChanges, self string, after int64) (conflicts []string, last int64, err error) {
+func laterChanges(ctx context.Context, audit auditFunc, ch execChanges, self string, after int64, hidden func(string) bool) (conflicts []string, last int64, err error) {
 	mine := make(map[string]bool, len(ch.paths))
 	for _, p := range ch.paths {
 		mine[p] = true
@@ -436,7 +452,11 @@ func laterChanges(ctx context.Context, audit auditFunc, ch execChanges, self str
 				continue
 			}
 			for _, p := range changedPaths(e) {
-				if related(p) {
+				switch {
+				case !related(p):
+				case hidden(p): // still a conflict, but not one to name
+					found["a hidden path ("+e.Actor+")"] = true
+				default:
 					found[display(p)+" ("+e.Actor+")"] = true
 				}
 			}

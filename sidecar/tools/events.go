@@ -188,20 +188,15 @@ func (s *Service) visible(page []sqlstore.AuditEvent, prefix string) []ChangeEve
 		if len(paths) == 0 {
 			continue
 		}
-		ev := ChangeEvent{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Op: e.Op}
-		show := func(p string) string {
-			if s.core.Hidden(p) {
-				return ""
-			}
-			return p
+		e, ok := s.redact(e)
+		if !ok {
+			continue
 		}
-		ev.Path = show(e.Path)
-		if len(paths) == 2 {
-			ev.Path2 = show(e.Path2)
-		} else if e.Op == "restore" {
-			ev.Path2 = e.Path2 // the checkpoint, not a path
+		ev := ChangeEvent{Seq: e.Seq, Time: e.Time, Actor: e.Actor, Op: e.Op, Path: e.Path}
+		if len(paths) == 2 || e.Op == "restore" { // a restore's Path2 is its checkpoint
+			ev.Path2 = e.Path2
 		}
-		if ev.Path == "" && (ev.Path2 == "" || len(paths) == 1) {
+		if ev.Path == "" && len(paths) == 1 {
 			continue
 		}
 		if prefix != "" && !under(ev.Path, prefix) && (len(paths) == 1 || !under(ev.Path2, prefix)) {
@@ -210,6 +205,29 @@ func (s *Service) visible(page []sqlstore.AuditEvent, prefix string) []ChangeEve
 		out = append(out, ev)
 	}
 	return out
+}
+
+// redact is the one rule by which every route that reads the audit trail
+// for the agent (Audit, Watch, exec changes, undo conflicts) keeps hidden
+// names from it: the policy's hidden sides of e are blanked, and ok is
+// false when no side is left to show. Path2 is a path only when it starts
+// with "/" (not a restore's or checkpoint's "checkpoint:ID", nor a
+// refused connect's reason).
+func (s *Service) redact(e sqlstore.AuditEvent) (_ sqlstore.AuditEvent, ok bool) {
+	if s.core == nil {
+		return e, true
+	}
+	path1 := e.Path != ""
+	if path1 && s.core.Hidden(e.Path) {
+		e.Path = ""
+	}
+	if !strings.HasPrefix(e.Path2, "/") {
+		return e, e.Path != "" || !path1
+	}
+	if s.core.Hidden(e.Path2) {
+		e.Path2 = ""
+	}
+	return e, e.Path != "" || e.Path2 != ""
 }
 
 // under says whether workspace path p is prefix or below it.

@@ -127,8 +127,40 @@ func (s *Service) Backends() []string {
 // ErrNoAudit is returned by the audit queries when the Service has none.
 var ErrNoAudit = errors.New("no audit trail configured")
 
-// Audit returns audit events, oldest first.
+// Audit returns the audit events f selects, oldest first, as the agent may
+// see them: redact blanks hidden paths and leaves out events with nothing
+// else to show. A page is filled past the events left out, so one shorter
+// than f.Limit (default 1000) is the end of the trail, and the next page
+// goes on after the last event's Seq.
 func (s *Service) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error) {
+	if f.Limit <= 0 {
+		f.Limit = 1000 // sqlstore's default, which the filling must know
+	}
+	var out []sqlstore.AuditEvent
+	for {
+		ev, err := s.rawAudit(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ev {
+			if e, ok := s.redact(e); ok {
+				out = append(out, e)
+				if len(out) == f.Limit {
+					return out, nil
+				}
+			}
+		}
+		if len(ev) < f.Limit {
+			return out, nil
+		}
+		f.AfterSeq = ev[len(ev)-1].Seq
+	}
+}
+
+// rawAudit reads the audit trail unredacted, for what the Service works out
+// from it (an exec's changes, undo's conflicts); what it tells the agent
+// goes through redact.
+func (s *Service) rawAudit(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore.AuditEvent, error) {
 	if s.opts.Audit == nil {
 		return nil, ErrNoAudit
 	}
@@ -145,7 +177,7 @@ func (s *Service) Audit(ctx context.Context, f sqlstore.AuditFilter) ([]sqlstore
 // failure). A file left under such a name is listed: the name alone must
 // not hide a change.
 func (s *Service) Changes(ctx context.Context, execID string) ([]string, error) {
-	return s.changesFrom(ctx, s.Audit, execID)
+	return s.changesFrom(ctx, s.rawAudit, execID)
 }
 
 // execResultChanges is Changes for an exec's result. When nothing of the
@@ -165,10 +197,7 @@ func (s *Service) changesFrom(ctx context.Context, audit auditFunc, execID strin
 	if err != nil {
 		return nil, err
 	}
-	paths := make([]string, len(ch.paths))
-	for i, p := range ch.paths {
-		paths[i] = display(p)
-	}
+	paths := s.shown(ch.paths)
 	slices.Sort(paths)
 	return paths, nil
 }
