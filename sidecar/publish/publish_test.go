@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -253,5 +256,96 @@ func TestRevokeWithinOneTick(t *testing.T) {
 		if rec := get(t, h, link, nil); rec.Code != http.StatusNotFound {
 			t.Fatalf("round %d: a revoked link served: %d", i, rec.Code)
 		}
+	}
+}
+
+// TestRangeUnsatisfiable is a regression test: "bytes=-0" was answered 206
+// with an empty body (http.ServeContent takes a zero suffix for a range).
+// Ranges no byte of the file satisfies are answered as nginx does, within
+// RFC 9110 (14.1.2, 15.5.17): left out of a set that has others, and 416
+// with "Content-Range: bytes */SIZE" when none is left or the header
+// cannot be read; an empty file has no range to cut and is answered
+// whole, and so is a Range of another unit.
+func TestRangeUnsatisfiable(t *testing.T) {
+	fsys, links, _, h := setup(t)
+	data := []byte("0123456789")
+	if err := fsys.WriteFile("/f", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.WriteFile("/empty", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file, rng string
+		code      int
+		body      string // "" with a 206: multipart, checked by its parts
+		parts     []string
+	}{
+		{"/f", "bytes=-0", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "bytes=5-4", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "bytes=10-", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "bytes=10-20", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "bytes=-0,10-,5-4", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "bytes=-0,2-3", http.StatusPartialContent, "23", nil},
+		{"/f", "bytes=2-3,5-4", http.StatusPartialContent, "23", nil},
+		{"/f", "bytes=0-1,20-30", http.StatusPartialContent, "01", nil},
+		{"/f", "bytes=0-1, -0 ,8-", http.StatusPartialContent, "", []string{"01", "89"}},
+		{"/f", "bytes=-20", http.StatusPartialContent, "0123456789", nil},
+		{"/f", "bytes=9-9", http.StatusPartialContent, "9", nil},
+		{"/f", "bytes=", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "bytes=a-b", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "bytes=--1", http.StatusRequestedRangeNotSatisfiable, "", nil},
+		{"/f", "BYTES=2-3", http.StatusPartialContent, "23", nil},
+		{"/f", "items=0-1", http.StatusOK, "0123456789", nil},
+		{"/empty", "bytes=-0", http.StatusOK, "", nil},
+		{"/empty", "bytes=0-0", http.StatusOK, "", nil},
+		{"/empty", "bytes=-5", http.StatusOK, "", nil},
+	} {
+		link, err := links.URL(tc.file, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := get(t, h, link, map[string]string{"Range": tc.rng})
+		name := tc.file + " " + tc.rng
+		if rec.Code != tc.code {
+			t.Errorf("%s: %d %q, want %d", name, rec.Code, rec.Body.String(), tc.code)
+			continue
+		}
+		switch {
+		case tc.code == http.StatusRequestedRangeNotSatisfiable:
+			if cr := rec.Header().Get("Content-Range"); cr != "bytes */10" {
+				t.Errorf("%s: Content-Range %q, want bytes */10", name, cr)
+			}
+		case tc.parts != nil:
+			_, params, err := mime.ParseMediaType(rec.Header().Get("Content-Type"))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			mr := multipart.NewReader(rec.Body, params["boundary"])
+			var got []string
+			for {
+				p, err := mr.NextPart()
+				if err != nil {
+					break
+				}
+				b, _ := io.ReadAll(p)
+				got = append(got, string(b))
+			}
+			if !slices.Equal(got, tc.parts) {
+				t.Errorf("%s: parts %q, want %q", name, got, tc.parts)
+			}
+		case rec.Body.String() != tc.body:
+			t.Errorf("%s: body %q, want %q", name, rec.Body.String(), tc.body)
+		}
+	}
+	// Preconditions come first: a stale If-Range gets the whole file,
+	// a matching If-None-Match a 304, as without the Range.
+	link, _ := links.URL("/f", time.Minute)
+	etag := get(t, h, link, nil).Header().Get("ETag")
+	if rec := get(t, h, link, map[string]string{"Range": "bytes=-0", "If-Range": `"stale"`}); rec.Code != http.StatusOK || rec.Body.String() != string(data) {
+		t.Errorf("stale If-Range: %d %q", rec.Code, rec.Body.String())
+	}
+	if rec := get(t, h, link, map[string]string{"Range": "bytes=-0", "If-None-Match": etag}); rec.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match: %d", rec.Code)
 	}
 }

@@ -109,58 +109,113 @@ func serveFile(w http.ResponseWriter, r *http.Request, fsys *sfs.FS, p string, a
 	// The inode, size and change time name one version of the contents.
 	w.Header().Set("ETag", fmt.Sprintf(`"%x-%x-%x"`, a.Ino, a.Size, a.Mtime.UnixNano()))
 	w.Header().Set("Cache-Control", "private, max-age=0")
-	if !fewSortedRanges(r.Header.Get("Range"), a.Size) {
-		r.Header.Del("Range")
+	if h := r.Header.Get("Range"); h != "" {
+		if h = rangeHeader(h, a.Size); h == "" {
+			r.Header.Del("Range")
+		} else {
+			r.Header.Set("Range", h)
+		}
 	}
 	cw := &countingWriter{ResponseWriter: w}
 	http.ServeContent(cw, r, path.Base(p), a.Mtime, f)
 	return cw.n, nil
 }
 
-// fewSortedRanges reports whether a Range header may be served as parts:
-// at most MaxRanges byte ranges, in order, none overlapping another. Many
-// small or overlapping ranges cost far more to serve than the file (as in
-// CVE-2011-3192), so they get the whole file instead, as Apache and nginx
-// answer. A header this cannot read is left to http.ServeContent.
-func fewSortedRanges(h string, size int64) bool {
-	spec, ok := strings.CutPrefix(h, "bytes=")
-	if !ok {
-		return true
+// byteRange is the bytes lo to hi of a file, both included.
+type byteRange struct{ lo, hi int64 }
+
+// parseRanges reads the byte ranges of a Range header's spec ("0-9,-5")
+// of a file of size into those some byte of the file satisfies, in their
+// order, as nginx does (RFC 9110 14.1.2 lets a server leave out the
+// others): a suffix of 0 bytes ("-0"), a first byte at or past the end
+// and a last before the first satisfy none. ok is false for a spec it
+// cannot read, or one that names no range.
+func parseRanges(spec string, size int64) (rs []byteRange, ok bool) {
+	num := func(s string) (int64, bool) {
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil && n >= 0 && s[0] != '+'
 	}
-	if strings.Count(spec, ",") >= MaxRanges {
-		return false
-	}
-	end := int64(-1) // last byte of the previous range
+	specs := 0
 	for _, r := range strings.Split(spec, ",") {
-		first, last, ok := strings.Cut(strings.TrimSpace(r), "-")
-		if !ok {
-			return true
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
 		}
-		var lo, hi int64
-		var err error
+		specs++
+		first, last, ok := strings.Cut(r, "-")
+		if !ok || first == "" && last == "" {
+			return nil, false
+		}
+		br := byteRange{hi: size - 1}
 		if first == "" { // the last N bytes
-			n, err := strconv.ParseInt(last, 10, 64)
-			if err != nil {
-				return true
+			n, ok := num(last)
+			if !ok {
+				return nil, false
 			}
-			lo, hi = max(size-n, 0), size-1
+			if n == 0 {
+				continue
+			}
+			br.lo = max(size-n, 0)
 		} else {
-			if lo, err = strconv.ParseInt(first, 10, 64); err != nil {
-				return true
+			if br.lo, ok = num(first); !ok {
+				return nil, false
 			}
-			hi = size - 1
 			if last != "" {
-				if hi, err = strconv.ParseInt(last, 10, 64); err != nil {
-					return true
+				hi, ok := num(last)
+				if !ok {
+					return nil, false
 				}
+				if hi < br.lo {
+					continue
+				}
+				br.hi = min(hi, size-1)
 			}
 		}
-		if lo <= end {
-			return false
+		if br.lo < size {
+			rs = append(rs, br)
 		}
-		end = hi
 	}
-	return true
+	return rs, specs > 0
+}
+
+// rangeHeader is the Range header http.ServeContent gets for h, so that
+// it answers as nginx does (RFC 9110 14.2, 15.5.17), after If-Range and
+// the other preconditions, which it checks first:
+//   - another unit than bytes: none, the whole file (RFC 9110 says to
+//     ignore it; ServeContent would answer 416);
+//   - no range some byte satisfies, or one it cannot read: one it answers
+//     416 with "Content-Range: bytes */SIZE" (ServeContent answered
+//     "bytes=-0" 206 with no body, and "bytes=5-4" 416 without the size);
+//   - an empty file: none, the whole file, as there is nothing to cut;
+//   - more than MaxRanges ranges, or overlapping or unsorted ones: none.
+//     Many small or overlapping ranges cost far more to serve than the
+//     file (as in CVE-2011-3192), so they get the whole file instead, as
+//     Apache and nginx answer;
+//   - else the satisfiable ranges.
+func rangeHeader(h string, size int64) string {
+	unit, spec, ok := strings.Cut(h, "=")
+	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
+		return ""
+	}
+	rs, ok := parseRanges(spec, size)
+	switch {
+	case !ok || size > 0 && len(rs) == 0:
+		return fmt.Sprintf("bytes=%d-", size)
+	case size == 0 || len(rs) > MaxRanges:
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("bytes=")
+	for i, r := range rs {
+		if i > 0 {
+			if r.lo <= rs[i-1].hi {
+				return ""
+			}
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d-%d", r.lo, r.hi)
+	}
+	return b.String()
 }
 
 // serveDir streams the tree below p as a gzipped tar: regular files,
