@@ -30,8 +30,9 @@ Columns: sequence, time, actor, operation, path(s), result.
 At most --limit events are printed; when more follow, a last line on stderr
 gives the command that prints the next page (the same flags with --after).
 The store keeps events by age and count (sqlfs-mount and sqlfs-exec serve
---audit-max-age, --audit-max-events); when older events were pruned, a line
-on stderr says so.
+--audit-max-age, --audit-max-events); events naming only paths the policy
+hides are never shown. When events before the first shown are missing
+(pruned, or hidden), a line on stderr says so.
 
 flags:
 `
@@ -91,7 +92,8 @@ func runLog(ctx context.Context, args []string) int {
 			events = events[:limit]
 		}
 		if unfiltered && len(events) > 0 && events[0].Seq > f.AfterSeq+1 {
-			fmt.Fprintf(os.Stderr, "-- events before %d were pruned by the store's audit retention\n", events[0].Seq)
+			// A gap is pruning, or events whose paths the policy hides.
+			fmt.Fprintf(os.Stderr, "-- events before %d are not shown: pruned by the store's audit retention, or hidden by its policy\n", events[0].Seq)
 		}
 		enc := json.NewEncoder(os.Stdout)
 		for _, e := range events {

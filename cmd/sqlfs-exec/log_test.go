@@ -55,7 +55,7 @@ func TestLogPages(t *testing.T) {
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			seen = append(seen, strings.Fields(line)[0])
 		}
-		if pruned := strings.Contains(stderr, "events before 3 were pruned"); pruned != (page == 0) {
+		if pruned := strings.Contains(stderr, "events before 3 are not shown: pruned"); pruned != (page == 0) {
 			t.Errorf("page %d: pruning note %v:\n%s", page, pruned, stderr)
 		}
 		m := nextCommand.FindStringSubmatch(stderr)
