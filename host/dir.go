@@ -393,10 +393,11 @@ const StaleName = "stale.sqlfs"
 //     replaced (a crash here leaves that copy without them; it was being
 //     discarded), and left in place they would be replayed into the
 //     database moved there next;
-//  3. the database file is renamed, atomically (from's WAL, if one is
-//     left, holds nothing the database lacks, and moves no data);
-//  4. from's leftover WAL and index, empty, are removed, and both folders
-//     synced.
+//  3. from's WAL and index are removed: the WAL holds nothing the
+//     database lacks (empty, or, a reader holding it, every frame
+//     copied), but left with its frames at a name without its database
+//     it would be replayed into the next database made there;
+//  4. the database file is renamed, atomically, and both folders synced.
 func MoveStore(from, to string) error {
 	if _, err := os.Lstat(from); err != nil {
 		return fmt.Errorf("moving store %s: %w", from, err)
@@ -413,16 +414,16 @@ func MoveStore(from, to string) error {
 	if err := crashPoint("cleared"); err != nil {
 		return err
 	}
+	if err := removeSidecars(from); err != nil {
+		return err
+	}
+	if err := crashPoint("emptied"); err != nil {
+		return err
+	}
 	if err := os.Rename(from, to); err != nil {
 		return err
 	}
 	if err := crashPoint("moved"); err != nil {
-		return err
-	}
-	if err := removeSidecars(from); err != nil {
-		return err
-	}
-	if err := crashPoint("synced"); err != nil {
 		return err
 	}
 	for _, d := range []string{filepath.Dir(from), filepath.Dir(to)} {

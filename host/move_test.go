@@ -100,7 +100,7 @@ func notes(t *testing.T, store string) string {
 // no WAL is left beside a database it does not belong to.
 func TestMoveStoreCrash(t *testing.T) {
 	const want = "committed before the move\n"
-	steps := []string{"folded", "cleared", "moved", "synced"}
+	steps := []string{"folded", "cleared", "emptied", "moved"}
 	for _, step := range steps {
 		t.Run("park cut after "+step, func(t *testing.T) {
 			dir := t.TempDir()
@@ -154,24 +154,11 @@ func TestMoveStoreCrash(t *testing.T) {
 		dir := t.TempDir()
 		store, parked := filepath.Join(dir, StoreName), filepath.Join(dir, ParkedName)
 		crashImage(t, store, want)
-		db, err := sql.Open("sqlite3", "file:"+store)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		tx, err := db.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n int
-		if err := tx.QueryRow("SELECT count(*) FROM inodes").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
+		release := holdRead(t, store)
 		if err := MoveStore(store, parked); err != nil {
 			t.Fatal(err)
 		}
-		tx.Rollback()
-		db.Close()
+		release()
 		if got := notes(t, parked); got != want {
 			t.Fatalf("moved while read, notes.txt holds %q, want %q", got, want)
 		}
@@ -228,3 +215,58 @@ func TestRemoveEmptyStoreCrash(t *testing.T) {
 }
 
 func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestMoveStoreCrashWhileRead cuts a move at each step while a reader
+// (the replicator not letting go yet) keeps the folded WAL from being
+// emptied: at no step is that WAL, still holding its frames, left at a
+// name without its database, where the next database made or moved
+// there would take it for its own.
+func TestMoveStoreCrashWhileRead(t *testing.T) {
+	const want = "committed before the move\n"
+	for _, step := range []string{"folded", "cleared", "emptied", "moved"} {
+		t.Run(step, func(t *testing.T) {
+			dir := t.TempDir()
+			store, parked := filepath.Join(dir, StoreName), filepath.Join(dir, ParkedName)
+			crashImage(t, store, want)
+			defer holdRead(t, store)()
+			crashAt(t, step)
+			err := MoveStore(store, parked)
+			noCrash()
+			if err != nil && !errors.Is(err, errCrash) {
+				t.Fatal(err)
+			}
+			for _, p := range []string{store, parked} {
+				if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+					if fi, err := os.Lstat(p + "-wal"); err == nil && fi.Size() > 0 {
+						t.Fatalf("cut after %s: %s-wal holds %d bytes, without its database", step, filepath.Base(p), fi.Size())
+					}
+				}
+			}
+		})
+	}
+}
+
+// holdRead holds a read transaction of the store until the returned
+// release is called, as the replicator does until it lets go.
+func holdRead(t *testing.T, store string) (release func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := db.Begin()
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	var n int
+	if err := tx.QueryRow("SELECT count(*) FROM inodes").Scan(&n); err != nil {
+		tx.Rollback()
+		db.Close()
+		t.Fatal(err)
+	}
+	return func() {
+		tx.Rollback()
+		db.Close()
+	}
+}
