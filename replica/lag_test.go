@@ -84,3 +84,32 @@ func TestSyncAgeOfUnshippedStores(t *testing.T) {
 		t.Errorf("released: the last sync age is %.3f s", age)
 	}
 }
+
+// TestSyncAgeOfStoreReleaseFailed: a store whose owner closed it and
+// asked litestream to let go leaves the sync age even when litestream did
+// not answer the release: the owner moves it out of litestream's sight
+// next all the same, and while litestream still lists it the samples keep
+// it in sight.
+func TestSyncAgeOfStoreReleaseFailed(t *testing.T) {
+	s := &Supervisor{o: Options{SyncInterval: time.Second}, ctl: newCtl(t.TempDir())}
+	s.ages = newSyncAges()
+	l := newLagSampler(s)
+	store := filepath.Join(t.TempDir(), "workspace.sqlfs")
+	if err := os.WriteFile(store, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.expect(store)
+	const wait = 300 * time.Millisecond
+	time.Sleep(wait)
+	if err := s.Release(t.Context(), store); err == nil {
+		t.Fatal("Release answered without a litestream to ask")
+	}
+	if err := os.Rename(store, store+".parked"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	l.observe(now, now, nil)
+	if age := syncAge(t); age > wait.Seconds()/2 {
+		t.Errorf("released (unanswered) and moved away: the last sync age is %.3f s", age)
+	}
+}

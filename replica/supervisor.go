@@ -537,14 +537,14 @@ func (s *Supervisor) Release(ctx context.Context, path string) error {
 	if err != nil {
 		return err
 	}
+	// Out of the sync age whether or not litestream answers: its owner
+	// moves the store out of litestream's sight next either way, and a
+	// store litestream still lists is in sight by the samples.
+	defer s.ages.forget(p)
 	var r struct {
 		Status string `json:"status"`
 	}
-	if err := s.call(ctx, http.MethodPost, "/unregister", map[string]any{"path": p}, &r); err != nil {
-		return err
-	}
-	s.ages.forget(p)
-	return nil
+	return s.call(ctx, http.MethodPost, "/unregister", map[string]any{"path": p}, &r)
 }
 
 // Status is how far a store's replica is behind.
