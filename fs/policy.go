@@ -23,7 +23,8 @@ import (
 // aside) matches a base name at any depth ("*.pem" covers certs/n.pem, and
 // "secrets" any directory of that name); a glob with a "/" at its start or
 // in its middle is anchored at the workspace root ("secrets/**",
-// "/build"). A rule on a directory covers what is below.
+// "/build"), except "**/name" (name without a "/"), the same as "name".
+// A rule on a directory covers what is below.
 type Policy struct {
 	ReadOnly   []string // changes get EROFS
 	Hidden     []string // invisible: ENOENT
@@ -88,10 +89,17 @@ type glob struct {
 
 func compileGlob(g string) glob {
 	g = strings.TrimSuffix(g, "/")
-	if strings.Contains(g, "/") {
-		return glob{pattern: strings.TrimPrefix(g, "/")}
+	if !strings.Contains(g, "/") {
+		return glob{pattern: g, base: true}
 	}
-	return glob{pattern: g, base: true}
+	g = strings.TrimPrefix(g, "/")
+	// "**/name" matches what "name" does, a base name at any depth; as a
+	// base glob a directory's move cannot carry anything out of its reach,
+	// so the move is neither refused nor walked.
+	if name, ok := strings.CutPrefix(g, "**/"); ok && name != "" && !strings.Contains(name, "/") {
+		return glob{pattern: name, base: true}
+	}
+	return glob{pattern: g}
 }
 
 // rules is a Policy's globs compiled.

@@ -13,6 +13,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/metrics"
 )
 
 // A directory's move renames everything below it, so it must not carry a
@@ -189,4 +190,50 @@ func covered(globs []string, p string) bool {
 		}
 	}
 	return false
+}
+
+// dirLoads reads how many directories the cores have read from their
+// stores (the dentry cache's misses).
+func dirLoads(t *testing.T) float64 {
+	t.Helper()
+	mfs, err := metrics.Registry.Gather()
+	must(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "sqlfs_meta_cache_misses_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "cache" && l.GetValue() == "dentry" {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatal("no sqlfs_meta_cache_misses_total{cache=dentry}")
+	return 0
+}
+
+// A "**/name" rule covers a base name at any depth, as "name" does, and a
+// directory's move keeps every base name below it: the move has nothing
+// to walk, and reads none of the moved tree from the store (a rename of
+// node_modules under "**/.env" read every directory below it, the core
+// locked meanwhile).
+func TestMoveUnderDoubleStarBaseRule(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	const dirs = 200
+	for i := range dirs {
+		d := fmt.Sprintf("/big/d%d", i)
+		must(t, f.MkdirAll(d, 0o755))
+		must(t, f.WriteFile(d+"/.env", []byte("k"), 0o644))
+	}
+	f = reopen(t, f, store, sfs.Options{Policy: sfs.Policy{Hidden: []string{"**/.env"}}})
+	before := dirLoads(t)
+	must(t, f.Rename("/big", "/moved"))
+	if n := dirLoads(t) - before; n > 10 {
+		t.Errorf("the move read %.0f directories from the store", n)
+	}
+	if _, err := f.ReadFile("/moved/d7/.env"); !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("moved/d7/.env: %v, want ENOENT", err)
+	}
 }
