@@ -32,7 +32,7 @@ var lagBuckets = []float64{0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 
 var (
 	ReplicaLag = factory.NewHistogram(prometheus.HistogramOpts{
 		Name:    "sqlfs_replica_lag_seconds",
-		Help:    "Time from a commit to the object store holding it, sampled once a sync interval per replicating store.",
+		Help:    "Time from a commit to the object store holding it, sampled each half sync interval (250 ms at least) per replicating store: an upper bound.",
 		Buckets: lagBuckets,
 	})
 	_ = factory.NewGaugeFunc(prometheus.GaugeOpts{
