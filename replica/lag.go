@@ -2,6 +2,9 @@ package replica
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"sync"
 	"time"
 
@@ -127,8 +130,8 @@ func (l *lagSampler) observe(at, done time.Time, sts []Status) {
 // (sqlfs_replica_last_sync_age_seconds) is that of the oldest. A store in
 // sight is one litestream lists, or one an owner put there (expect: the
 // one store of StartStore, each store the Opener opens) that litestream
-// has not listed yet: a store that never reached the replica shows as
-// old, never as fresh.
+// has not listed yet and that is still there: a store that never reached
+// the replica shows as old, never as fresh.
 type syncAges struct {
 	mu       sync.Mutex
 	expected map[string]bool
@@ -190,12 +193,26 @@ func (a *syncAges) sampled(at time.Time, sts []Status, held map[string]time.Time
 		}
 	}
 	for p := range a.since {
-		if !listed[p] && !a.expected[p] {
-			delete(a.since, p)
+		if listed[p] {
+			continue
 		}
+		// An expected store that is gone left sight without a release (its
+		// workspace deleted after a final sync that failed): nothing of it
+		// is left to ship.
+		if a.expected[p] && !gone(p) {
+			continue
+		}
+		delete(a.expected, p)
+		delete(a.since, p)
 	}
 	a.last = at
 	a.publish()
+}
+
+// gone reports whether nothing is at path p any more.
+func gone(p string) bool {
+	_, err := os.Lstat(p)
+	return errors.Is(err, fs.ErrNotExist)
 }
 
 // publish sets the metric to the oldest store's time, or with none in

@@ -91,16 +91,7 @@ func TestSyncAgeOfUnshippedStores(t *testing.T) {
 // next all the same, and while litestream still lists it the samples keep
 // it in sight.
 func TestSyncAgeOfStoreReleaseFailed(t *testing.T) {
-	s := &Supervisor{o: Options{SyncInterval: time.Second}, ctl: newCtl(t.TempDir())}
-	s.ages = newSyncAges()
-	l := newLagSampler(s)
-	store := filepath.Join(t.TempDir(), "workspace.sqlfs")
-	if err := os.WriteFile(store, []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s.expect(store)
-	const wait = 300 * time.Millisecond
-	time.Sleep(wait)
+	s, l, store := expectedStore(t)
 	if err := s.Release(t.Context(), store); err == nil {
 		t.Fatal("Release answered without a litestream to ask")
 	}
@@ -109,7 +100,46 @@ func TestSyncAgeOfStoreReleaseFailed(t *testing.T) {
 	}
 	now := time.Now()
 	l.observe(now, now, nil)
-	if age := syncAge(t); age > wait.Seconds()/2 {
+	if age := syncAge(t); age > inSight.Seconds()/2 {
 		t.Errorf("released (unanswered) and moved away: the last sync age is %.3f s", age)
 	}
+}
+
+// TestSyncAgeOfStoreRemoved: a store expected in litestream's sight that
+// is gone (its workspace deleted after a final sync that failed, so never
+// released) leaves the sync age at the next sample, instead of aging it
+// until the host restarts.
+func TestSyncAgeOfStoreRemoved(t *testing.T) {
+	_, l, store := expectedStore(t)
+	now := time.Now()
+	l.observe(now, now, nil)
+	if age := syncAge(t); age < inSight.Seconds() {
+		t.Fatalf("in sight, never shipped: the last sync age is %.3f s", age)
+	}
+	if err := os.Remove(store); err != nil {
+		t.Fatal(err)
+	}
+	now = time.Now()
+	l.observe(now, now, nil)
+	if age := syncAge(t); age > inSight.Seconds()/2 {
+		t.Errorf("removed: the last sync age is %.3f s", age)
+	}
+}
+
+// inSight is how long expectedStore's store has been in sight, unshipped.
+const inSight = 300 * time.Millisecond
+
+// expectedStore is a Supervisor (without a litestream) with a store an
+// owner put in its sight inSight ago, and its lag sampler.
+func expectedStore(t *testing.T) (*Supervisor, *lagSampler, string) {
+	t.Helper()
+	s := &Supervisor{o: Options{SyncInterval: time.Second}, ctl: newCtl(t.TempDir())}
+	s.ages = newSyncAges()
+	store := filepath.Join(t.TempDir(), "workspace.sqlfs")
+	if err := os.WriteFile(store, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.expect(store)
+	time.Sleep(inSight)
+	return s, newLagSampler(s), store
 }
