@@ -750,7 +750,14 @@ func (f *FS) list(n *inode, dir func() string, after uint64, max int) []dirSlot 
 	if c.rules.hasHidden() {
 		if dirPath := dir(); n.visible == nil || n.visibleDir != dirPath {
 			n.visible = slices.DeleteFunc(slices.Clone(slots), func(s dirSlot) bool {
-				return c.rules.check(childPath(dirPath, s.name), false) != nil
+				if c.rules.check(childPath(dirPath, s.name), false) != nil {
+					return true
+				}
+				// A name of a file hidden under another one: listed, the
+				// kernel would take the entry (READDIRPLUS) for the lookup
+				// that refuses it, and read the file by inode.
+				child := c.inodes[n.children[s.name]]
+				return child != nil && c.otherNamesRefusal(child, false) != nil
 			})
 			n.visibleDir = dirPath
 		}

@@ -79,3 +79,42 @@ func chmodByInode(x sfs.Inodes, dir uint64, name string) (sfs.Attr, error) {
 	mode := uint32(0o600)
 	return x.SetAttr(a.Ino, sfs.SetAttr{Mode: &mode})
 }
+
+// A listing leaves out a name of a file hidden under another name, as it
+// leaves out hidden names: the kernel takes a READDIRPLUS entry for a
+// lookup, and with no open to ask (no_open) reads by inode at once, so a
+// listed pub/s was cat-able through the mount though its lookup refused.
+func TestHardLinkMadeBeforePolicyListed(t *testing.T) {
+	f, store := open(t, sfs.Options{})
+	must(t, f.Mkdir("/secrets", 0o755))
+	must(t, f.Mkdir("/pub", 0o755))
+	must(t, f.WriteFile("/secrets/k", []byte("s3cret"), 0o644))
+	must(t, f.WriteFile("/pub/plain", []byte("plain"), 0o644))
+	must(t, f.Link("/secrets/k", "/pub/s"))
+	must(t, f.Link("/pub/plain", "/pub/plain2"))
+	f = reopen(t, f, store, sfs.Options{Policy: sfs.Policy{Hidden: []string{"secrets/**"}}})
+	x := f.Inodes()
+	pub, err := x.Lookup(sqlstore.Root, "pub")
+	must(t, err)
+	ents, _, err := x.ReadDir(pub.Ino, 0, 100)
+	must(t, err)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name)
+		if e.Name == "s" {
+			b := make([]byte, 16)
+			n, _ := x.ReadAt(e.Ino, b, 0)
+			t.Errorf("pub/s listed by inode, and its inode read: %q", b[:n])
+		}
+	}
+	if len(names) != 2 {
+		t.Errorf("pub lists %v, want plain and plain2", names)
+	}
+	des, err := f.ReadDir("/pub")
+	must(t, err)
+	for _, d := range des {
+		if d.Name == "s" {
+			t.Errorf("pub/s listed by path")
+		}
+	}
+}
