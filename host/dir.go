@@ -399,11 +399,27 @@ const StaleName = "stale.sqlfs"
 //     it would be replayed into the next database made there;
 //  4. the database file is renamed, atomically, and both folders synced.
 func MoveStore(from, to string) error {
+	// A WAL kept for a database parked at to (ParkStore) is not the one
+	// moved there now.
+	if err := removeKeptWAL(to); err != nil {
+		return err
+	}
+	return moveStore(from, to, "TRUNCATE", nil)
+}
+
+// moveStore is MoveStore folding with a checkpoint of mode, and calling
+// folded, if set, once from's database file holds the whole store.
+func moveStore(from, to, mode string, folded func() error) error {
 	if _, err := os.Lstat(from); err != nil {
 		return fmt.Errorf("moving store %s: %w", from, err)
 	}
-	if err := foldWAL(from); err != nil {
+	if err := foldWAL(from, mode); err != nil {
 		return err
+	}
+	if folded != nil {
+		if err := folded(); err != nil {
+			return err
+		}
 	}
 	if err := crashPoint("folded"); err != nil {
 		return err
@@ -435,12 +451,13 @@ func MoveStore(from, to string) error {
 }
 
 // foldWAL copies the committed transactions of the closed store's WAL
-// into its database file and empties the WAL, so that the database file
+// into its database file (a checkpoint of mode: TRUNCATE empties the
+// WAL, FULL leaves its frames as they are), so that the database file
 // holds the whole store. A reader still holding the store (the
 // replicator, not yet letting go) keeps the WAL from being emptied; once
 // every frame is copied the WAL holds nothing its database lacks, which
 // is enough. One that kept frames from being copied is an error.
-func foldWAL(store string) error {
+func foldWAL(store, mode string) error {
 	wal := store + "-wal"
 	if fi, err := os.Lstat(wal); errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0 {
 		return nil
@@ -452,7 +469,7 @@ func foldWAL(store string) error {
 		return fmt.Errorf("folding the WAL of %s: %w", store, err)
 	}
 	var busy, frames, copied int
-	err = db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &frames, &copied)
+	err = db.QueryRow("PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &frames, &copied)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}

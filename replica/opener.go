@@ -124,9 +124,13 @@ func (o *Opener) Open(ctx context.Context, id string) (host.Workspace, error) {
 		if _, err := host.RemoveEmptyStore(store, id, o.Options.Logger); err != nil {
 			return nil, fmt.Errorf("workspace %s: %w", id, err)
 		}
-		if err := host.MoveStore(parked, store); err != nil {
+		// With the WAL the hibernation kept, litestream resumes where it
+		// was instead of uploading the whole store again.
+		kept, err := host.WakeStore(parked, store)
+		if err != nil {
 			return nil, fmt.Errorf("workspace %s: waking its store: %w", id, err)
 		}
+		o.Options.Logger.Debug("woke a store", "id", id, "wal_kept", kept)
 	}
 	ws, err := o.OpenGeneration(ctx, id, 0)
 	if err != nil {
@@ -644,10 +648,30 @@ func (s *synced) Tools() *tools.Service {
 }
 
 func (s *synced) Close(ctx context.Context) error {
+	if s.parked != "" && s.o.Supervisor != nil {
+		s.attach(ctx)
+	}
 	err := s.Workspace.Close(ctx)
 	// The close's own context bounds waiting for execs, which may have
 	// used it up: the replica gets a time of its own.
 	return errors.Join(err, s.SyncReplica(context.WithoutCancel(ctx)))
+}
+
+// attachTimeout bounds attach's wait for litestream.
+const attachTimeout = 10 * time.Second
+
+// attach waits for litestream to hold the store (its directory watch
+// takes up a woken store 250 ms after the rename at the earliest) before
+// the workspace closes: the store's close, were it the last connection,
+// would fold the WAL and cut it to nothing, and litestream, finding no
+// WAL to resume from, would upload the whole store again. A wait that
+// fails is the final sync's to report.
+func (s *synced) attach(ctx context.Context) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), attachTimeout)
+	defer cancel()
+	if err := s.o.Supervisor.Sync(actx, s.store); err != nil {
+		s.o.Options.Logger.Debug("litestream did not take up a woken store before its close", "store", s.store, "err", err)
+	}
 }
 
 // SyncReplica returns once the replica holds everything the closed
@@ -672,7 +696,8 @@ func (s *synced) SyncReplica(ctx context.Context) error {
 	// the fleet): litestream lets go of it while it is still in place.
 	// Meeting it renamed, litestream fails to close it ("disk I/O error")
 	// and lists it still, for a while, to a final sync that then fails.
-	if rerr := s.o.Supervisor.Release(sctx, s.store); rerr != nil {
+	rerr := s.o.Supervisor.Release(sctx, s.store)
+	if rerr != nil {
 		s.o.Options.Logger.Warn("litestream did not release a closed store; it will when the store leaves its sight", "store", s.store, "err", rerr)
 	}
 	if s.gen > 0 {
@@ -685,7 +710,12 @@ func (s *synced) SyncReplica(ctx context.Context) error {
 	if s.parked == "" {
 		return nil
 	}
-	return host.MoveStore(s.store, s.parked)
+	if rerr != nil {
+		// Litestream may still write to the store's WAL: none kept.
+		return host.MoveStore(s.store, s.parked)
+	}
+	_, err := host.ParkStore(s.store, s.parked)
+	return err
 }
 
 // CloseFenced closes the workspace without waiting for the replica: its
