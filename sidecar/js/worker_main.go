@@ -124,7 +124,53 @@ func runJob(c *client, job workerJob, next prepared) int {
 		env.Stdin = stdin{c}
 	}
 	p := Program{File: job.File, Code: job.Code, Print: job.Print, Argv: job.Argv, MaxHeapBytes: job.MaxHeapBytes}
+	defer collectLess()()
 	return next.v.run(context.Background(), remoteServices{c, job.AllowNetwork}, p, next.err)
+}
+
+// A worker's live heap between jobs is small (a few MiB: the runtime and
+// the library's compiled files), and Go collects each time the heap
+// doubles: a program allocating tens of MiB (a loop over files) paid
+// for a collection every few MiB, each one marking, sweeping and
+// slowing the program with its write barrier. So while a job's heap
+// is small, the collector lets it allocate gcHeadroom between
+// collections; past twice that (a program that keeps what it
+// allocates), it is back to Go's default, so garbage never makes up
+// much of what the heap check (vm.watch) and the limits count.
+const gcHeadroom = 32 << 20
+
+// collectLess sets the collector for a job's start and returns what
+// restores it at the job's end.
+func collectLess() (restore func()) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	live, base := s[0].Value.Uint64(), s[1].Value.Uint64()
+	pct := 100 * gcHeadroom / max(int(live), 1<<20)
+	if pct <= 100 {
+		return func() {}
+	}
+	debug.SetGCPercent(pct)
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			metrics.Read(s[1:])
+			if s[1].Value.Uint64() > base+2*gcHeadroom {
+				debug.SetGCPercent(100)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		debug.SetGCPercent(100)
+	}
 }
 
 // warmUp runs an empty program before the worker says it is ready, so

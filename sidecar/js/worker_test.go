@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -523,4 +524,43 @@ func TestWorkerEndsMidCalls(t *testing.T) {
 func serving() bool {
 	buf := make([]byte, 1<<20)
 	return strings.Contains(string(buf[:runtime.Stack(buf, true)]), "js.(*server).serve(")
+}
+
+// TestCollectLess: while a job's heap is small, the collector lets it
+// allocate about gcHeadroom between collections (a loop over small files
+// paid for a collection every few MiB); a job that keeps what it
+// allocates is back to Go's default, and so is the worker after the job.
+func TestCollectLess(t *testing.T) {
+	runtime.GC()
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	percent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	restore := collectLess()
+	if p := percent(); p <= 100 {
+		t.Fatalf("GOGC during a small job: %d, want more than 100", p)
+	}
+	var kept [][]byte
+	for range 3 * gcHeadroom >> 20 {
+		kept = append(kept, make([]byte, 1<<20))
+	}
+	deadline := time.Now().Add(testenv.Slack(time.Second))
+	for percent() != 100 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if p := percent(); p != 100 {
+		t.Errorf("GOGC once the job kept %d MiB: %d, want 100", len(kept), p)
+	}
+	restore()
+	if p := percent(); p != 100 {
+		t.Errorf("GOGC after the job: %d, want 100", p)
+	}
+	restore = collectLess()
+	restore()
+	if p := percent(); p != 100 {
+		t.Errorf("GOGC after a small job: %d, want 100", p)
+	}
+	runtime.KeepAlive(kept)
 }
