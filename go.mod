@@ -118,3 +118,7 @@ replace github.com/dop251/goja => ./third_party/goja
 // A copy of regexp2 with its set and string tables keyed by rune numbers
 // (third_party/regexp2/PATCHES.md).
 replace github.com/dlclark/regexp2/v2 => ./third_party/regexp2
+
+// go-fuse with one hook for FUSE over io_uring: the Server serves a request
+// from a buffer into a reply buffer (third_party/go-fuse/PATCHES.md).
+replace github.com/hanwen/go-fuse/v2 => ./third_party/go-fuse

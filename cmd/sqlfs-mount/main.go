@@ -54,6 +54,7 @@ func run() int {
 		noXattr     = fl.Bool("no-xattr", false, "serve no extended attributes: the default, kept for scripts that ask for it")
 		lowLatency  = fl.Bool("low-latency", false, "keep the CPUs out of idle sleep while the mount is busy (root): round trips about 2x faster on VMs whose idle CPUs halt, for CPU time spent polling")
 		noMetrics   = fl.Bool("no-metrics", false, "do not record metrics (to measure what they cost)")
+		ioURing     = fl.Bool("io-uring", false, "serve requests over FUSE over io_uring (Linux 6.14+): each CPU's requests go to server threads pinned to it, one io_uring_enter a round trip; needs /sys/module/fuse/parameters/enable_uring to be Y (as root: echo Y > ...), otherwise, or where io_uring is refused, the mount serves on /dev/fuse as without the flag")
 		extra       workspace.ListFlag
 		wf          workspace.Flags
 		rf          replica.Flags
@@ -113,7 +114,7 @@ func run() int {
 		advertised = api.Advertised("unix:" + sock)
 	}
 	wo.FS.ReadOnly, wo.FS.Socket = *readOnly, advertised
-	wo.FUSE = fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug, WritebackCache: *writeback, NoXattr: !*xattr, LowLatency: *lowLatency}
+	wo.FUSE = fuse.Options{ReadOnly: *readOnly, AllowOther: *allowOther, Extra: extra, FSName: "sqlfs:" + store, Debug: *debug, WritebackCache: *writeback, NoXattr: !*xattr, LowLatency: *lowLatency, IOUring: *ioURing}
 	ws, err := workspace.Open(ctx, store, wo)
 	if err != nil {
 		var owned *sqlstore.OwnedError

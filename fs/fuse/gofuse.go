@@ -704,16 +704,42 @@ func Start(ctx context.Context, fsys *sfs.FS, mountpoint string, o Options) (*Mo
 		mo.Options = append(mo.Options, "ro")
 		mo.DirectMountFlags |= syscall.MS_RDONLY
 	}
+	// The rings are made before INIT's reply asks for them: once it has,
+	// the kernel holds every request until they are registered.
+	var ring *uringServer
+	if o.IOUring {
+		if ring, err = newURingServer(max(8192, mo.MaxWrite)); err != nil {
+			slog.Warn("FUSE over io_uring refused: serving on /dev/fuse", "err", err)
+		} else {
+			mo.ExtraCapabilities |= gofuse.CAP_OVER_IO_URING
+		}
+	}
 	server, err := gofuse.NewServer(served, abs, mo)
 	if err != nil {
+		if ring != nil {
+			ring.stop()
+		}
 		return nil, fmt.Errorf("%w at %s: %w", ErrMountFailed, abs, err)
+	}
+	if ring != nil && server.KernelSettings().Flags64()&gofuse.CAP_OVER_IO_URING == 0 {
+		slog.Info("the kernel does not offer FUSE over io_uring: serving on /dev/fuse", "parameter", URingEnabledParameter)
+		ring.stop()
+		ring = nil
 	}
 	// Unmounting is umount(2) alone (go-fuse's Unmount also waits for the
 	// loop, without limit): Mount.Unmount waits, and aborts if need be.
 	m := &Mount{mountpoint: abs, done: make(chan struct{}), unmount: func() bool { return syscall.Unmount(abs, 0) == nil }}
+	if ring != nil {
+		ring.start(server)
+		m.ringRequests = ring.served.Load
+	}
 	go func() {
 		defer close(m.done)
 		server.Serve()
+		if ring != nil {
+			// The kernel ends the ring's commands with the connection.
+			ring.wg.Wait()
+		}
 	}()
 	// server.WaitMount only where asked (see SameProcessClients): its poll
 	// hack opens a file on the mount from this process.

@@ -38,6 +38,32 @@ func Skip(t testing.TB) {
 	Require(t, "FUSE tests need /dev/fuse", err)
 }
 
+// IOUringEnv, when set, has every workspace mounted with
+// fuse.Options.IOUring (the whole suite over the ring: set
+// /sys/module/fuse/parameters/enable_uring to Y first, or SetURing).
+const IOUringEnv = "SQLFS_TEST_IO_URING"
+
+// SetURing sets the fuse module's enable_uring parameter to on for the
+// test and restores it in t.Cleanup. It fails t where the parameter cannot
+// be written (no root, a kernel without FUSE over io_uring) under
+// PrivilegedEnv, and skips it otherwise.
+func SetURing(t testing.TB, on bool) {
+	t.Helper()
+	old, err := os.ReadFile(fuse.URingEnabledParameter)
+	Require(t, "FUSE over io_uring (CONFIG_FUSE_IO_URING)", err)
+	v := "N"
+	if on {
+		v = "Y"
+	}
+	err = os.WriteFile(fuse.URingEnabledParameter, []byte(v), 0)
+	Require(t, "writing "+fuse.URingEnabledParameter, err)
+	t.Cleanup(func() {
+		if err := os.WriteFile(fuse.URingEnabledParameter, old, 0); err != nil {
+			t.Errorf("restore %s: %v", fuse.URingEnabledParameter, err)
+		}
+	})
+}
+
 // Workspace is a mounted store.
 type Workspace struct {
 	Store string // the SQLite file
@@ -74,6 +100,9 @@ func (w *Workspace) Remount() {
 	}
 	mopts := w.mopts
 	mopts.SameProcessClients = true // the test opens files on the mount
+	if os.Getenv(IOUringEnv) != "" {
+		mopts.IOUring = true
+	}
 	m, err := fuse.Start(ctx, fsys, w.Dir, mopts)
 	if err != nil {
 		fsys.Close()
@@ -95,6 +124,14 @@ func (w *Workspace) RemountWith(opts sfs.Options) {
 func (w *Workspace) Close() {
 	if w.Mount == nil {
 		return
+	}
+	if os.Getenv(IOUringEnv) != "" && w.Mount.RingRequests() == 0 {
+		// The suite was asked to run over the ring: a mount that served
+		// nothing there did not test it (the parameter off, the ring
+		// refused), unless a test turned the parameter off itself.
+		if on, _ := os.ReadFile(fuse.URingEnabledParameter); string(on) == "Y\n" {
+			w.t.Errorf("%s is set but the mount served no request through io_uring", IOUringEnv)
+		}
 	}
 	if err := w.Mount.Unmount(); err != nil {
 		w.t.Errorf("unmount: %v", err)
