@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sqlfs/sqlfs/metrics"
@@ -27,6 +28,8 @@ type lagSampler struct {
 	s     *Supervisor
 	every time.Duration
 	dbs   map[string]*lagState
+	// paused skips samples (TestLagSamplerCost measures without them).
+	paused atomic.Bool
 }
 
 type lagState struct {
@@ -62,7 +65,9 @@ func (l *lagSampler) run(stop <-chan struct{}) {
 			return
 		case <-t.C:
 		}
-		l.sample(ctx)
+		if !l.paused.Load() {
+			l.sample(ctx)
+		}
 	}
 }
 
