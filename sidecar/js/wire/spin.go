@@ -57,7 +57,7 @@ func (c *Conn) wait() (missed time.Time) {
 	start := time.Now()
 	last := start
 	for i := 1; ; i++ {
-		if c.peer.Load() != c.got {
+		if c.peer.Load() > c.got {
 			s.backoff = 0
 			s.spun++
 			return
