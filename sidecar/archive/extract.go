@@ -29,6 +29,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -555,12 +556,22 @@ const tempInfix = ".sqlfs-tar-"
 // to it and starting with its base name (cut to fit NAME_MAX), so that a
 // policy rule on names such as a hidden or read-only '.*' covers it only
 // where it covers the member (a name starting with the marker was refused
-// under '.*' for every member).
+// under '.*' for every member). The cut falls before a character, never
+// inside one: a name the member had as valid UTF-8 stays valid.
 func tempName(name, random string) string {
 	suffix := tempInfix + random
 	base := path.Base(name)
 	if max := 255 - len(suffix); len(base) > max {
-		base = base[:max]
+		cut := max
+		// Back over continuation bytes, as many as one character has: a
+		// run of stray ones (a name not UTF-8) is cut where it falls.
+		for k := 0; k < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(base[cut]); k++ {
+			cut--
+		}
+		if !utf8.RuneStart(base[cut]) {
+			cut = max
+		}
+		base = base[:cut]
 	}
 	return path.Join(path.Dir(name), base+suffix)
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sqlfs/sqlfs/sidecar/archive/archivetest"
 )
@@ -166,5 +168,34 @@ func TestTempNameUnderDotRules(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(filepath.Join(top, dest)); len(ents) != 4 {
 		t.Errorf("destination holds %d entries, want 4", len(ents))
+	}
+}
+
+// TestTempNameKeepsRunes: the temporary name of a member with a long base
+// name is cut to fit NAME_MAX at a character boundary: a byte count cut
+// "é" in two, so the name a rule or a listing saw was not valid UTF-8.
+func TestTempNameKeepsRunes(t *testing.T) {
+	const random = "abcdefghijkl"
+	for _, tc := range []struct{ name, base string }{
+		{"ascii", strings.Repeat("n", 255)},
+		{"two-byte", strings.Repeat("é", 127)},
+		{"two-byte offset", "x" + strings.Repeat("é", 127)},
+		{"three-byte", strings.Repeat("€", 85)},
+		{"four-byte", strings.Repeat("𝄞", 63)},
+		{"four-byte offset", "xy" + strings.Repeat("𝄞", 63)},
+		{"short", "é.txt"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tmp := path.Base(tempName("d/"+tc.base, random))
+			kept, ok := strings.CutSuffix(tmp, tempInfix+random)
+			switch {
+			case !ok || len(tmp) > 255:
+				t.Errorf("temporary name %q (%d bytes): not base+marker within 255 bytes", tmp, len(tmp))
+			case !utf8.ValidString(tmp):
+				t.Errorf("temporary name %q is not valid UTF-8", tmp)
+			case !strings.HasPrefix(tc.base, kept) || len(kept) < 255-len(tempInfix+random)-(utf8.UTFMax-1) && kept != tc.base:
+				t.Errorf("kept %q of %q", kept, tc.base)
+			}
+		})
 	}
 }
