@@ -92,6 +92,27 @@ func (f *flushRounds) flush(ctx context.Context, core *sfs.FS) error {
 // from the audit trail (--audit-max-age, --audit-max-events).
 var ErrEventsPruned = errors.New("changes pruned from the audit trail")
 
+// watchStart is where a watch after after starts: the last change for a
+// negative after (from now on), after itself if no later than the last
+// change, else an invalid_argument error.
+func (s *Service) watchStart(ctx context.Context, after int64) (int64, error) {
+	if err := s.core.Flush(ctx); err != nil {
+		return after, classify(err)
+	}
+	last, err := s.core.Store().LastAuditSeq(ctx)
+	if err != nil {
+		return after, classify(err)
+	}
+	switch {
+	case after < 0:
+		return last, nil
+	case after > last:
+		// Every change up to that number would be skipped, unseen.
+		return after, toolErr(CodeInvalid, nil, "after %d is past the last change, %d: pass the next of an earlier answer, or leave it out to wait from now on", after, last)
+	}
+	return after, nil
+}
+
 // errStopWatch ends a Watch from its emit without an error.
 var errStopWatch = errors.New("stop watching")
 
@@ -111,20 +132,9 @@ func (s *Service) Watch(ctx context.Context, o WatchOptions, emit func(ev []Chan
 		o.PathPrefix = ""
 	}
 	store := s.core.Store()
-	cursor = o.After
-	if err := s.core.Flush(ctx); err != nil {
-		return cursor, classify(err)
-	}
-	last, err := store.LastAuditSeq(ctx)
+	cursor, err = s.watchStart(ctx, o.After)
 	if err != nil {
-		return o.After, classify(err)
-	}
-	switch {
-	case cursor < 0:
-		cursor = last
-	case cursor > last:
-		// Every change up to that number would be skipped, unseen.
-		return cursor, toolErr(CodeInvalid, nil, "after %d is past the last change, %d: pass the next of an earlier answer, or leave it out to wait from now on", cursor, last)
+		return cursor, err
 	}
 	var beat <-chan time.Time
 	if o.Heartbeat > 0 {
@@ -305,6 +315,16 @@ func (s *Service) WaitForChange(ctx context.Context, in WaitInput) (WaitOutput, 
 			return WaitOutput{}, classify(err)
 		}
 		o.PathPrefix = p
+	}
+	if s.core != nil && s.opts.Audit != nil {
+		// The start is found before the wait's clock runs: under load a
+		// short timeout ended the wait first, answering next -1 (a value
+		// the next call is refused) or a wait after a future change.
+		start, err := s.watchStart(ctx, o.After)
+		if err != nil {
+			return WaitOutput{}, err
+		}
+		o.After = start
 	}
 	wctx, cancel := context.WithTimeout(ctx, time.Duration(timeout)*time.Millisecond)
 	defer cancel()
