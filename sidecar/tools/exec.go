@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -24,7 +25,7 @@ type ExecInput struct {
 	Command        string            `json:"command" jsonschema:"POSIX shell command line, run with the workspace at /workspace"`
 	Backend        string            `json:"backend,omitempty" jsonschema:"where to run it. shell (default): an in-process POSIX shell with built-in commands (ls cat grep sed awk find jq sort head tail wc diff xargs …) straight on the workspace; starts in microseconds, best for file inspection and text processing. js: command is a Node.js program (fresh runtime per exec; node:fs/promises, path, child_process… on the workspace; ESM and TypeScript). container: a real Linux userland (runc) with the workspace mounted at /workspace; slower to start (tens of ms), needed for real programs such as compilers, interpreters, package managers, git or anything not built into the shell"`
 	Cwd            string            `json:"cwd,omitempty" jsonschema:"working directory, relative to the workspace root or under /workspace (default /workspace)"`
-	Env            map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
+	Env            map[string]string `json:"env,omitempty" jsonschema:"extra environment variables; a name must be non-empty without '=' or NUL, a value without NUL"`
 	Stdin          string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
 	TimeoutSeconds float64           `json:"timeout_seconds,omitempty" jsonschema:"wall-clock limit in seconds (default 120)"`
 	MaxMemoryBytes int64             `json:"max_memory_bytes,omitempty" jsonschema:"shell backend: memory the command may hold at once, e.g. for sort or a command substitution (default and ceiling 268435456, i.e. 256 MiB, or the server's --exec-memory; a larger value is lowered to it)"`
@@ -145,6 +146,9 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 	if in.MaxMemoryBytes < 0 {
 		return ExecResult{}, toolErr(CodeInvalid, nil, "max_memory_bytes must not be negative")
 	}
+	if err := checkEnv(in.Env); err != nil {
+		return ExecResult{}, err
+	}
 	fsys := s.view("tool:exec")
 	cwd, err := resolve(fsys, in.Cwd, true)
 	if err != nil {
@@ -231,6 +235,24 @@ func (s *Service) exec(ctx context.Context, in ExecInput, stdout, stderr io.Writ
 		return res, fmt.Errorf("exec %s on %s: %w", e.info.ID, name, err)
 	}
 	return res, nil
+}
+
+// checkEnv refuses the variables an environment cannot hold: execve's
+// "KEY=value" strings end at a NUL and split at the first '=', so a key
+// with '=' would set another variable (A=B to "x" is A to "B=x"), an empty
+// one none, and a NUL would cut the rest off.
+func checkEnv(env map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(env)) { // the same key named each time
+		switch {
+		case k == "":
+			return toolErr(CodeInvalid, nil, "env: a variable name is empty")
+		case strings.ContainsAny(k, "=\x00"):
+			return toolErr(CodeInvalid, nil, "env: variable name %q holds '=' or a NUL byte; a name cannot", k)
+		case strings.ContainsRune(env[k], 0):
+			return toolErr(CodeInvalid, nil, "env: the value of %q holds a NUL byte; a value cannot", k)
+		}
+	}
+	return nil
 }
 
 // isOpen says whether ch, a channel that is only ever closed, is still

@@ -583,3 +583,32 @@ func TestPolicy(t *testing.T) {
 		t.Errorf("grep: %+v %v", g, err)
 	}
 }
+
+// TestExecRefusesBadEnv: an env key execve cannot carry (with '=', empty,
+// with NUL) or a value with NUL is refused before the command starts, as
+// invalid_argument naming the key; "A=B": "x" became A=B=x, that is A set
+// to "B=x", and a NUL cut the variable short.
+func TestExecRefusesBadEnv(t *testing.T) {
+	s, _ := newTestService(t, Options{})
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string // in the message
+	}{
+		{"equals in key", map[string]string{"A=B": "x"}, `"A=B"`},
+		{"empty key", map[string]string{"": "x"}, "empty"},
+		{"NUL in key", map[string]string{"A\x00B": "x"}, `"A\x00B"`},
+		{"NUL in value", map[string]string{"A": "x\x00y"}, `"A"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started := false
+			_, err := s.Exec(t.Context(), ExecInput{Command: "echo hi", Env: tc.env}, io.Discard, io.Discard, func(string) { started = true })
+			if code(err) != CodeInvalid || !strings.Contains(fmt.Sprint(err), tc.want) || started {
+				t.Errorf("env %q: err %v (started %v), want %s naming %s", tc.env, err, started, CodeInvalid, tc.want)
+			}
+		})
+	}
+	if out, err := s.ExecTool(t.Context(), ExecInput{Command: "echo hi", Env: map[string]string{"A_1": "x=y", "é": ""}}); err != nil || out.ExitCode != 0 {
+		t.Errorf("good env: %+v %v", out, err)
+	}
+}
