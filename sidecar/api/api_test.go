@@ -239,6 +239,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong type", "POST", "/v1/tools/write", `{"path":5}`, 400, codeBadJSON},
 		{"trailing data", "POST", "/v1/tools/write", `{"path":"x","content":"c"} {}`, 400, codeBadJSON},
 		{"oversized", "POST", "/v1/tools/write", `{"path":"x","content":"` + strings.Repeat("x", 2000) + `"}`, 413, tools.CodeTooLarge},
+		{"name too long", "POST", "/v1/tools/write", `{"path":"` + strings.Repeat("n", 256) + `","content":"c"}`, 400, tools.CodeNameTooLong},
 		{"escaping path", "POST", "/v1/tools/write", `{"path":"../x","content":"c"}`, 403, tools.CodeEscape},
 		{"host path", "POST", "/v1/tools/write", `{"path":"/etc/x","content":"c"}`, 403, tools.CodeEscape},
 		{"read-only policy", "POST", "/v1/tools/write", `{"path":"ro/x","content":"c"}`, 403, tools.CodeDenied},

@@ -30,6 +30,7 @@ var statusOf = map[tools.Code]int{
 	tools.CodeInvalid:      http.StatusBadRequest,
 	codeBadJSON:            http.StatusBadRequest,
 	tools.CodeBackend:      http.StatusBadRequest,
+	tools.CodeNameTooLong:  http.StatusBadRequest,
 	tools.CodeNotFound:     http.StatusNotFound,
 	tools.CodeNoExec:       http.StatusNotFound,
 	codeUnknownTool:        http.StatusNotFound,

@@ -84,3 +84,17 @@ func TestToolPanicIsAnError(t *testing.T) {
 		t.Errorf("MCP call: %+v %v, want an error result", res, err)
 	}
 }
+
+// TestMCPNameTooLong: over MCP, a name over NAME_MAX is an error result
+// naming the limit, as over HTTP (400 name_too_long).
+func TestMCPNameTooLong(t *testing.T) {
+	e := serve(t, Options{}, false)
+	res, err := inMemory(t, e.c).CallTool(t.Context(), &mcp.CallToolParams{Name: "write",
+		Arguments: map[string]any{"path": strings.Repeat("n", 256), "content": "c"}})
+	if err != nil || !res.IsError || len(res.Content) != 1 {
+		t.Fatalf("MCP write: %+v %v, want an error result", res, err)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, "256 bytes, over the 255-byte limit") {
+		t.Errorf("MCP write: %q, want the name's size and the limit", text)
+	}
+}

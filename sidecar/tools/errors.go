@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"syscall"
+	"unicode/utf8"
 
+	sfs "github.com/sqlfs/sqlfs/fs"
 	"github.com/sqlfs/sqlfs/sidecar"
 )
 
@@ -26,7 +29,8 @@ const (
 	CodeNotEmpty     Code = "directory_not_empty"
 	CodeBinary       Code = "binary_file"
 	CodeTooLarge     Code = "too_large"
-	CodeNoSpace      Code = "no_space" // workspace quota
+	CodeNameTooLong  Code = "name_too_long" // a path component over NAME_MAX (ENAMETOOLONG)
+	CodeNoSpace      Code = "no_space"      // workspace quota
 	CodeNoMatch      Code = "edit_no_match"
 	CodeAmbiguous    Code = "edit_ambiguous"
 	CodeBackend      Code = "unknown_backend"
@@ -95,12 +99,35 @@ func classify(err error) error {
 		code = CodeNotEmpty
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		code = CodeNoSpace
-	case errors.Is(err, syscall.EFBIG), errors.Is(err, syscall.ENAMETOOLONG):
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return &Error{Code: CodeNameTooLong, Msg: nameTooLongMsg(err), Err: err}
+	case errors.Is(err, syscall.EFBIG):
 		code = CodeTooLarge
 	case errors.Is(err, syscall.EINVAL), errors.Is(err, syscall.ELOOP):
 		code = CodeInvalid
 	}
 	return &Error{Code: code, Msg: pathMsg(err), Err: err}
+}
+
+// nameTooLongMsg says which name of an ENAMETOOLONG path is over the
+// limit, and the limit: the path's first component over NAME_MAX, or else
+// (the only other cause) the target of a symlink being made.
+func nameTooLongMsg(err error) string {
+	var pe *fs.PathError
+	if !errors.As(err, &pe) {
+		return fmt.Sprintf("%v: a name is over the %d-byte limit on one name (NAME_MAX)", err, sfs.MaxNameLen)
+	}
+	for c := range strings.SplitSeq(pe.Path, "/") {
+		if len(c) > sfs.MaxNameLen {
+			shown := c[:32]
+			for len(shown) > 0 && !utf8.RuneStart(c[len(shown)]) {
+				shown = shown[:len(shown)-1]
+			}
+			return fmt.Sprintf("%s: the name %q… is %d bytes, over the %d-byte limit on one name of a path (NAME_MAX); shorten it",
+				pe.Op, shown, len(c), sfs.MaxNameLen)
+		}
+	}
+	return fmt.Sprintf("%s %s: the symlink's target is over the 4095-byte limit (PATH_MAX)", pe.Op, display(pe.Path))
 }
 
 // pathMsg renders a *fs.PathError with the workspace path the model used.

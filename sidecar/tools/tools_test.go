@@ -612,3 +612,37 @@ func TestExecRefusesBadEnv(t *testing.T) {
 		t.Errorf("good env: %+v %v", out, err)
 	}
 }
+
+// TestNameTooLong: a path with a component over NAME_MAX is the caller's
+// mistake, name_too_long naming the 255-byte limit (ENAMETOOLONG), not
+// too_large, which says content or a file is over a size limit.
+func TestNameTooLong(t *testing.T) {
+	s, _ := newTestService(t, Options{})
+	ctx := t.Context()
+	long := strings.Repeat("n", 256)
+	if _, err := s.Write(ctx, WriteInput{Path: "d/f", Content: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+	}{
+		{"write", func() error { _, err := s.Write(ctx, WriteInput{Path: "d/" + long, Content: "x"}); return err }},
+		{"write under", func() error { _, err := s.Write(ctx, WriteInput{Path: long + "/f", Content: "x"}); return err }},
+		{"read", func() error { _, err := s.Read(ctx, ReadInput{Path: "d/" + long}); return err }},
+		{"edit", func() error {
+			_, err := s.Edit(ctx, EditInput{Path: long, Edits: []Replacement{{OldText: "a", NewText: "b"}}})
+			return err
+		}},
+		{"delete", func() error { _, err := s.Delete(ctx, DeleteInput{Path: "d/" + long}); return err }},
+		{"ls", func() error { _, err := s.Ls(ctx, LsInput{Path: long}); return err }},
+		{"exec cwd", func() error { _, err := s.ExecTool(ctx, ExecInput{Command: "pwd", Cwd: long}); return err }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if code(err) != CodeNameTooLong || !strings.Contains(fmt.Sprint(err), "255-byte") || !strings.Contains(fmt.Sprint(err), "256 bytes") {
+				t.Errorf("%v (%s), want %s naming the 255-byte limit", err, code(err), CodeNameTooLong)
+			}
+		})
+	}
+}
