@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -191,9 +192,16 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 
 	done := make(chan error, 1)
-	go b.watchStop(r)
+	interp := make(chan struct{})
+	go b.watchStop(r, interp)
 	go func() {
 		r.labelProcs()
+		defer func() {
+			// Unlabelled first: watchStop's next profile counts what
+			// the run left, not this goroutine on its way out.
+			pprof.SetGoroutineLabels(context.Background())
+			close(interp)
+		}()
 		defer func() {
 			if p := recover(); p != nil {
 				b.log.Error("shell interpreter panic", "panic", p)

@@ -61,3 +61,45 @@ func stopSeconds() (uint64, float64) {
 	}
 	return m.GetHistogram().GetSampleCount(), m.GetHistogram().GetSampleSum()
 }
+
+// TestStopProfilesOnce: the watcher of a stopped exec takes one goroutine
+// profile when nothing of the exec outlives its interpreter, however long
+// the interpreter takes to unwind: it profiled every millisecond until
+// then, 20-30 ms of the owner's CPU per stop with a few hundred other
+// goroutines.
+func TestStopProfilesOnce(t *testing.T) {
+	b, _ := newTestBackend(t, Options{})
+	// The owner's other goroutines (connections, the mount's servers):
+	// each profile walks them all.
+	stop := make(chan struct{})
+	for range 300 {
+		go func() { <-stop }()
+	}
+	t.Cleanup(func() { close(stop) })
+	for _, tc := range []struct {
+		name, cmd   string
+		maxProfiles int64
+	}{
+		{"loop", "while :; do :; done", 1},
+		{"pipeline", "while :; do echo x; done | while read l; do :; done", 1},
+		{"sleeping", "sleep 10", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			count, _ := stopSeconds()
+			p0, ns0 := stopProfiles.Load(), stopProfileNanos.Load()
+			execReq(t, b, sidecar.Request{Command: tc.cmd, Limits: sidecar.Limits{Timeout: 100 * time.Millisecond}})
+			deadline := time.Now().Add(5 * time.Second)
+			for n, _ := stopSeconds(); n <= count && time.Now().Before(deadline); n, _ = stopSeconds() {
+				time.Sleep(time.Millisecond)
+			}
+			if n, _ := stopSeconds(); n != count+1 {
+				t.Fatalf("stop not recorded: count %d -> %d", count, n)
+			}
+			p, took := stopProfiles.Load()-p0, time.Duration(stopProfileNanos.Load()-ns0)
+			t.Logf("%d profiles, %v", p, took)
+			if p < 1 || p > tc.maxProfiles {
+				t.Errorf("%d goroutine profiles (%v) for one stop, want 1 to %d", p, took, tc.maxProfiles)
+			}
+		})
+	}
+}
