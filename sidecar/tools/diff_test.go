@@ -8,15 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aymanbagabas/go-udiff"
-
 	sfs "github.com/sqlfs/sqlfs/fs"
 )
 
-// TestSpanDiffApplies: the diff of a large edit, computed over the changed
-// span only, is a unified diff that turns the old file into the new one,
-// for random files and changes.
-func TestSpanDiffApplies(t *testing.T) {
+// TestEditDiffApplies: the diff of an edit, computed over the changed span
+// only, is a unified diff that turns the old file into the new one, for
+// random files and changes.
+func TestEditDiffApplies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	words := []string{"a", "b", "func x() {", "}", "", "\treturn 1", "é", "a b"}
 	text := func(n int) string {
@@ -37,22 +35,23 @@ func TestSpanDiffApplies(t *testing.T) {
 			end := min(len(after), at+rng.IntN(12))
 			after = after[:at] + text(rng.IntN(4)) + after[end:]
 		}
-		for kind, d := range map[string]string{"span": spanDiff("f", before, after), "whole": udiff.Unified("a/f", "b/f", before, after),
-			"block": blockDiff("f", before, after, 0, len(before), len(after))} {
-			if got, err := applyDiff(before, d); before != after && (err != nil || got != after) {
-				t.Fatalf("case %d, %s: %q -> %q: the diff gives %q (%v):\n%s", i, kind, before, after, got, err, d)
-			}
+		d := editDiff("f", before, after)
+		if got, err := applyDiff(before, d); err != nil || got != after {
+			t.Fatalf("case %d: %q -> %q: the diff gives %q (%v):\n%s", i, before, after, got, err, d)
 		}
-		d := spanDiff("f", before, after)
-		if before != after && d != udiff.Unified("a/f", "b/f", before, after) && !strings.HasPrefix(d, "--- a/f\n+++ b/f\n@@ ") {
+		if before != after && !strings.HasPrefix(d, "--- a/f\n+++ b/f\n@@ ") {
 			t.Fatalf("case %d: no header: %q", i, d)
+		}
+		if (d == "") != (before == after) {
+			t.Fatalf("case %d: %q -> %q: diff %q", i, before, after, d)
 		}
 	}
 }
 
-// TestEditDiffBounded: an edit of a 9 MB file answers a bounded diff in
-// bounded memory; diffing it whole took 3.2 s and 690 MB for 700,000
-// changed lines (load 11).
+// TestEditDiffBounded: an edit of a 9 MB file answers in bounded memory:
+// the diff of the changed lines when they are few, wherever they are, and
+// one line naming them when they span more than maxDiffSpan. Diffing the
+// whole file took 3.2 s and 690 MB for 700,000 changed lines (load 11).
 func TestEditDiffBounded(t *testing.T) {
 	core := newCore(t, sfs.Options{})
 	s := NewForCore(core, nil, Options{})
@@ -60,23 +59,55 @@ func TestEditDiffBounded(t *testing.T) {
 	for i := range 700_000 {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	if _, err := s.Write(t.Context(), WriteInput{Path: "f", Content: b.String()}); err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		edit Replacement
+		want string // the whole diff, or its start
+	}{
+		{"every line", Replacement{OldText: "e", NewText: "E", ReplaceAll: true},
+			"[no diff: the change spans lines 1-700000 of the old file and 1-700000 of the new one, 8288890 and 8288890 bytes, over the 1048576-byte bound on a diffed change; read the file to see it]\n"},
+		{"one line", Replacement{OldText: "line 350000\n", NewText: "line 350000 changed\n"},
+			"--- a/f\n+++ b/f\n@@ -349998,7 +349998,7 @@\n line 349997\n line 349998\n line 349999\n-line 350000\n+line 350000 changed\n line 350001\n"},
+		{"a line dropped", Replacement{OldText: "line 699999\n", NewText: ""},
+			"--- a/f\n+++ b/f\n@@ -699997,4 +699997,3 @@\n line 699996\n line 699997\n line 699998\n-line 699999\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.Write(t.Context(), WriteInput{Path: "f", Content: b.String()}); err != nil {
+				t.Fatal(err)
+			}
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			began := time.Now()
+			out, err := s.Edit(t.Context(), EditInput{Path: "f", Edits: []Replacement{tc.edit}})
+			runtime.ReadMemStats(&m1)
+			t.Logf("edit of 700,000 lines: %v, %d MB allocated", time.Since(began), (m1.TotalAlloc-m0.TotalAlloc)>>20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 31 MB: the file read, edited and written; a diff taking
+			// the whole old file's lines took 87 MB more.
+			if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 64<<20 {
+				t.Errorf("the edit allocated %d MB", alloc>>20)
+			}
+			if !strings.HasPrefix(out.Diff, tc.want) || len(out.Diff) > len(tc.want)+100 {
+				t.Errorf("diff %.300q, want %q", out.Diff, tc.want)
+			}
+		})
 	}
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	began := time.Now()
-	out, err := s.Edit(t.Context(), EditInput{Path: "f", Edits: []Replacement{{OldText: "e", NewText: "E", ReplaceAll: true}}})
-	runtime.ReadMemStats(&m1)
-	t.Logf("edit of 700,000 lines: %v, %d MB allocated", time.Since(began), (m1.TotalAlloc-m0.TotalAlloc)>>20)
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestEditDiffCut: a diff past maxDiffBytes is cut at a line and says so.
+func TestEditDiffCut(t *testing.T) {
+	var b strings.Builder
+	for i := range 40_000 {
+		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	if alloc := m1.TotalAlloc - m0.TotalAlloc; alloc > 120<<20 {
-		t.Errorf("the edit allocated %d MB", alloc>>20)
-	}
-	if len(out.Diff) > maxDiffBytes+200 || !strings.HasPrefix(out.Diff, "--- a/f\n+++ b/f\n@@ -1,") || !strings.Contains(out.Diff, "[diff cut at") {
-		t.Errorf("diff of %d bytes: %.200q", len(out.Diff), out.Diff)
+	before := b.String()
+	after := strings.ReplaceAll(before, "line", "LINE")
+	d := editDiff("f", before, after)
+	if len(d) > maxDiffBytes+100 || !strings.HasPrefix(d, "--- a/f\n+++ b/f\n@@ -1,40000 +1,40000 @@\n-line 0\n") ||
+		!strings.Contains(d, "\n[diff cut at ") || !strings.HasSuffix(d, " bytes]\n") {
+		t.Errorf("diff of %d bytes: %.100q … %q", len(d), d, d[max(0, len(d)-100):])
 	}
 }
 

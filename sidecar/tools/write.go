@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/sqlfs/sqlfs/internal/diffspan"
 )
 
 // WriteInput is the write tool's argument.
@@ -91,7 +94,7 @@ type EditInput struct {
 type EditOutput struct {
 	Path         string `json:"path"`
 	Replacements int    `json:"replacements" jsonschema:"occurrences replaced in total"`
-	Diff         string `json:"diff" jsonschema:"unified diff of the change"`
+	Diff         string `json:"diff" jsonschema:"unified diff of the change, cut at 256 KiB; a change spanning over 1 MiB of lines is one line naming them instead"`
 }
 
 // Text is the result as a model reads it.
@@ -169,114 +172,109 @@ func (s *Service) edit(_ context.Context, in EditInput) (EditOutput, error) {
 }
 
 // maxDiffBytes bounds the diff an edit answers with, and maxDiffSpan the
-// changed span (both sides) diffed line by line, past which it is one
-// replaced block: the whole-file diff of a 9 MB edit changing every line
-// took 3 s and 690 MB.
+// changed span (the lines from the first changed one to the last, both
+// sides) diffed line by line, past which the answer is one line saying
+// which lines changed: a line diff of a 9 MB edit changing every line took
+// 3 s and 690 MB.
 const (
 	maxDiffBytes = 256 << 10
 	maxDiffSpan  = 1 << 20
 )
 
-// editDiff is the unified diff from before to after, cut at
-// maxDiffBytes. Past maxDiffSpan it is computed over the lines that
-// changed only (the common prefix and suffix left out).
+// editDiff is the unified diff from before to after, with three lines of
+// context, cut at maxDiffBytes. Only the changed span is diffed (the
+// common prefix and suffix, widened to whole lines, are left out), so the
+// time and memory it takes follow the change, not the file; a span past
+// maxDiffSpan is summed up in one line.
 func editDiff(name, before, after string) string {
-	if len(before)+len(after) <= maxDiffSpan {
-		return cutDiff(udiff.Unified("a/"+name, "b/"+name, before, after))
-	}
-	return spanDiff(name, before, after)
-}
-
-// spanDiff is editDiff over the changed span.
-func spanDiff(name, before, after string) string {
-	p := 0
-	for p < len(before) && p < len(after) && before[p] == after[p] {
-		p++
-	}
-	s := 0
-	for s < len(before)-p && s < len(after)-p && before[len(before)-1-s] == after[len(after)-1-s] {
-		s++
+	pre, suf := diffspan.Common(len(before), len(after), func(i, j int) bool { return before[i] == after[j] })
+	if pre == len(before) && pre == len(after) {
+		return ""
 	}
 	// Whole lines: back to the start of the first changed one, on to the
 	// end of the last (the suffix is common, so both sides move alike).
-	start := strings.LastIndexByte(before[:p], '\n') + 1
-	bEnd, aEnd := len(before)-s, len(after)-s
-	ext := len(before) - bEnd
+	start := strings.LastIndexByte(before[:pre], '\n') + 1
+	bEnd, aEnd := len(before)-suf, len(after)-suf
+	ext := suf
 	if i := strings.IndexByte(before[bEnd:], '\n'); i >= 0 {
 		ext = i + 1
 	}
 	bEnd, aEnd = bEnd+ext, aEnd+ext
 	if bEnd-start+aEnd-start > maxDiffSpan {
-		return blockDiff(name, before, after, start, bEnd, aEnd)
+		first := strings.Count(before[:start], "\n") + 1
+		return fmt.Sprintf("[no diff: the change spans lines %s of the old file and %s of the new one, %d and %d bytes, over the %d-byte bound on a diffed change; read the file to see it]\n",
+			lineRange(first, before[start:bEnd]), lineRange(first, after[start:aEnd]), bEnd-start, aEnd-start, maxDiffSpan)
 	}
-	edits := udiff.Lines(before[start:bEnd], after[start:aEnd])
-	for i := range edits {
-		edits[i].Start += start
-		edits[i].End += start
-	}
-	d, err := udiff.ToUnified("a/"+name, "b/"+name, before, edits, udiff.DefaultContextLines)
-	if err != nil {
-		return "" // the edits are consistent by construction
-	}
-	return cutDiff(d)
-}
-
-// blockDiff is the unified diff replacing lines before[start:bEnd] by
-// after[start:aEnd] as one hunk, written only up to maxDiffBytes.
-func blockDiff(name, before, after string, start, bEnd, aEnd int) string {
-	const context = 3
-	cs := start
-	for k := 0; k < context && cs > 0; k++ {
-		cs = strings.LastIndexByte(before[:cs-1], '\n') + 1
-	}
-	ce := bEnd
-	for k := 0; k < context && ce < len(before); k++ {
+	// The diff is made of a window of the old file, the span and its
+	// context lines, and its hunks numbered from the window's first line:
+	// udiff splits all it is given into lines, 87 MB for a 9 MB file.
+	cs, ce := start, bEnd
+	for range udiff.DefaultContextLines {
+		if cs > 0 {
+			cs = strings.LastIndexByte(before[:cs-1], '\n') + 1
+		}
 		if i := strings.IndexByte(before[ce:], '\n'); i >= 0 {
 			ce += i + 1
 		} else {
 			ce = len(before)
 		}
 	}
-	lines := func(seg string) int {
-		n := strings.Count(seg, "\n")
-		if seg != "" && seg[len(seg)-1] != '\n' {
-			n++
-		}
-		return n
+	edits := udiff.Lines(before[start:bEnd], after[start:aEnd])
+	for i := range edits {
+		edits[i].Start += start - cs
+		edits[i].End += start - cs
 	}
-	first := strings.Count(before[:cs], "\n") + 1
-	oldN := lines(before[cs:ce])
-	newN := lines(before[cs:start]) + lines(after[start:aEnd]) + lines(before[bEnd:ce])
-	at := func(n int) int { // an empty side is numbered by the line before it
-		if n == 0 {
-			return first - 1
-		}
-		return first
+	d, err := udiff.ToUnified("a/"+name, "b/"+name, before[cs:ce], edits, udiff.DefaultContextLines)
+	if err != nil {
+		return "" // the edits are consistent by construction
+	}
+	return cutDiff(renumber(d, strings.Count(before[:cs], "\n")))
+}
+
+// renumber adds by to the line numbers of every hunk header of d. A hunk
+// numbered 0 (an empty file's) starts a window at the file's start, by 0.
+func renumber(d string, by int) string {
+	if by == 0 {
+		return d
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n@@ -%d,%d +%d,%d @@\n", name, name, at(oldN), oldN, at(newN), newN)
-	for _, part := range []struct {
-		mark byte
-		seg  string
-	}{{' ', before[cs:start]}, {'-', before[start:bEnd]}, {'+', after[start:aEnd]}, {' ', before[bEnd:ce]}} {
-		for seg := part.seg; seg != ""; {
-			line := seg
-			if i := strings.IndexByte(seg, '\n'); i >= 0 {
-				line = seg[:i+1]
+	b.Grow(len(d) + 64)
+	for rest := d; rest != ""; {
+		line, tail, _ := strings.Cut(rest, "\n")
+		rest = tail
+		if h, ok := strings.CutPrefix(line, "@@ "); ok {
+			b.WriteString("@@")
+			for _, f := range strings.Fields(strings.TrimSuffix(h, " @@")) {
+				num, count, hasCount := strings.Cut(f[1:], ",")
+				n, _ := strconv.Atoi(num) // udiff writes numbers there
+				fmt.Fprintf(&b, " %c%d", f[0], n+by)
+				if hasCount {
+					b.WriteString("," + count)
+				}
 			}
-			seg = seg[len(line):]
-			if b.Len()+len(line) >= maxDiffBytes {
-				fmt.Fprintf(&b, "[diff cut at %d bytes: the change spans %d lines]\n", b.Len(), oldN+newN)
-				return b.String()
-			}
-			b.WriteByte(part.mark)
-			b.WriteString(line)
-			if line[len(line)-1] != '\n' {
-				b.WriteString("\n\\ No newline at end of file\n")
-			}
+			b.WriteString(" @@\n")
+			continue
 		}
+		b.WriteString(line)
+		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// lineRange names the lines of seg, which starts at line first: "3-9",
+// "3", or "none" for an empty seg.
+func lineRange(first int, seg string) string {
+	n := strings.Count(seg, "\n")
+	if seg != "" && seg[len(seg)-1] != '\n' {
+		n++
+	}
+	switch n {
+	case 0:
+		return "none"
+	case 1:
+		return strconv.Itoa(first)
+	}
+	return fmt.Sprintf("%d-%d", first, first+n-1)
 }
 
 // cutDiff cuts diff d at a line boundary within maxDiffBytes.

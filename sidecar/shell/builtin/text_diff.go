@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sqlfs/sqlfs/internal/diffspan"
 )
 
 func init() { register("diff", textDiff) }
@@ -347,14 +349,7 @@ func (d *diffRun) lineDiffs(ctx context.Context, a, b [][]byte, nlA, nlB bool) (
 // tail of the files, but for horizon lines (the context shown), and
 // analyses only what is left: that bounds how far changes may shift.
 func diffHunks(ctx context.Context, ka, kb []string, horizon int) ([]diffHunk, error) {
-	pre := 0
-	for pre < len(ka) && pre < len(kb) && ka[pre] == kb[pre] {
-		pre++
-	}
-	suf := 0
-	for suf < len(ka)-pre && suf < len(kb)-pre && ka[len(ka)-1-suf] == kb[len(kb)-1-suf] {
-		suf++
-	}
+	pre, suf := diffspan.Common(len(ka), len(kb), func(i, j int) bool { return ka[i] == kb[j] })
 	head, tail := max(0, pre-horizon), max(0, suf-horizon)
 	ka, kb = ka[head:len(ka)-tail], kb[head:len(kb)-tail]
 	classes := map[string]int{}
