@@ -41,8 +41,11 @@
 // Litestream is told the thresholds sqlstore used: a PASSIVE checkpoint
 // past 256 pages (8 MiB at sqlfs's 32 KiB pages) and a TRUNCATE past 2048
 // (64 MiB), instead of its defaults sized for 4 KiB pages (its TRUNCATE
-// default would let a sqlfs WAL reach 3.8 GiB). Measured: see
-// TestWALStaysBounded and the README.
+// default would let a sqlfs WAL reach 3.8 GiB), and a busy timeout of
+// 100 ms instead of 1 s: its PASSIVE checkpoint takes the write lock
+// first, reading and uploading nothing while it waits, and beside a
+// stream of durable commits it often waited the whole second. Measured:
+// see TestWALStaysBounded, TestReplicationLag and the README.
 //
 // # Nothing lost at hibernation or exit
 //

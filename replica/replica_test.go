@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -300,6 +301,19 @@ func TestStartRefusals(t *testing.T) {
 	}
 	if strings.Contains(string(b), testKeys.SecretAccessKey) {
 		t.Error("the litestream config holds the secret key")
+	}
+	// Litestream's default busy timeout (1 s) stalled the replica for a
+	// second at each checkpoint that missed the store's write lock.
+	var cfg struct {
+		DBs []struct {
+			BusyTimeout string `json:"busy-timeout"`
+		} `json:"dbs"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.DBs) != 1 || cfg.DBs[0].BusyTimeout != "100ms" {
+		t.Errorf("litestream config dbs %+v, want one with busy-timeout 100ms", cfg.DBs)
 	}
 	for p, want := range map[string]os.FileMode{sup.config: 0o600, o.StateDir: 0o700} {
 		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {

@@ -216,6 +216,7 @@ type (
 		MonitorInterval    string    `json:"monitor-interval"`
 		MinCheckpointPageN int       `json:"min-checkpoint-page-count"`
 		TruncatePageN      int       `json:"truncate-page-n"`
+		BusyTimeout        string    `json:"busy-timeout"`
 		Replica            lsReplica `json:"replica"`
 	}
 	lsReplica struct {
@@ -233,10 +234,22 @@ const (
 	truncatePages      = 2048
 )
 
+// busyTimeout is how long Litestream waits for the store's write lock
+// before giving a checkpoint up until its next WAL read. Its PASSIVE
+// checkpoint first takes the write lock (a barrier transaction), and
+// while it waits nothing is read from the WAL or uploaded: under a steady
+// stream of durable commits SQLite's polling busy handler often missed
+// the gaps between them for its whole default second, a 1 s stall of the
+// replica each time, and the WAL grew to the forced TRUNCATE. With 100 ms
+// the checkpoint is retried at the next read, 100 ms later
+// (TestReplicationLag, see the README's "Replication lag").
+const busyTimeout = 100 * time.Millisecond
+
 func (s *Supervisor) writeConfig(db lsDB) error {
 	db.MonitorInterval = "100ms"
 	db.MinCheckpointPageN = minCheckpointPages
 	db.TruncatePageN = truncatePages
+	db.BusyTimeout = busyTimeout.String()
 	db.Replica = lsReplica{URL: s.o.URL.String(), SyncInterval: s.o.SyncInterval.String()}
 	// A snapshot every half retention kept one and a half: the oldest
 	// kept is at least a retention old, so every second of it restores.
