@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"path"
-	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -192,16 +191,9 @@ func (b *Backend) Exec(ctx context.Context, req sidecar.Request) (sidecar.Result
 	}
 
 	done := make(chan error, 1)
-	interp := make(chan struct{})
-	go b.watchStop(r, interp)
+	go b.watchStop(r)
 	go func() {
 		r.labelProcs()
-		defer func() {
-			// Unlabelled first: watchStop's next profile counts what
-			// the run left, not this goroutine on its way out.
-			pprof.SetGoroutineLabels(context.Background())
-			close(interp)
-		}()
 		defer func() {
 			if p := recover(); p != nil {
 				b.log.Error("shell interpreter panic", "panic", p)

@@ -53,28 +53,13 @@ func (r *run) checkProcs() error {
 // waits for the last of the run's goroutines to end and records the time
 // since the deadline or stop in metrics.ShellStopSeconds. Exec may return
 // before that (StopGrace), so only the goroutine count tells that all the
-// work has stopped. interp is closed when the run's interpreter goroutine
-// has ended (and no longer carries the run's label).
-func (b *Backend) watchStop(r *run, interp <-chan struct{}) {
+// work has stopped.
+func (b *Backend) watchStop(r *run) {
 	<-r.ctx.Done()
 	if errors.Is(context.Cause(r.ctx), errFinished) {
 		return
 	}
 	from := r.stopTime()
-	// Until the interpreter ends the run has a goroutine, and a profile
-	// could tell nothing more, at a high price: it waits for every
-	// running goroutine to be preempted (18 ms with the interpreter in a
-	// loop), and it was taken every millisecond of the unwinding. After
-	// it, what is left are background jobs, rare: one profile mostly.
-	giveUp := time.NewTimer(max(0, stopWatchMax-time.Since(from)))
-	defer giveUp.Stop()
-	select {
-	case <-interp:
-	case <-giveUp.C:
-		b.log.Warn("shell command still running after it was stopped", "waited", time.Since(from).Round(time.Second))
-		metrics.ShellStopSeconds.Observe(time.Since(from).Seconds())
-		return
-	}
 	var census time.Time
 	for {
 		// A goroutine profile costs in proportion to all goroutines (a
@@ -84,10 +69,7 @@ func (b *Backend) watchStop(r *run, interp <-chan struct{}) {
 		// else only every stopCensusEvery, for other execs may hold them.
 		if runtime.NumGoroutine() <= r.startGoroutines+stopNearStart || time.Since(census) >= stopCensusEvery {
 			census = time.Now()
-			left := countByLabel()[r.id]
-			stopProfiles.Add(1)
-			stopProfileNanos.Add(int64(time.Since(census)))
-			if left == 0 {
+			if countByLabel()[r.id] == 0 {
 				break
 			}
 		}
@@ -99,10 +81,6 @@ func (b *Backend) watchStop(r *run, interp <-chan struct{}) {
 	}
 	metrics.ShellStopSeconds.Observe(time.Since(from).Seconds())
 }
-
-// stopProfiles counts the goroutine profiles watchStop takes, and
-// stopProfileNanos the time they took: a test bounds them.
-var stopProfiles, stopProfileNanos atomic.Int64
 
 const (
 	// stopWatchMax is how long watchStop waits for a stopped run's
