@@ -119,11 +119,14 @@ type core struct {
 	// restores counts restores, to start the data generation of inodes
 	// they rebuild past any an earlier inode of that number had.
 	restores uint64
-	kick     chan struct{}
-	stop     chan struct{}
-	done     chan struct{}
-	closed   bool
-	changed  chan struct{} // closed at the next audit event (Changed)
+	// linked is what protects each file with several names whose
+	// protection was asked for (linkProtOf), by inode.
+	linked  map[uint64]linkProt
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+	closed  bool
+	changed chan struct{} // closed at the next audit event (Changed)
 }
 
 // Open opens (creating if missing) the store at path. Its metadata is

@@ -184,6 +184,7 @@ func (c *core) maybeDestroy(n *inode) {
 		return
 	}
 	delete(c.inodes, n.ino)
+	delete(c.linked, n.ino)
 	delete(c.dirty.inodes, n.ino)
 	delete(c.dirty.chunked, n.ino)
 	for _, ch := range n.chunks {
@@ -508,8 +509,11 @@ func (c *core) rename(op *inode, on string, np *inode, nn string, flags uint32, 
 	t := now()
 	if flags&RenameExchange != 0 {
 		dst := c.inodes[dstIno]
-		// Both names stay, so both sorted listings do too.
+		// Both names stay, so both sorted listings do too; not what is
+		// left out of them: a name of a file hidden under another name
+		// is (list).
 		op.children[on], np.children[nn] = dstIno, srcIno
+		op.visible, op.byName, np.visible, np.byName = nil, nil, nil, nil
 		c.reparent(src, op, np)
 		c.reparent(dst, np, op)
 		src.ctime, dst.ctime = t, t
@@ -749,6 +753,13 @@ func (f *FS) list(n *inode, dir func() string, after uint64, max int) []dirSlot 
 	slots := n.sorted()
 	if c.rules.hasHidden() {
 		if dirPath := dir(); n.visible == nil || n.visibleDir != dirPath {
+			// One store query for the names of every file with several
+			// names, not one each; an error hides them below.
+			kids := make([]*inode, 0, len(slots))
+			for _, s := range slots {
+				kids = append(kids, c.inodes[n.children[s.name]])
+			}
+			_ = c.prefetchLinkProt(kids)
 			n.visible = slices.DeleteFunc(slices.Clone(slots), func(s dirSlot) bool {
 				if c.rules.check(childPath(dirPath, s.name), false) != nil {
 					return true

@@ -9,6 +9,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/sqlfs/sqlfs/metrics"
+	"github.com/sqlfs/sqlfs/sqlstore"
 )
 
 // Policy limits what callers may see and change, for every frontend alike.
@@ -170,37 +171,136 @@ func (r *rules) checkOne(p string) *refusal {
 // otherNamesRefusal applies the rules to every other name of file n: a
 // file hard-linked before the policy applied (or under another one) is as
 // hidden, or as read-only when change is set, as its most protected name,
-// whichever name it is reached by. It returns that name's *refusal, or the
-// error of reading the names. Under the policy no name can bring a file
-// into a rule's reach or out of it (a link to a protected file, a rename
-// into, out of or above one are refused), so the names the store holds,
-// checked against RAM, are the ones that count. Called with c.mu held.
+// whichever name it is reached by. It returns that name's *refusal (a
+// hidden name's first), or the error of reading the names. Called with
+// c.mu held.
+//
+// What protects a file with several names is found once per inode
+// (linkProtOf) and kept, so lookups, stats and writes do not query the
+// store each time. It cannot go stale while the store is open: under the
+// policy no change gives a name another protection or a protected file a
+// new name. A protected name cannot be removed, renamed, replaced or
+// linked to (each is a change at a protected path, or of a protected
+// file); a name cannot be made, or moved, where a rule reaches (a change
+// at that path); and a directory's move is refused when it would change
+// the protection of anything below it (allowMove), while the entries
+// below keep their own parent and name. So the protected names the store
+// held when first asked are there for as long as the store is open, and
+// no other name ever becomes protected. A restore, which replaces the
+// tree, forgets what was kept (forgetLinkProt).
 func (c *core) otherNamesRefusal(n *inode, change bool) error {
 	if n.nlink <= 1 || n.isDir() || !(c.rules.hasHidden() || change && c.rules.refusesChanges()) {
 		return nil
 	}
+	p, err := c.linkProtOf(n)
+	switch {
+	case err != nil:
+		return err
+	case p.hidden.Dir != 0:
+		return &refusal{rule: RuleHidden, path: c.namePath(p.hidden)}
+	case change && p.readOnly.Dir != 0:
+		return &refusal{rule: RuleReadOnly, path: c.namePath(p.readOnly)}
+	}
+	return nil
+}
+
+// linkProt is what protects a file with several names: a name of it the
+// hidden rules cover and one the read-only rules cover, zero for none.
+type linkProt struct{ hidden, readOnly DirName }
+
+// namePath is the path of name d now: a directory's move that keeps the
+// protection of everything below it may have moved it.
+func (c *core) namePath(d DirName) string {
+	if dir := c.inodes[d.Dir]; dir != nil {
+		if at := c.pathOf(dir); at != "" {
+			return childPath(at, d.Name)
+		}
+	}
+	return d.Name
+}
+
+// linkProtOf is what protects file n, from all its names: kept once found
+// (see otherNamesRefusal). Called with c.mu held.
+func (c *core) linkProtOf(n *inode) (linkProt, error) {
+	if p, ok := c.linked[n.ino]; ok {
+		return p, nil
+	}
 	names, err := c.store.NamesOf(context.Background(), n.ino)
 	if err != nil {
-		return c.loadError("find names of inode", n.ino, err)
+		return linkProt{}, c.loadError("find names of inode", n.ino, err)
 	}
+	return c.keepLinkProt(n, names)
+}
+
+// prefetchLinkProt finds in one store query what protects those of the
+// files in ns with several names whose protection is not known yet: a
+// directory's first listing asks for each of them. Called with c.mu held.
+func (c *core) prefetchLinkProt(ns []*inode) error {
+	var inos []uint64
+	for _, n := range ns {
+		if n == nil || n.nlink <= 1 || n.isDir() {
+			continue
+		}
+		if _, ok := c.linked[n.ino]; !ok {
+			inos = append(inos, n.ino)
+		}
+	}
+	if len(inos) < 2 {
+		return nil // one query either way
+	}
+	names, err := c.store.NamesOfMany(context.Background(), inos)
+	if err != nil {
+		return c.loadError("find names of inodes", inos[0], err)
+	}
+	byIno := make(map[uint64][]sqlstore.Dentry, len(inos))
+	for _, d := range names {
+		byIno[d.Ino] = append(byIno[d.Ino], d)
+	}
+	for _, ino := range inos {
+		if _, err := c.keepLinkProt(c.inodes[ino], byIno[ino]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepLinkProt finds what protects file n from the names the store holds
+// of it, checked against RAM (the store may still hold a name removed
+// since; a name made since is never a protected one), and keeps it.
+// Called with c.mu held.
+func (c *core) keepLinkProt(n *inode, names []sqlstore.Dentry) (linkProt, error) {
+	var p linkProt
 	for _, d := range names {
 		dir, err := c.dirAt(d.Parent)
 		if errors.Is(err, syscall.ENOENT) {
 			continue // gone since the store had it
 		}
 		if err != nil {
-			return err
+			return linkProt{}, err
 		}
 		at := c.pathOf(dir)
 		if at == "" || dir.children[d.Name] != n.ino {
 			continue
 		}
-		if r := c.rules.check(childPath(at, d.Name), change); r != nil {
-			return r
+		name := childPath(at, d.Name)
+		if p.hidden.Dir == 0 && matchAny(c.rules.hidden, name) {
+			p.hidden = DirName{Dir: dir.ino, Name: d.Name}
+		}
+		if p.readOnly.Dir == 0 && matchAny(c.rules.readOnly, name) {
+			p.readOnly = DirName{Dir: dir.ino, Name: d.Name}
 		}
 	}
-	return nil
+	if c.linked == nil {
+		c.linked = make(map[uint64]linkProt)
+	}
+	c.linked[n.ino] = p
+	return p, nil
 }
+
+// forgetLinkProt drops what was kept of the protection of files with
+// several names: a restore changed the tree under it. Called with c.mu
+// held.
+func (c *core) forgetLinkProt() { c.linked = nil }
 
 // refused turns a refusal into its errno, counting it; other errors pass
 // as they are. r is the refusal, nil for other errors.

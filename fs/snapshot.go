@@ -401,6 +401,7 @@ func (c *core) applyRestore(res *sqlstore.RestoreResult) []Change {
 	// chunk cached for an earlier inode of the same number (or a read-ahead
 	// still running for it) can have (adopt).
 	c.restores++
+	c.forgetLinkProt()
 	// The restore committed the dirty set in its transaction: the store's
 	// totals are the tree's.
 	c.used, c.files = res.Totals.Bytes, res.Totals.Inodes
@@ -696,6 +697,7 @@ func (c *core) restorableLocked(sets []restoreSet) error {
 // restoreSetLocked replaces what is at set.root with the checkpoint's
 // tree. Called with c.mu held, after restorableLocked.
 func (c *core) restoreSetLocked(who Caller, set restoreSet) []Change {
+	c.forgetLinkProt()
 	t := now()
 	var stale []Change
 	// restorableLocked read every directory this changes: no store read

@@ -26,7 +26,7 @@ func (s *Store) WALBytes() (used, pending int64) { return s.walBytes() }
 
 // LookupQueries are the queries of the lookup API, by what runs them.
 var LookupQueries = map[string][]string{
-	"open": openQueries, "readdir": {qDir, qDirXattrs}, "names": {qNamesOf},
+	"open": openQueries, "readdir": {qDir, qDirXattrs}, "names": {qNamesOf, qNamesOfMany},
 }
 
 // SchemaUpTo is the SQL of schemas 1 to v, to build stores as older

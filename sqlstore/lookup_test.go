@@ -201,8 +201,8 @@ func TestOpenStateFindsUnlinked(t *testing.T) {
 
 // TestLookupQueriesReadNoTableWhole: what opening a store and loading a
 // directory run finds its rows through keys and indexes, so its cost does
-// not grow with the tree (a SCAN is only of the one-row totals or of the
-// index of unlinked inodes).
+// not grow with the tree (a SCAN is only of the one-row totals, of the
+// index of unlinked inodes, or of a query's JSON list of inodes).
 func TestLookupQueriesReadNoTableWhole(t *testing.T) {
 	_, path := newStore(t)
 	db := rawDB(t, path)
@@ -227,7 +227,9 @@ func TestLookupQueriesReadNoTableWhole(t *testing.T) {
 			}
 			rows.Close()
 			for _, step := range plan {
-				if strings.HasPrefix(step, "SCAN") && step != "SCAN totals" && !strings.Contains(step, "INDEX inodes_unlinked") {
+				// json_each is the query's own list of keys, not a table.
+				if strings.HasPrefix(step, "SCAN") && step != "SCAN totals" && !strings.Contains(step, "INDEX inodes_unlinked") &&
+					!strings.HasPrefix(step, "SCAN json_each") {
 					t.Errorf("%s: %q reads a table whole: %q", what, q, plan)
 				}
 			}
