@@ -25,15 +25,6 @@ func (c *core) read(n *inode, p []byte, off int64, ahead bool) (int, error) {
 	if off < 0 {
 		return 0, syscall.EINVAL
 	}
-	c.mu.Lock()
-	size := n.size
-	if off >= size {
-		c.mu.Unlock()
-		return 0, nil
-	}
-	if int64(len(p)) > size-off {
-		p = p[:size-off]
-	}
 	// Copy what RAM has; remember which chunks must come from the store.
 	type fetch struct {
 		idx      int64
@@ -41,32 +32,46 @@ func (c *core) read(n *inode, p []byte, off int64, ahead bool) (int, error) {
 		inChunk  int64 // offset in the chunk
 	}
 	var fetches []fetch
+	var gen uint64
+	eof := false
 	cs := c.chunkSize
-	for done := int64(0); done < int64(len(p)); {
-		pos := off + done
-		idx, in := pos/cs, pos%cs
-		end := min(int64(len(p)), done+cs-in)
-		dst := p[done:end]
-		ch := n.chunks[idx]
-		switch clean, cached := c.clean.get(chunkID{n.ino, idx}, n.dataGen); {
-		case ch != nil:
-			copyChunk(dst, ch.data, in)
-			chunkCache.Hits.Inc()
-		case idx >= n.truncFrom:
-			clear(dst)
-		case cached:
-			copyChunk(dst, clean, in)
-			chunkCache.Hits.Inc()
-		default:
-			fetches = append(fetches, fetch{idx, done, end, in})
+	c.locked(func() {
+		size := n.size
+		if off >= size {
+			eof = true
+			return
 		}
-		done = end
+		if int64(len(p)) > size-off {
+			p = p[:size-off]
+		}
+		for done := int64(0); done < int64(len(p)); {
+			pos := off + done
+			idx, in := pos/cs, pos%cs
+			end := min(int64(len(p)), done+cs-in)
+			dst := p[done:end]
+			ch := n.chunks[idx]
+			switch clean, cached := c.clean.get(chunkID{n.ino, idx}, n.dataGen); {
+			case ch != nil:
+				copyChunk(dst, ch.data, in)
+				chunkCache.Hits.Inc()
+			case idx >= n.truncFrom:
+				clear(dst)
+			case cached:
+				copyChunk(dst, clean, in)
+				chunkCache.Hits.Inc()
+			default:
+				fetches = append(fetches, fetch{idx, done, end, in})
+			}
+			done = end
+		}
+		if ahead {
+			c.readAhead(n, off/cs, (off+int64(len(p))-1)/cs)
+		}
+		gen = n.dataGen
+	})
+	if eof {
+		return 0, nil
 	}
-	if ahead {
-		c.readAhead(n, off/cs, (off+int64(len(p))-1)/cs)
-	}
-	gen := n.dataGen
-	c.mu.Unlock()
 	if len(fetches) == 0 {
 		return len(p), nil
 	}
@@ -83,15 +88,15 @@ func (c *core) read(n *inode, p []byte, off int64, ahead bool) (int, error) {
 		copyChunk(p[fe.from:fe.to], got[fe.idx], fe.inChunk)
 	}
 	chunkCache.Misses.Add(float64(len(fetches)))
-	c.mu.Lock()
-	if n.dataGen == gen {
-		for _, fe := range fetches {
-			if data, ok := got[fe.idx]; ok {
-				c.clean.put(chunkID{n.ino, fe.idx}, gen, data)
+	c.locked(func() {
+		if n.dataGen == gen {
+			for _, fe := range fetches {
+				if data, ok := got[fe.idx]; ok {
+					c.clean.put(chunkID{n.ino, fe.idx}, gen, data)
+				}
 			}
 		}
-	}
-	c.mu.Unlock()
+	})
 	return len(p), nil
 }
 

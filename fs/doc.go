@@ -15,7 +15,12 @@
 // A change (every call that goes through mutate) holds core.mu from its
 // first lookup to its audit record, released by defer, so it is one step
 // that no other change or commit snapshot sees half done, and a panic
-// cannot leave the core locked. core.mu is let go only for store I/O that
+// cannot leave the core locked. Every other entry point holds core.mu by
+// defer too (core.locked), so a panic in the core with core.mu held, once
+// a caller's recover (the tools') took it, leaves the workspace serving. A
+// job on the writer (a restore, RestorePathsIf's check, a checkpoint)
+// that panics has its panic carried back to its caller and raised there:
+// on the writer it would end the process. core.mu is let go only for store I/O that
 // is not part of a change: a writer reading the old bytes of a chunk it
 // partly overwrites, a read fetching chunks, the read-ahead, and the
 // writer goroutine's Commit; and by waitForRoom while a writer waits for
@@ -207,4 +212,11 @@
 // over them. A refusal is a *refusal inside the core; at the API's edge
 // it becomes its rule's errno, is counted once (Rule.count) and audited
 // under the physical path, also for reads.
+//
+// A file with several names is as hidden, or read-only, as its most
+// protected name. What protects it is read from the store's names of it
+// once per inode, in one query for a listing's files (prefetchLinkProt),
+// and kept: under the policy no change gives a name another protection
+// or a protected file a new name (see otherNamesRefusal), so it cannot go
+// stale until a restore, which forgets it.
 package fs

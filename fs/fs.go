@@ -129,6 +129,16 @@ type core struct {
 	changed chan struct{} // closed at the next audit event (Changed)
 }
 
+// locked runs fn with c.mu held and lets it go however fn ends: a panic
+// in the core while it holds c.mu (a bug, a caller's callback) must not
+// leave every later request waiting, once the caller's recover (the
+// tools') has taken it. Every entry point holds c.mu so, or by defer.
+func (c *core) locked(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	fn()
+}
+
 // Open opens (creating if missing) the store at path. Its metadata is
 // read into RAM as it is first needed.
 func Open(ctx context.Context, path string, opts Options) (*FS, error) {

@@ -269,10 +269,9 @@ func (fl *File) Sync() error { return fl.fs.Sync(context.Background()) }
 // Close releases the handle; an unlinked file goes with its last handle.
 func (fl *File) Close() error {
 	c := fl.fs.c
-	c.mu.Lock()
-	wrote := fl.closeLocked()
-	inv := c.invalidate
-	c.mu.Unlock()
+	var wrote bool
+	var inv func([]Change)
+	c.locked(func() { wrote, inv = fl.closeLocked(), c.invalidate })
 	// Data written through the Go API reaches the kernel's cache at close,
 	// the moment other readers may rely on it (close-to-open consistency).
 	if wrote && inv != nil && !fl.fs.who.Kernel {
@@ -306,13 +305,13 @@ func (c *core) touchAtime(n *inode) {
 	}
 	t := now()
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if n.atime <= n.mtime || n.atime <= n.ctime || t-n.atime > 24*3600*1e9 {
 		n.atime = t
 		if c.inodes[n.ino] == n {
 			c.touchInode(n)
 		}
 	}
-	c.mu.Unlock()
 }
 
 // ReadFile returns the whole contents of name.

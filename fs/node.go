@@ -402,9 +402,9 @@ func (x Inodes) ReadDir(ino uint64, after uint64, max int) ([]DirEntry, []Attr, 
 // ReadAt reads regular file ino's data at off; short only at the end.
 func (x Inodes) ReadAt(ino uint64, p []byte, off int64) (int, error) {
 	c := x.f.c
-	c.mu.Lock()
-	n, err := c.node(ino)
-	c.mu.Unlock()
+	var n *inode
+	var err error
+	c.locked(func() { n, err = c.node(ino) })
 	if err != nil {
 		return 0, err
 	}
@@ -424,15 +424,17 @@ func (x Inodes) ReadAt(ino uint64, p []byte, off int64) (int, error) {
 func (x Inodes) WriteAt(ino uint64, p []byte, off int64, audit bool) (int, error) {
 	f := x.f
 	c := f.c
-	c.mu.Lock()
-	n, err := c.node(ino)
+	var n *inode
+	var err error
 	var name string
-	if err == nil && (audit || c.rules.refusesChanges()) {
-		name = c.pathOf(n)
-		err = c.otherNamesRefusal(n, true)
-		err, _ = refused(err)
-	}
-	c.mu.Unlock()
+	c.locked(func() {
+		n, err = c.node(ino)
+		if err == nil && (audit || c.rules.refusesChanges()) {
+			name = c.pathOf(n)
+			err = c.otherNamesRefusal(n, true)
+			err, _ = refused(err)
+		}
+	})
 	if err != nil {
 		return 0, err
 	}
@@ -441,9 +443,7 @@ func (x Inodes) WriteAt(ino uint64, p []byte, off int64, audit bool) (int, error
 	}
 	w, _, err := c.writeAt(n, p, off, false)
 	if audit && w > 0 {
-		c.mu.Lock()
-		c.record(f.who, &mutation{op: "write", path: name}, nil)
-		c.mu.Unlock()
+		c.locked(func() { c.record(f.who, &mutation{op: "write", path: name}, nil) })
 	}
 	return w, err
 }
@@ -464,12 +464,14 @@ func (x Inodes) CopyRange(in uint64, offIn int64, out uint64, offOut int64, leng
 		return 0, syscall.EINVAL
 	}
 	c := x.f.c
-	c.mu.Lock()
-	src, err := c.node(in)
-	if err == nil && src.isDir() {
-		err = syscall.EISDIR
-	}
-	c.mu.Unlock()
+	var src *inode
+	var err error
+	c.locked(func() {
+		src, err = c.node(in)
+		if err == nil && src.isDir() {
+			err = syscall.EISDIR
+		}
+	})
 	if err != nil {
 		return 0, err
 	}

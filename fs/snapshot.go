@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"path"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,7 +36,32 @@ func (c *core) onWriter(ctx context.Context, fn func() error) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return <-j.reply
+	err := <-j.reply
+	if p, ok := err.(jobPanic); ok {
+		// The caller's own panic, where its recover (the tools') can
+		// take it.
+		panic(p.value)
+	}
+	return err
+}
+
+// jobPanic carries a job's panic from the writer back to its caller.
+type jobPanic struct{ value any }
+
+func (p jobPanic) Error() string { return fmt.Sprint("panic: ", p.value) }
+
+// runJob runs a job on the writer. A panic in it (a caller's check, run
+// there with c.mu held, or a bug) goes back to the caller: on the writer
+// it would end the process, and every workspace it serves, and the job's
+// own deferred unlocks have let c.mu go by then.
+func (c *core) runJob(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("a job on the writer panicked", "panic", p, "stack", string(debug.Stack()))
+			err = jobPanic{p}
+		}
+	}()
+	return fn()
 }
 
 // checkpointError reports whether err is about the checkpoint asked for
@@ -52,17 +78,28 @@ func checkpointError(err error) bool {
 func (c *core) commitWith(hold bool, durable bool, write func(b *sqlstore.Batch) error, done func()) error {
 	b, captured := c.snapshot()
 	b.Durable = durable
-	if !hold {
-		c.committing = true
-		c.mu.Unlock()
-	}
-	err := write(b)
+	err := func() (err error) {
+		// Runs last, c.mu held again: what the batch captured is dirty
+		// again, then the panic goes on to the caller, who lets c.mu go.
+		defer func() {
+			if p := recover(); p != nil {
+				c.restore(b, captured)
+				c.room.Broadcast()
+				panic(p)
+			}
+		}()
+		if !hold {
+			c.committing = true
+			c.mu.Unlock()
+			defer func() {
+				c.mu.Lock()
+				c.committing = false
+			}()
+		}
+		return write(b)
+	}()
 	metrics.StoreCommits.Inc()
 	metrics.StoreCommitOps.Observe(float64(b.Ops()))
-	if !hold {
-		c.mu.Lock()
-		c.committing = false
-	}
 	switch {
 	case err != nil:
 		c.restore(b, captured)
@@ -97,9 +134,7 @@ func (f *FS) auditCkpt(op, p, p2 string, err error) {
 		err = syscall.EINVAL
 	}
 	c := f.c
-	c.mu.Lock()
-	c.record(f.who, &mutation{op: op, path: p, path2: p2}, err)
-	c.mu.Unlock()
+	c.locked(func() { c.record(f.who, &mutation{op: op, path: p, path2: p2}, err) })
 }
 
 func (f *FS) writable() error {

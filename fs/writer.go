@@ -76,7 +76,7 @@ func (c *core) run() {
 		case <-c.kick:
 		case <-tick.C:
 		case j := <-c.jobs:
-			j.reply <- j.fn()
+			j.reply <- c.runJob(j.fn)
 			continue
 		}
 		durable := false
