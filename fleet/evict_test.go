@@ -12,11 +12,10 @@ import (
 	"github.com/sqlfs/sqlfs/sidecar/workspace"
 )
 
-// TestLateEvictionSparesTheNextInstance: a lost lease's eviction runs
-// apart from the renewal that found the loss. Coming late, after that
-// instance closed and the next one opened under a new lease, it must
-// leave the new one open: by id alone, it closed it.
-func TestLateEvictionSparesTheNextInstance(t *testing.T) {
+// localFleet is a fleet member over lease with TTL ttl, its host, and
+// workspace w created in its directory; all closed at the end of t.
+func localFleet(t *testing.T, lease Lease, ttl time.Duration) (*Fleet, *host.Host) {
+	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	dir := t.TempDir()
 	d, err := host.OpenDir(dir, workspace.Options{}, api.Options{Logger: quiet})
@@ -24,7 +23,7 @@ func TestLateEvictionSparesTheNextInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Close() })
-	f, err := New(Options{Lease: openLease(t, fakeS3(t)), Opener: d, Dir: dir, Addr: "http://127.0.0.1:1", TTL: time.Minute, Logger: quiet})
+	f, err := New(Options{Lease: lease, Opener: d, Dir: dir, Addr: "http://127.0.0.1:1", TTL: ttl, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +33,15 @@ func TestLateEvictionSparesTheNextInstance(t *testing.T) {
 	if err := d.Create("w", nil); err != nil {
 		t.Fatal(err)
 	}
+	return f, h
+}
+
+// TestLateEvictionSparesTheNextInstance: a lost lease's eviction runs
+// apart from the renewal that found the loss. Coming late, after that
+// instance closed and the next one opened under a new lease, it must
+// leave the new one open: by id alone, it closed it.
+func TestLateEvictionSparesTheNextInstance(t *testing.T) {
+	f, h := localFleet(t, openLease(t, fakeS3(t)), time.Minute)
 	held := func() *grant {
 		t.Helper()
 		_, release, err := h.Acquire(t.Context(), "w")

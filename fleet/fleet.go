@@ -244,6 +244,12 @@ func (f *Fleet) Open(ctx context.Context, id string) (host.Workspace, error) {
 	actx, cancel := context.WithTimeout(ctx, f.o.TTL)
 	rec, err := f.o.Lease.Acquire(actx, id, f.claim)
 	cancel()
+	var held *HeldError
+	if err != nil && !errors.As(err, &held) {
+		// The lease store did not answer, or another host wrote first:
+		// a retry may be served (503, not 500).
+		return nil, fmt.Errorf("%w: %w", host.ErrUnavailable, err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -638,9 +644,7 @@ func (f *Fleet) renew(ctx context.Context, g *grant) {
 			return
 		}
 		start := time.Now()
-		cctx, cancel := context.WithDeadline(ctx, until)
-		n, err := f.o.Lease.Renew(cctx, rec)
-		cancel()
+		n, err := f.renewOnce(ctx, g.id, rec, until)
 		switch {
 		case err == nil:
 			g.mu.Lock()
@@ -656,6 +660,65 @@ func (f *Fleet) renew(ctx context.Context, g *grant) {
 			metrics.FleetRenewFailures.Inc()
 			f.o.Logger.Warn("renewing a workspace lease failed; retrying", "id", g.id, "serving_for", time.Until(until).Round(time.Millisecond), "err", err)
 			due = time.Now().Add(retry)
+		}
+	}
+}
+
+// renewHedges bounds the renewal attempts of one lease in flight at once.
+const renewHedges = 3
+
+// renewOnce renews rec before until. An attempt that has not answered
+// within TTL/12 gets another one alongside (up to renewHedges), none
+// cancelled while another may still land: one PUT stalled on an object
+// store busy with the replicas' uploads (or on a dead connection, or in
+// the SDK's backoff after a 503) used to take all the time left, TTL/3,
+// and the host fenced a workspace it could have kept. A hedge that meets
+// the record its sibling just wrote takes it over (S3Lease.replace), so
+// ErrLost counts only when no attempt succeeded.
+func (f *Fleet) renewOnce(ctx context.Context, id string, rec Record, until time.Time) (Record, error) {
+	cctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
+	type result struct {
+		rec Record
+		err error
+	}
+	results := make(chan result, renewHedges)
+	sent, pending := 0, 0
+	send := func() {
+		sent++
+		pending++
+		go func() {
+			r, err := f.o.Lease.Renew(cctx, rec)
+			results <- result{r, err}
+		}()
+	}
+	send()
+	hedge := time.NewTicker(max(f.o.TTL/12, time.Millisecond))
+	defer hedge.Stop()
+	var errs []error
+	for {
+		select {
+		case res := <-results:
+			pending--
+			if res.err == nil {
+				if sent > 1 {
+					metrics.FleetRenewHedges.Add(float64(sent - 1))
+					f.o.Logger.Info("renewed a workspace lease with a second attempt alongside a slow one", "id", id, "attempts", sent)
+				}
+				return res.rec, nil
+			}
+			errs = append(errs, res.err)
+			if pending > 0 {
+				continue
+			}
+			if i := slices.IndexFunc(errs, func(err error) bool { return errors.Is(err, ErrLost) }); i >= 0 {
+				return Record{}, errs[i]
+			}
+			return Record{}, errors.Join(errs...)
+		case <-hedge.C:
+			if sent < renewHedges {
+				send()
+			}
 		}
 	}
 }
@@ -751,6 +814,12 @@ func (w *leased) Tools() *tools.Service {
 	}
 	return nil
 }
+
+// Retired says the workspace serves no more requests: its lease was
+// lost. The host serves a request it refused again (host.Retrying),
+// through the fleet's routing: forwarded to the new holder, or here
+// under a new lease.
+func (w *leased) Retired() bool { return !w.f.Serving(w.g.id) }
 
 // ServeHTTP serves only while the lease has time left: a request that
 // reached a workspace just before its lease was lost is refused.

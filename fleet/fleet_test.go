@@ -70,8 +70,10 @@ type member struct {
 	// prepared are the restores ahead of a lease the fleet asked of
 	// this host's Opener.
 	prepared prepared
-	srv      *http.Server
-	stop     sync.Once
+	// gate holds a request in flight, once armed.
+	gate gate
+	srv  *http.Server
+	stop sync.Once
 }
 
 // switchLease passes calls to the bucket until cut, then fails them as a
@@ -117,6 +119,8 @@ type restoring struct {
 	failNext *atomic.Bool
 	failSync *atomic.Bool
 	prepared *prepared
+	// gate, when set, holds requests of the workspaces it opens.
+	gate *gate
 }
 
 // prepared records the restores the fleet asked for ahead of a lease.
@@ -169,7 +173,11 @@ func (o restoring) OpenGeneration(ctx context.Context, id string, gen int64) (ho
 	if err != nil {
 		return nil, err
 	}
-	return &synced{Workspace: ws, from: store, to: filepath.Join(o.replica, id), fail: o.failSync}, nil
+	sy := &synced{Workspace: ws, from: store, to: filepath.Join(o.replica, id), fail: o.failSync}
+	if o.gate != nil {
+		return &gated{synced: sy, g: o.gate}, nil
+	}
+	return sy, nil
 }
 
 // synced copies a workspace to the replica double when it closed.
@@ -232,7 +240,7 @@ func (c *cluster) start() *member {
 	}
 	m := &member{t: t, url: "http://" + ln.Addr().String(), dir: dir, lease: &switchLease{Lease: s3l}}
 	m.fleet, err = fleet.New(fleet.Options{
-		Lease: m.lease, Opener: restoring{d: d, replica: c.replica, failNext: &m.failNext, failSync: &m.failSync, prepared: &m.prepared},
+		Lease: m.lease, Opener: restoring{d: d, replica: c.replica, failNext: &m.failNext, failSync: &m.failSync, prepared: &m.prepared, gate: &m.gate},
 		Dir: dir, Addr: m.url, TTL: c.ttl, Logger: quiet,
 	})
 	if err != nil {
@@ -472,19 +480,27 @@ func TestStaleLocalCopy(t *testing.T) {
 	}
 }
 
+// syncedPair is two hosts of a cluster with lease TTL ttl, a holding
+// workspace w: f.txt ("before") in the replica (a closed w, its final
+// sync, and took it again), f2.txt ("after the sync") not.
+func syncedPair(t *testing.T, ttl time.Duration) (a, b *member) {
+	t.Helper()
+	c := newCluster(t, ttl)
+	a, b = c.start(), c.start()
+	a.create("w", "f.txt", "before")
+	if err := a.host.Evict(t.Context(), "w"); err != nil {
+		t.Fatal(err)
+	}
+	a.write("w", "f2.txt", "after the sync")
+	return a, b
+}
+
 // TestFencing: a holder cut off from the lease store stops serving its
 // workspace before the lease expires, so that when another host takes it
 // no two hosts ever serve it at once; the cut-off host, healed, forwards.
 func TestFencing(t *testing.T) {
 	ttl := 1500 * time.Millisecond
-	c := newCluster(t, ttl)
-	a, b := c.start(), c.start()
-	a.create("w", "f.txt", "before")
-	// A close syncs w to the replica; a takes it again.
-	if err := a.host.Evict(t.Context(), "w"); err != nil {
-		t.Fatal(err)
-	}
-	a.write("w", "f2.txt", "after the sync")
+	a, b := syncedPair(t, ttl)
 	var overlap atomic.Bool
 	b.lease.onAcquire = func(fleet.Record) {
 		if a.fleet.Serving("w") {

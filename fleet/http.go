@@ -56,8 +56,12 @@ type HandlerOptions struct {
 // advertised address, streamed both ways unbuffered (NDJSON exec output,
 // MCP's event streams). Only a request bearing a credential this host
 // accepts takes a lease; others are forwarded or left to next to refuse.
+//
+// A request whose workspace closed under it unanswered (its lease lost)
+// comes through here again (host.Retrying): to the new holder, or to this
+// host under a new lease.
 func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return host.Retrying(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == "/v1/workspaces" && f.authorized(r, "", o) {
 			f.create(w, r, next)
 			return
@@ -116,7 +120,7 @@ func (f *Fleet) Handler(next http.Handler, o HandlerOptions) http.Handler {
 		}
 		defer release()
 		next.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // create refuses the id of a workspace the fleet has leased before: it

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sqlfs/sqlfs/host"
 )
 
 // Lease is where the fleet's workspace leases live: one record per
@@ -79,7 +81,9 @@ func (e *HeldError) Error() string {
 	return fmt.Sprintf("%v: %s is served by %s until %s", ErrHeld, e.Record.ID, e.Record.Addr, e.Record.Expires.Format(time.RFC3339))
 }
 
-func (e *HeldError) Unwrap() error { return ErrHeld }
+// Unwrap: ErrHeld, and host.ErrUnavailable (503, served again through
+// the fleet's routing, which forwards it to the holder).
+func (e *HeldError) Unwrap() []error { return []error{ErrHeld, host.ErrUnavailable} }
 
 // next is the record that claim c writes over old (the zero Record when
 // none) at now, or a *HeldError when old is another's live lease.

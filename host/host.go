@@ -177,6 +177,15 @@ func New(o Options) *Host {
 // release the caller must call when done with it. While any caller holds
 // it the workspace stays open.
 func (h *Host) Acquire(ctx context.Context, id string) (Workspace, func(), error) {
+	e, release, err := h.acquire(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.ws, release, nil
+}
+
+// acquire is Acquire returning the workspace's entry, for closedUnder.
+func (h *Host) acquire(ctx context.Context, id string) (*entry, func(), error) {
 	for {
 		e, err := h.settled(ctx, id)
 		if err != nil {
@@ -216,7 +225,7 @@ func (h *Host) Acquire(ctx context.Context, id string) (Workspace, func(), error
 		if e.err != nil {
 			return nil, nil, e.err
 		}
-		return e.ws, func() { h.release(e) }, nil
+		return e, func() { h.release(e) }, nil
 	}
 }
 

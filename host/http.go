@@ -29,6 +29,7 @@ const (
 	codeShuttingDown  tools.Code = "shutting_down"
 	codeUnknownToken  tools.Code = "unknown_token"
 	codeNoSession     tools.Code = "unknown_mcp_session"
+	codeUnavailable   tools.Code = "workspace_unavailable"
 	retryAfterSeconds            = "1"
 	maxManageBody                = 1 << 20
 	defaultListLimit             = 100
@@ -44,6 +45,7 @@ var hostStatus = map[tools.Code]int{
 	codeTooManyOpen:   http.StatusTooManyRequests,
 	codeUnimplemented: http.StatusNotImplemented,
 	codeShuttingDown:  http.StatusServiceUnavailable,
+	codeUnavailable:   http.StatusServiceUnavailable,
 }
 
 // HandlerOptions configure the host's HTTP API.
@@ -110,7 +112,7 @@ func Handler(h *Host, d *Dir, o HandlerOptions) http.Handler {
 	s.mux.HandleFunc("GET /v1/workspaces/{id}/events", s.withID(s.member(s.events)))
 	s.mux.HandleFunc("GET /v1/workspaces/{id}/mcp", s.withID(s.member(s.mcpStream)))
 	s.mux.HandleFunc("/v1/workspaces/{id}/{rest...}", s.withID(s.member(s.forward)))
-	return s.mux
+	return Retrying(s.mux)
 }
 
 // WriteError answers err as the host's handler does (status, code,
@@ -150,6 +152,8 @@ func toolsError(err error) (te *tools.Error, retry bool) {
 		te = &tools.Error{Code: codeTooManyOpen, Msg: err.Error() + "; retry in a moment"}
 	case errors.Is(err, ErrClosed):
 		te = &tools.Error{Code: codeShuttingDown, Msg: err.Error()}
+	case errors.Is(err, ErrUnavailable):
+		te = &tools.Error{Code: codeUnavailable, Msg: err.Error() + "; retry"}
 	case errors.Is(err, os.ErrExist):
 		te = &tools.Error{Code: tools.CodeExists, Msg: err.Error()}
 	case errors.Is(err, errBadPolicy), errors.Is(err, errBadLimits), errors.Is(err, errBadToken):
@@ -157,7 +161,7 @@ func toolsError(err error) (te *tools.Error, retry bool) {
 	default:
 		te = &tools.Error{Code: tools.CodeInternal, Msg: err.Error()}
 	}
-	return te, te.Code == codeTooManyOpen || te.Code == codeShuttingDown
+	return te, te.Code == codeTooManyOpen || te.Code == codeShuttingDown || te.Code == codeUnavailable
 }
 
 func apiError(code tools.Code, msg string) error { return &tools.Error{Code: code, Msg: msg} }
@@ -206,24 +210,41 @@ func (s *handler) withID(next http.HandlerFunc) http.HandlerFunc {
 
 // forward serves a workspace's own route with its API server, as the
 // single-store server serves it at /v1/REST (and /mcp).
+//
+// An error answer is withheld until the workspace is known not to have
+// closed under the request (see Retrying): one that did is served again,
+// once the turn and the workspace are let go, never answered 500.
 func (s *handler) forward(w http.ResponseWriter, r *http.Request) {
-	done, err := s.o.Admission.Admit(r.Context(), r.PathValue("id"))
+	id := r.PathValue("id")
+	done, err := s.o.Admission.Admit(r.Context(), id)
 	if err != nil {
 		WriteError(w, err)
 		return
 	}
-	defer done()
-	ws, release, err := s.h.Acquire(r.Context(), r.PathValue("id"))
+	e, release, err := s.h.acquire(r.Context(), id)
 	if err != nil {
+		done()
+		if errors.Is(err, ErrUnavailable) {
+			serveAgain(w, r, id, err) // moved meanwhile: the fleet routes it
+			return
+		}
 		WriteError(w, err)
 		return
 	}
-	defer release()
 	path := "/v1/" + r.PathValue("rest")
 	if r.PathValue("rest") == "mcp" {
 		path = "/mcp"
 	}
-	s.serveOn(ws, w, r, path)
+	hw := newHoldWriter(w)
+	s.serveOn(e.ws, hw, r, path)
+	closed := hw.held() && s.h.closedUnder(e)
+	release()
+	done()
+	if closed {
+		serveAgain(w, r, id, nil)
+		return
+	}
+	hw.flush()
 }
 
 // serveOn serves r, a route of the workspace it names, on ws as path.

@@ -21,6 +21,10 @@ var (
 		Name: "sqlfs_fleet_lease_renew_failures_total",
 		Help: "Lease renewals that failed (the lease store unreachable or slow); retried until the lease would lapse.",
 	})
+	FleetRenewHedges = factory.NewCounter(prometheus.CounterOpts{
+		Name: "sqlfs_fleet_lease_renew_hedges_total",
+		Help: "Extra lease renewal attempts sent alongside a slow one (no answer within TTL/12) that a renewal succeeded after.",
+	})
 	FleetReleases = factory.NewCounterVec(prometheus.CounterOpts{
 		Name: "sqlfs_fleet_lease_releases_total",
 		Help: "Leases given up when a workspace closed (hibernation, shutdown), by outcome (ok; kept: the close or its final replication failed, so the lease is kept until the replica caught up, or lapses without a replica; failed: the lease store refused or was unreachable).",

@@ -51,6 +51,10 @@ var (
 		Name: "sqlfs_host_hibernations_total",
 		Help: "Workspaces closed by the host, by reason (idle, lru, memory, policy, delete, shutdown, evict: its fleet lease was lost).",
 	}, []string{"reason"})
+	HostRequestRetries = factory.NewCounterVec(prometheus.CounterOpts{
+		Name: "sqlfs_host_request_retries_total",
+		Help: "Requests whose workspace closed under them unanswered (a fleet lease lost, a shutdown), by outcome: retried (served again on the workspace's new state) or refused (503 with Retry-After: the body too large to keep, or the retries spent).",
+	}, []string{"outcome"})
 	HostBusyRefusals = factory.NewCounter(prometheus.CounterOpts{
 		Name: "sqlfs_host_busy_refusals_total",
 		Help: "Requests refused because every open workspace was in use at --max-open.",
