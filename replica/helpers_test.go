@@ -11,6 +11,7 @@ import (
 	"time"
 
 	sfs "github.com/sqlfs/sqlfs/fs"
+	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/internal/s3test"
 	"github.com/sqlfs/sqlfs/internal/testenv"
 )
@@ -56,6 +57,23 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(string(p))
 	return len(p), nil
+}
+
+// startOpener is a host's Opener over a fresh Dir replicating to a fake
+// S3 (its litestream supervised over the whole Dir), with its options;
+// everything stops at the end of t.
+func startOpener(t *testing.T) (*Opener, Options) {
+	t.Helper()
+	ctx := context.Background()
+	s3 := newS3(t)
+	o := options(t, s3.url(t, "host"))
+	d := openDir(t)
+	sup, err := StartDir(ctx, d.Root(), host.StoreName, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sup.Close(ctx) })
+	return &Opener{Dir: d, Supervisor: sup, Options: o}, o
 }
 
 func startStore(t *testing.T, store string, o Options) *Supervisor {

@@ -402,6 +402,17 @@ func (o *Opener) restore(ctx context.Context, id string, gen int64, store string
 	if err := syncFile(tmp); err != nil {
 		return fmt.Errorf("restore into place: %w", err)
 	}
+	// A WAL at the store's name is another store's (one moved or lost
+	// without it): SQLite would replay its frames over the restored
+	// pages, a corrupt store. Gone before the name is taken, and its
+	// shared-memory index with it.
+	for _, side := range []string{"-wal", "-shm"} {
+		if err := os.Remove(store + side); err == nil {
+			o.Options.Logger.Warn("removed a leftover file at a restored store's name", "id", id, "file", store+side)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("restore into place: %w", err)
+		}
+	}
 	if err := os.Link(tmp, store); err != nil {
 		return fmt.Errorf("restore into place: %w", err)
 	}

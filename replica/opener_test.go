@@ -45,15 +45,8 @@ func toolsOf(t *testing.T, ws host.Workspace) *tools.Service {
 // workspace then restores it on first open.
 func TestHibernatedWorkspaceIsInTheReplica(t *testing.T) {
 	ctx := context.Background()
-	s3 := newS3(t)
-	o := options(t, s3.url(t, "host"))
-	d := openDir(t)
-	sup, err := StartDir(ctx, d.Root(), host.StoreName, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Close(ctx) })
-	op := &Opener{Dir: d, Supervisor: sup, Options: o}
+	op, o := startOpener(t)
+	d, sup := op.Dir, op.Supervisor
 	if err := d.Create("ws-1", nil); err != nil {
 		t.Fatal(err)
 	}

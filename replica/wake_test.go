@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/sqlfs/sqlfs/host"
 	"github.com/sqlfs/sqlfs/sidecar/tools"
 )
 
@@ -56,15 +55,8 @@ func uploaded(before, after map[string]int64) (objects int, bytes int64) {
 // store). Every write is in the replica after each hibernation.
 func TestWakeUploadsOnlyWhatChanged(t *testing.T) {
 	ctx := context.Background()
-	s3 := newS3(t)
-	o := options(t, s3.url(t, "host"))
-	d := openDir(t)
-	sup, err := StartDir(ctx, d.Root(), host.StoreName, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sup.Close(ctx) })
-	op := &Opener{Dir: d, Supervisor: sup, Options: o}
+	op, o := startOpener(t)
+	d := op.Dir
 	const id = "ws-1"
 	if err := d.Create(id, nil); err != nil {
 		t.Fatal(err)
