@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -200,5 +201,54 @@ func TestSlotAfterLaggingCount(t *testing.T) {
 		}
 	case <-time.After(testenv.Slack(time.Second)):
 		t.Fatal("the frame sent after the late count was never received")
+	}
+}
+
+// TestSleepersMeet: each side says it is going to sleep and then looks at
+// the peer's count one last time, while the peer stores its count and then
+// looks whether to wake it. Both need a full fence between the store and
+// the load: the race detector's atomic stores are release stores, which
+// x86 lets pass the load after them, and both sides then slept for good
+// (the js tests' rare hang, only with -race and under load). Without
+// spinning, every receive goes to sleep and meets a send.
+func TestSleepersMeet(t *testing.T) {
+	t.Cleanup(func(d time.Duration) func() { return func() { spinMax = d } }(spinMax))
+	spinMax = 0
+	owner, peer, own, _ := pipePair(t)
+	answer(t, peer, own, func(m *Msg) *Msg { return &Msg{Op: OpReply, N: m.N} })
+	calls := 100_000
+	if testing.Short() {
+		calls = 20_000
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := range calls {
+			if err := owner.Send(&Msg{Op: OpStat, N: int64(i)}); err != nil {
+				done <- err
+				return
+			}
+			m, err := owner.Recv()
+			if err != nil {
+				done <- err
+				return
+			}
+			if m.N != int64(i) {
+				done <- fmt.Errorf("call %d answered as %d", i, m.N)
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(testenv.Slack(time.Minute)):
+		t.Fatalf("stalled: owner sent %d read %d, peer sent %d read %d, asleep %d and %d",
+			owner.sent.Load(), owner.myRead.Load(), peer.sent.Load(), peer.myRead.Load(), owner.asleep.Load(), peer.asleep.Load())
+	}
+	if owner.slotted == 0 || peer.slotted == 0 {
+		t.Errorf("no frame went through a slot (owner %d, peer %d): the test misses the race", owner.slotted, peer.slotted)
 	}
 }

@@ -414,12 +414,15 @@ func (c *Conn) Send(m *Msg) error {
 		n := c.sent.Load() + 1
 		copy(c.outSlot, c.buf)
 		c.outSeq.Store(n)
-		c.sent.Store(n)
+		c.sent.Swap(n)
 		// The peer may have gone to sleep meanwhile: it set asleep before
 		// it looked at the count a last time, this side stored the count
-		// before it looks at asleep, so one of the two sees the other
-		// (sequentially consistent atomics). A marker (an empty frame)
-		// wakes it; one it did not need is skipped later.
+		// before it looks at asleep, so one of the two sees the other. A
+		// marker (an empty frame) wakes it; one it did not need is
+		// skipped later. Both stores are swaps: a read-modify-write is a
+		// full fence, and a store may not be (the race detector's are
+		// release stores, which x86 lets the next load pass: both sides
+		// then slept for good).
 		if c.peerOff.Load() != 0 {
 			return c.write(marker[:])
 		}
@@ -493,7 +496,7 @@ func (c *Conn) next() ([]byte, error) {
 		// Nothing yet: sleep in read(2) until a frame or a marker comes,
 		// having said so first (see Send).
 		if c.asleep != nil {
-			c.asleep.Store(1)
+			c.asleep.Swap(1) // a fence before the load: see Send
 			if c.peer.Load() > c.got {
 				c.asleep.Store(0)
 				continue
